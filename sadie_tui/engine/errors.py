@@ -1,0 +1,63 @@
+"""The one error family of sadie: every failure a person can meet, with a title and a fix.
+
+DuckDB, Ollama and file errors are translated into these at the edge; the CLI prints
+``message`` on one line and exits with ``exit_code``; the TUI shows a notification.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit statuses that scripts may rely on (documented in the README)."""
+
+    OK = 0
+    FAILURE = 1
+    USAGE = 2
+    STORAGE = 3
+    MODEL = 4
+    NOT_FOUND = 5
+    PARTIAL = 6
+
+
+class SadieError(Exception):
+    """A failure explained in one line, with an optional fix."""
+
+    title = "sadie"
+    exit_code: ExitCode = ExitCode.FAILURE
+
+    def __init__(self, message: str, *, fix: str | None = None, title: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+        if title is not None:
+            self.title = title
+
+    def one_line(self) -> str:
+        line = self.message if not self.fix else f"{self.message} ({self.fix})"
+        return " ".join(line.split())
+
+
+class StorageError(SadieError):
+    title = "Storage"
+    exit_code = ExitCode.STORAGE
+
+
+class LockedError(StorageError):
+    title = "Memory in use"
+
+
+class ModelError(SadieError):
+    title = "Model"
+    exit_code = ExitCode.MODEL
+
+
+class NotFoundError(SadieError):
+    title = "Not found"
+    exit_code = ExitCode.NOT_FOUND
+
+
+class ConfigError(SadieError):
+    title = "Configuration"
+    exit_code = ExitCode.USAGE

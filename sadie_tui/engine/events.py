@@ -1,0 +1,127 @@
+"""The typed events a chat turn yields, in order, and their JSON form for ``--ndjson``.
+
+Order: ``Meta`` → ``EmotionEvent`` → ``Context`` → ``Thinking``* → ``Token``* →
+``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of the tail.
+``Status`` may appear anywhere before the first token (e.g. the embedder still loading).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class CitationView:
+    """A validated citation, with what a screen needs to show it."""
+
+    episode_id: str
+    quote: str
+    support: str  # verbatim | paraphrase | inference
+    claimed: str
+    title: str = ""
+    date: str = ""
+
+    @property
+    def label(self) -> str:
+        return "reading between the lines" if self.support == "inference" else self.support
+
+
+@dataclass(frozen=True)
+class Meta:
+    conversation_id: str
+    model: str
+    persona: str
+    offline: bool
+    message_id: str
+    user_message_id: str
+    title: str
+    type: str = field(default="meta", init=False)
+
+
+@dataclass(frozen=True)
+class Status:
+    value: str
+    type: str = field(default="status", init=False)
+
+
+@dataclass(frozen=True)
+class EmotionEvent:
+    value: str
+    type: str = field(default="emotion", init=False)
+
+
+@dataclass(frozen=True)
+class Context:
+    """What went into the briefing: the context budget, shown so nothing is forgotten silently."""
+
+    chunks: int
+    messages: int
+    messages_dropped: int
+    chips: int
+    retrieval_ms: float
+    vector: bool  # False while the embedding model is still loading (keyword + graph only)
+    type: str = field(default="context", init=False)
+
+
+@dataclass(frozen=True)
+class Thinking:
+    elapsed: float
+    type: str = field(default="thinking", init=False)
+
+
+@dataclass(frozen=True)
+class Token:
+    value: str
+    type: str = field(default="token", init=False)
+
+
+@dataclass(frozen=True)
+class CitationsEvent:
+    value: tuple[CitationView, ...]
+    type: str = field(default="citations", init=False)
+
+
+@dataclass(frozen=True)
+class Replace:
+    value: str
+    reason: str = ""
+    type: str = field(default="replace", init=False)
+
+
+@dataclass(frozen=True)
+class Done:
+    message_id: str
+    latency_ms: float
+    chunks_considered: int
+    status: str = "complete"
+    tokens: int = 0
+    tokens_per_s: float = 0.0
+    emotion: str = ""
+    type: str = field(default="done", init=False)
+
+
+@dataclass(frozen=True)
+class ErrorEvent:
+    message: str
+    code: str = "error"
+    fix: str | None = None
+    message_id: str | None = None
+    type: str = field(default="error", init=False)
+
+
+Event = (
+    Meta | Status | EmotionEvent | Context | Thinking | Token | CitationsEvent | Replace | Done
+    | ErrorEvent
+)
+
+
+def to_json(event: Event) -> dict[str, Any]:
+    """The ``--ndjson`` shape: ``{"type": …, …}``; list-valued events keep ``value``."""
+    data = asdict(event)
+    kind = data.pop("type")
+    if isinstance(event, CitationsEvent):
+        data["value"] = [
+            {**asdict(c), "label": c.label} for c in event.value
+        ]
+    return {"type": kind, **data}

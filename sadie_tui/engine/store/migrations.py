@@ -1,0 +1,253 @@
+"""The schema, as ordered, named migrations recorded in ``schema_migrations``.
+
+Add a migration by appending a function to ``MIGRATIONS``; never edit one that has shipped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .db import Database
+
+EMBED_DIM = 384
+
+
+def m001_memory(db: Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE episodes (
+            id UUID PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            title VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            source_key VARCHAR NOT NULL UNIQUE,
+            occurred_at TIMESTAMP NOT NULL,
+            ingested_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp(),
+            salience DOUBLE NOT NULL DEFAULT 0.5,
+            content_hash VARCHAR NOT NULL,
+            tags VARCHAR[] NOT NULL DEFAULT [],
+            text VARCHAR NOT NULL
+        )"""
+    )
+    db.execute("CREATE SEQUENCE chunk_ids START 1")
+    db.execute(
+        f"""
+        CREATE TABLE chunks (
+            id BIGINT PRIMARY KEY DEFAULT nextval('chunk_ids'),
+            episode_id UUID NOT NULL,
+            ordinal INTEGER NOT NULL,
+            text VARCHAR NOT NULL,
+            embedding FLOAT[{EMBED_DIM}] NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX chunks_episode ON chunks(episode_id)")
+    db.execute(
+        """
+        CREATE TABLE entities (
+            id INTEGER PRIMARY KEY,
+            name VARCHAR NOT NULL,
+            key VARCHAR NOT NULL UNIQUE,
+            kind VARCHAR NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE entity_mentions (
+            entity_id INTEGER NOT NULL,
+            chunk_id BIGINT NOT NULL,
+            episode_id UUID NOT NULL,
+            count INTEGER NOT NULL DEFAULT 1
+        )"""
+    )
+    db.execute("CREATE INDEX mentions_entity ON entity_mentions(entity_id)")
+    db.execute("CREATE INDEX mentions_chunk ON entity_mentions(chunk_id)")
+    db.execute(
+        """
+        CREATE TABLE entity_edges (
+            src INTEGER NOT NULL,
+            dst INTEGER NOT NULL,
+            weight DOUBLE NOT NULL,
+            PRIMARY KEY (src, dst)
+        )"""
+    )
+
+
+def m002_derived(db: Database) -> None:
+    db.execute(
+        f"""
+        CREATE TABLE beliefs (
+            id UUID PRIMARY KEY,
+            statement VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            confidence DOUBLE NOT NULL,
+            evidence UUID[] NOT NULL DEFAULT [],
+            source_key VARCHAR NOT NULL,
+            embedding FLOAT[{EMBED_DIM}]
+        )"""
+    )
+    db.execute(
+        f"""
+        CREATE TABLE observations (
+            id UUID PRIMARY KEY,
+            source VARCHAR NOT NULL,
+            observed_at TIMESTAMP NOT NULL,
+            text VARCHAR NOT NULL,
+            source_key VARCHAR NOT NULL,
+            embedding FLOAT[{EMBED_DIM}]
+        )"""
+    )
+    for table, extra in (
+        ("wiki_entries", "kind VARCHAR NOT NULL DEFAULT 'note',"),
+        ("briefs", "occurred_at TIMESTAMP,"),
+        ("today_cards", "occurred_at TIMESTAMP,"),
+    ):
+        db.execute(
+            f"""
+            CREATE TABLE {table} (
+                id UUID PRIMARY KEY,
+                title VARCHAR NOT NULL,
+                {extra}
+                text VARCHAR NOT NULL,
+                source_key VARCHAR NOT NULL UNIQUE
+            )"""
+        )
+    db.execute(
+        """
+        CREATE TABLE soul (
+            id INTEGER PRIMARY KEY,
+            text VARCHAR NOT NULL,
+            updated_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+
+
+def m003_conversations(db: Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE conversations (
+            id UUID PRIMARY KEY,
+            title VARCHAR NOT NULL,
+            summary VARCHAR NOT NULL DEFAULT '',
+            emotion VARCHAR,
+            persona VARCHAR,
+            pinned BOOLEAN NOT NULL DEFAULT false,
+            archived_at TIMESTAMP,
+            created_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp(),
+            updated_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE messages (
+            id UUID PRIMARY KEY,
+            conversation_id UUID NOT NULL,
+            role VARCHAR NOT NULL,
+            content VARCHAR NOT NULL,
+            status VARCHAR NOT NULL,
+            emotion VARCHAR,
+            citations JSON,
+            model VARCHAR,
+            latency_ms DOUBLE,
+            metadata JSON,
+            created_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+    db.execute("CREATE INDEX messages_conversation ON messages(conversation_id)")
+    db.execute(
+        """
+        CREATE TABLE chips (
+            id UUID PRIMARY KEY,
+            conversation_id UUID NOT NULL,
+            kind VARCHAR NOT NULL,
+            ref_id VARCHAR NOT NULL,
+            label VARCHAR NOT NULL,
+            snippet VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE policy_events (
+            id UUID PRIMARY KEY,
+            conversation_id UUID,
+            message_id UUID,
+            policy VARCHAR NOT NULL,
+            action VARCHAR NOT NULL,
+            match VARCHAR,
+            created_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+
+
+def m004_telemetry(db: Database) -> None:
+    db.execute(
+        """
+        CREATE TABLE turns (
+            id UUID PRIMARY KEY,
+            kind VARCHAR NOT NULL,
+            query VARCHAR NOT NULL,
+            model VARCHAR,
+            persona VARCHAR,
+            prompt_version VARCHAR,
+            grounding DOUBLE,
+            abstained BOOLEAN,
+            latency_ms DOUBLE,
+            conversation_id UUID,
+            message_id UUID,
+            created_at TIMESTAMP NOT NULL DEFAULT current_localtimestamp()
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE retrievals (
+            turn_id UUID NOT NULL,
+            chunk_id BIGINT NOT NULL,
+            episode_id UUID NOT NULL,
+            rank INTEGER NOT NULL,
+            vector_score DOUBLE,
+            keyword_score DOUBLE,
+            graph_score DOUBLE,
+            fused_score DOUBLE,
+            final_score DOUBLE,
+            cited BOOLEAN NOT NULL DEFAULT false
+        )"""
+    )
+
+
+def m005_vector_index(db: Database) -> None:
+    db.execute(
+        "CREATE INDEX chunks_embedding ON chunks USING HNSW (embedding) WITH (metric = 'cosine')"
+    )
+
+
+MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
+    ("001_memory", m001_memory),
+    ("002_derived", m002_derived),
+    ("003_conversations", m003_conversations),
+    ("004_telemetry", m004_telemetry),
+    ("005_vector_index", m005_vector_index),
+]
+
+
+def applied(db: Database) -> list[str]:
+    db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " name VARCHAR PRIMARY KEY, applied_at TIMESTAMP DEFAULT current_localtimestamp())"
+    )
+    return [r[0] for r in db.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction. Returns their names."""
+    done = set(applied(db))
+    ran: list[str] = []
+    for name, fn in MIGRATIONS:
+        if name in done:
+            continue
+        with db.transaction():
+            fn(db)
+            db.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+        ran.append(name)
+    return ran

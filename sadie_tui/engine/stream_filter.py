@@ -1,0 +1,244 @@
+"""The stream filter: the state machine between the model's token stream and the screen.
+
+It owns three decisions about every character the reasoner streams, whatever the
+cut points of the pieces:
+
+* **Thinking is dropped.** ``<think>…</think>`` blocks vanish (any number of them);
+  an unclosed ``<think>`` drops the rest of the reply. A lone ``</think>`` (the
+  reasoning went to a separate field and only the closer leaked) is dropped
+  together with the whitespace right after it.
+* **Citations are diverted.** From the citations marker on, everything goes to
+  :attr:`StreamFilter.tail` and never to the screen. Accepted marker forms:
+
+  - ``@@CITATIONS`` anywhere, with ``CITATIONS`` in any letter case and an
+    optional closing ``@@`` (so ``@@CITATIONS@@`` and ``@@citations@@`` too);
+    the closing ``@`` characters are not part of the tail;
+  - ``CITATIONS@@`` anywhere, uppercase only;
+  - at the start of a line (optionally indented with spaces/tabs), uppercase
+    only: ``CITATIONS:``, or a line consisting of ``CITATIONS`` (trailing
+    spaces/tabs allowed; the line break belongs to the marker; at the very end
+    of the stream the line break may be missing).
+
+  The start of the reply counts as the start of a line.
+* **Whitespace at the edges is dropped.** Leading whitespace of the visible reply
+  and whitespace right before the marker (or at the end of the reply) never
+  reach the screen; whitespace inside the text is kept exactly.
+
+Anything that could still turn into ``<think>``, ``</think>`` or a marker, and any
+trailing whitespace, is held back until enough has arrived to decide, so the
+visible text at every step is a prefix of the final visible text. At
+:meth:`StreamFilter.finish`, held-back text that never completed a marker or tag
+is ordinary visible text (``a <`` shows the ``<``).
+
+Pure: no I/O and no UI imports.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CITATIONS_MARKER", "StreamFilter"]
+
+CITATIONS_MARKER = "@@CITATIONS@@"
+
+_CLOSE = "</think>"
+
+_VISIBLE, _THINK, _TAIL = 0, 1, 2
+
+# One leftmost search finds the next complete tag/marker or, failing that, the
+# earliest suffix that is still an unfinished one (the alternatives anchored at
+# \Z), so each feed costs one C-level scan of held-back text plus the new piece.
+_SCAN = re.compile(
+    r"""
+      (?P<open><think>)
+    | (?P<close></think>)
+    | (?P<at>@@(?i:citations))
+    | (?P<cat>CITATIONS@@)
+    | (?<=\n)[ \t]*(?P<line>CITATIONS(?::|[ \t]*\r?\n))
+    | (?P<partial>
+          <(?:/(?:t(?:h(?:i(?:nk?)?)?)?)?|t(?:h(?:i(?:nk?)?)?)?)?\Z
+        | @(?:@(?i:c(?:i(?:t(?:a(?:t(?:i(?:on?)?)?)?)?)?)?)?)?\Z
+        | C(?:I(?:T(?:A(?:T(?:I(?:O(?:N(?:S@?)?)?)?)?)?)?)?)?\Z
+        | (?<=\n)[ \t]*CITATIONS[ \t]*\r?\Z
+      )
+    """,
+    re.VERBOSE,
+)
+
+# A line consisting of CITATIONS that the stream ended on.
+_FINAL_LINE = re.compile(r"(?<=\n)[ \t]*CITATIONS[ \t]*\r?\Z")
+
+# Pieces without any of these can be shown at once (the common case), because
+# every tag and marker starts with '<', '@' or 'C' or needs a line break.
+_SLOW = re.compile(r"[<@C\n]|\s\Z")
+
+
+class StreamFilter:
+    """Incremental filter; feed it pieces, show what it returns, then call finish()."""
+
+    __slots__ = (
+        "_mode",
+        "_held",
+        "_think_buf",
+        "_ctx",
+        "_emitted",
+        "_skip_ws",
+        "_parts",
+        "_visible_cache",
+        "_tail_parts",
+        "_tail_strip_at",
+        "_saw_thinking",
+        "_finished",
+    )
+
+    def __init__(self) -> None:
+        self._mode = _VISIBLE
+        # Undecided visible text: trailing whitespace plus a possible tag/marker start.
+        self._held = ""
+        # Inside a think block: a suffix that may be the start of </think>.
+        self._think_buf = ""
+        # Last emitted character; "\n" before anything is shown (start of line).
+        self._ctx = "\n"
+        self._emitted = False
+        self._skip_ws = False
+        self._parts: list[str] = []
+        self._visible_cache: str | None = ""
+        self._tail_parts: list[str] = []
+        self._tail_strip_at = False
+        self._saw_thinking = False
+        self._finished = False
+
+    # -- public -----------------------------------------------------------------
+
+    @property
+    def thinking(self) -> bool:
+        return self._mode == _THINK
+
+    @property
+    def saw_thinking(self) -> bool:
+        """True once any <think> block opened or a lone </think> was seen."""
+        return self._saw_thinking
+
+    @property
+    def tail(self) -> str:
+        tail = "".join(self._tail_parts)
+        if self._tail_strip_at:
+            tail = tail.lstrip("@")
+        return tail
+
+    @property
+    def visible(self) -> str:
+        if self._visible_cache is None:
+            self._visible_cache = "".join(self._parts)
+        return self._visible_cache
+
+    def feed(self, piece: str) -> str:
+        """Take the next piece of the stream; return the text that may be shown now."""
+        if self._finished or not piece:
+            return ""
+        if (
+            self._mode == _VISIBLE
+            and self._emitted
+            and not self._skip_ws
+            and _SLOW.search(piece) is None
+            and (not self._held or self._held.isspace())
+        ):
+            text = self._held + piece if self._held else piece
+            self._held = ""
+            self._parts.append(text)
+            self._visible_cache = None
+            self._ctx = text[-1]
+            return text
+        out: list[str] = []
+        text = piece
+        while text:
+            if self._mode == _VISIBLE:
+                text = self._feed_visible(text, out)
+            elif self._mode == _THINK:
+                text = self._feed_think(text)
+            else:
+                self._tail_parts.append(text)
+                text = ""
+        return "".join(out)
+
+    def finish(self) -> str:
+        """End of stream: return held-back text that turned out to be visible."""
+        if self._finished:
+            return ""
+        self._finished = True
+        out: list[str] = []
+        if self._mode == _VISIBLE and self._held:
+            s = self._ctx + self._held
+            self._held = ""
+            m = _FINAL_LINE.search(s, 1)
+            if m is not None:
+                self._settle(s, m.start(), out)
+                self._mode = _TAIL
+            else:
+                self._settle(s, len(s), out)
+        self._held = ""
+        self._think_buf = ""
+        return "".join(out)
+
+    # -- internals --------------------------------------------------------------
+
+    def _settle(self, s: str, end: int, out: list[str]) -> str:
+        """Emit s[1:end] minus its trailing whitespace; return that whitespace."""
+        body = s[1:end]
+        stripped = body.rstrip()
+        ws = body[len(stripped):]
+        if not self._emitted:
+            stripped = stripped.lstrip()
+        if stripped:
+            out.append(stripped)
+            self._parts.append(stripped)
+            self._visible_cache = None
+            self._ctx = stripped[-1]
+            self._emitted = True
+        return ws
+
+    def _feed_visible(self, text: str, out: list[str]) -> str:
+        """Consume text in visible mode; return what is left for the next mode."""
+        if self._skip_ws:
+            text = text.lstrip()
+            if not text:
+                return ""
+            self._skip_ws = False
+        s = self._ctx + self._held + text
+        m = _SCAN.search(s, 1)
+        if m is None or m.lastgroup == "partial":
+            end = len(s) if m is None else m.start()
+            ws = self._settle(s, end, out)
+            self._held = ws + s[end:]
+            return ""
+        kind = m.lastgroup
+        ws = self._settle(s, m.start(), out)
+        rest = s[m.end():]
+        if kind == "open":
+            # Whitespace before a think block stays pending: it shows only if
+            # visible text follows the block.
+            self._held = ws
+            self._mode = _THINK
+            self._saw_thinking = True
+        elif kind == "close":
+            self._held = ws
+            self._skip_ws = True
+            self._saw_thinking = True
+        else:
+            self._held = ""
+            self._mode = _TAIL
+            self._tail_strip_at = kind == "at"
+        return rest
+
+    def _feed_think(self, text: str) -> str:
+        buf = self._think_buf + text if self._think_buf else text
+        i = buf.find(_CLOSE)
+        if i >= 0:
+            self._think_buf = ""
+            self._mode = _VISIBLE
+            return buf[i + len(_CLOSE):]
+        # Every proper prefix of </think> has its only '<' first, so the one
+        # candidate suffix starts at the last '<' among the final 7 characters.
+        k = buf.rfind("<", max(0, len(buf) - len(_CLOSE) + 1))
+        self._think_buf = buf[k:] if k >= 0 and _CLOSE.startswith(buf[k:]) else ""
+        return ""

@@ -1,0 +1,58 @@
+"""Where sadie keeps things: the memory home, the config folder, the shipped assets.
+
+Everything is resolved on call (never at import), so tests can point ``SADIE_HOME``
+at a temporary folder.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP_NAME = "sadie"
+DB_NAME = "sadie.duckdb"
+
+
+def project_root() -> Path:
+    """The folder holding ``personas/``, ``themes/`` and ``data/`` (the checkout or install)."""
+    return Path(__file__).resolve().parent.parent
+
+
+def demo_source() -> Path:
+    return project_root() / "data" / "demo"
+
+
+def shipped_personas() -> Path:
+    return project_root() / "personas"
+
+
+def shipped_themes() -> Path:
+    return project_root() / "themes"
+
+
+def user_data_root() -> Path:
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir(APP_NAME, appauthor=False))
+
+
+def config_dir() -> Path:
+    env = os.environ.get("SADIE_CONFIG")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir(APP_NAME, appauthor=False))
+
+
+def resolve_home(*, demo: bool = False) -> Path:
+    """``SADIE_HOME`` wins; else the demo home or the person's own home."""
+    env = os.environ.get("SADIE_HOME")
+    if env:
+        return Path(env).expanduser()
+    root = user_data_root()
+    return root / "demo" if demo else root / "home"
+
+
+def db_path(home: Path) -> Path:
+    return home / DB_NAME
