@@ -43,6 +43,12 @@ def srv():
         yield server
 
 
+@pytest.fixture
+def client(srv):
+    with ollama.Client(host=srv.url) as c:
+        yield c
+
+
 def _briefed(question: str = "What did Anna say?") -> list[dict]:
     return [
         {"role": "system", "content": BRIEFING},
@@ -58,9 +64,8 @@ def _split_answer(text: str) -> tuple[str, list]:
 # --------------------------------------------------------------------------- streaming
 
 
-def test_stream_yields_scripted_pieces_in_order(srv):
+def test_stream_yields_scripted_pieces_in_order(srv, client):
     srv.queue(Reply(content=["Hel", "lo, ", "you."], thinking=["Let me ", "think."]))
-    client = ollama.Client(host=srv.url)
 
     chunks = list(client.chat(model=MODEL, messages=USER, stream=True))
 
@@ -78,9 +83,17 @@ def test_stream_yields_scripted_pieces_in_order(srv):
     assert final.created_at.endswith("Z")
     assert final.eval_count == 3
     assert final.prompt_eval_count >= 1
-    for field in ("total_duration", "load_duration", "prompt_eval_duration", "eval_duration"):
+    for field in (
+        "total_duration",
+        "load_duration",
+        "prompt_eval_duration",
+        "eval_duration",
+    ):
         assert isinstance(getattr(final, field), int) and getattr(final, field) > 0
-    assert final.total_duration >= final.load_duration + final.prompt_eval_duration + final.eval_duration
+    assert (
+        final.total_duration
+        >= final.load_duration + final.prompt_eval_duration + final.eval_duration
+    )
 
 
 def test_raw_wire_format_is_chunked_ndjson(srv):
@@ -109,9 +122,9 @@ def test_async_client_streams_too(srv):
     srv.queue(Reply(content=["one ", "two ", "three"], thinking=["hmm"]))
 
     async def run() -> list:
-        client = ollama.AsyncClient(host=srv.url)
-        stream = await client.chat(model=MODEL, messages=USER, stream=True)
-        return [chunk async for chunk in stream]
+        async with ollama.AsyncClient(host=srv.url) as client:
+            stream = await client.chat(model=MODEL, messages=USER, stream=True)
+            return [chunk async for chunk in stream]
 
     chunks = asyncio.run(run())
     assert chunks[0].message.thinking == "hmm"
@@ -119,37 +132,39 @@ def test_async_client_streams_too(srv):
     assert chunks[-1].done and chunks[-1].eval_count == 3
 
 
-def test_queued_string_is_split_into_small_pieces(srv):
+def test_queued_string_is_split_into_small_pieces(srv, client):
     srv.queue("Hello there, friend.", Reply(content=["second"]))
-    client = ollama.Client(host=srv.url)
 
-    first = [c.message.content for c in client.chat(model=MODEL, messages=USER, stream=True)]
-    second = [c.message.content for c in client.chat(model=MODEL, messages=USER, stream=True)]
+    first = [
+        c.message.content for c in client.chat(model=MODEL, messages=USER, stream=True)
+    ]
+    second = [
+        c.message.content for c in client.chat(model=MODEL, messages=USER, stream=True)
+    ]
 
     assert first[:-1] == ["Hell", "o th", "ere,", " fri", "end."]
     assert second[:-1] == ["second"]
     assert srv.pending == 0
 
 
-def test_non_streaming_returns_one_object_with_concatenated_thinking(srv):
+def test_non_streaming_returns_one_object_with_concatenated_thinking(srv, client):
     srv.queue(Reply(content=["Hel", "lo"], thinking=["a", "b"]))
-    response = ollama.Client(host=srv.url).chat(model=MODEL, messages=USER, stream=False)
+    response = client.chat(model=MODEL, messages=USER, stream=False)
     assert response.done is True
     assert response.message.content == "Hello"
     assert response.message.thinking == "ab"
     assert response.eval_count == 2
 
 
-def test_reply_stream_override_sends_single_object(srv):
+def test_reply_stream_override_sends_single_object(srv, client):
     srv.queue(Reply(content=["whole"], stream=False))
-    chunks = list(ollama.Client(host=srv.url).chat(model=MODEL, messages=USER, stream=True))
+    chunks = list(client.chat(model=MODEL, messages=USER, stream=True))
     assert len(chunks) == 1
     assert chunks[0].done and chunks[0].message.content == "whole"
 
 
-def test_delay_spaces_out_lines(srv):
+def test_delay_spaces_out_lines(srv, client):
     srv.queue(Reply(content=["a", "b"], delay=0.05))
-    client = ollama.Client(host=srv.url)
     stamps = []
     for _ in client.chat(model=MODEL, messages=USER, stream=True):
         stamps.append(time.monotonic())
@@ -157,9 +172,8 @@ def test_delay_spaces_out_lines(srv):
     assert stamps[-1] - stamps[0] >= 0.09
 
 
-def test_generate_uses_response_field(srv):
+def test_generate_uses_response_field(srv, client):
     srv.queue(Reply(content=["Gen", "erated"]))
-    client = ollama.Client(host=srv.url)
     parts = list(client.generate(model=MODEL, prompt="Say something", stream=True))
     assert [p.response for p in parts[:-1]] == ["Gen", "erated"]
     assert parts[-1].done and parts[-1].eval_count == 2
@@ -169,8 +183,8 @@ def test_generate_uses_response_field(srv):
     assert [r["prompt"] for r in srv.requests] == ["Say something", BRIEFING]
 
 
-def test_empty_messages_load_the_model(srv):
-    response = ollama.Client(host=srv.url).chat(model=MODEL, messages=[])
+def test_empty_messages_load_the_model(srv, client):
+    response = client.chat(model=MODEL, messages=[])
     assert response.done and response.done_reason == "load"
     assert response.message.content == ""
 
@@ -178,8 +192,7 @@ def test_empty_messages_load_the_model(srv):
 # --------------------------------------------------------------------------- failures
 
 
-def test_missing_model_is_404(srv):
-    client = ollama.Client(host=srv.url)
+def test_missing_model_is_404(srv, client):
     with pytest.raises(ollama.ResponseError) as info:
         client.chat(model="llama3.2:3b", messages=USER)
     assert info.value.status_code == 404
@@ -195,8 +208,7 @@ def test_missing_model_is_404(srv):
     assert info.value.status_code == 404
 
 
-def test_models_list_is_mutable(srv):
-    client = ollama.Client(host=srv.url)
+def test_models_list_is_mutable(srv, client):
     srv.models.append("llama3.2")
     assert client.chat(model="llama3.2:latest", messages=USER).done
     srv.models.remove(MODEL)
@@ -206,28 +218,34 @@ def test_models_list_is_mutable(srv):
     assert [m.model for m in client.list().models] == ["llama3.2"]
 
 
-def test_error_after_raises_response_error_mid_stream(srv):
-    srv.queue(Reply(content=["a", "b", "c", "d"], error_after=2, error_message="CUDA out of memory"))
+def test_error_after_raises_response_error_mid_stream(srv, client):
+    srv.queue(
+        Reply(
+            content=["a", "b", "c", "d"],
+            error_after=2,
+            error_message="CUDA out of memory",
+        )
+    )
     received = []
     with pytest.raises(ollama.ResponseError) as info:
-        for chunk in ollama.Client(host=srv.url).chat(model=MODEL, messages=USER, stream=True):
+        for chunk in client.chat(model=MODEL, messages=USER, stream=True):
             received.append(chunk.message.content)
     assert received == ["a", "b"]
     assert info.value.status_code == -1
     assert info.value.error == "CUDA out of memory"
 
 
-def test_error_after_without_streaming_is_http_500(srv):
+def test_error_after_without_streaming_is_http_500(srv, client):
     srv.queue(Reply(content=["a", "b"], error_after=1))
     with pytest.raises(ollama.ResponseError) as info:
-        ollama.Client(host=srv.url).chat(model=MODEL, messages=USER)
+        client.chat(model=MODEL, messages=USER)
     assert info.value.status_code == 500
     assert info.value.error == "unexpected server error"
 
 
-def test_status_reply_is_http_error(srv):
+def test_status_reply_is_http_error(srv, client):
     srv.queue(Reply(status=500, error_message="llama runner process has terminated"))
-    stream = ollama.Client(host=srv.url).chat(model=MODEL, messages=USER, stream=True)
+    stream = client.chat(model=MODEL, messages=USER, stream=True)
     with pytest.raises(ollama.ResponseError) as info:
         list(stream)
     assert info.value.status_code == 500
@@ -238,10 +256,14 @@ def test_stall_times_out_and_server_stops_promptly():
     server = FakeOllama().start()
     try:
         server.queue(Reply(content=["a", "b", "c"], stall_after=1, stall_seconds=30))
-        client = ollama.Client(host=server.url, timeout=httpx.Timeout(5, read=0.5))
         received = []
         started = time.monotonic()
-        with pytest.raises(httpx.ReadTimeout):
+        with (
+            ollama.Client(
+                host=server.url, timeout=httpx.Timeout(5, read=0.5)
+            ) as client,
+            pytest.raises(httpx.ReadTimeout),
+        ):
             for chunk in client.chat(model=MODEL, messages=USER, stream=True):
                 received.append(chunk.message.content)
         assert received == ["a"]
@@ -260,8 +282,9 @@ def test_stop_does_not_hang_with_a_handler_mid_stall():
 
     def consume() -> None:
         try:
-            for _ in ollama.Client(host=server.url).chat(model=MODEL, messages=USER, stream=True):
-                first.set()
+            with ollama.Client(host=server.url) as client:
+                for _ in client.chat(model=MODEL, messages=USER, stream=True):
+                    first.set()
             outcome.append(None)
         except BaseException as exc:  # noqa: BLE001 - recorded for the assertion
             outcome.append(exc)
@@ -285,15 +308,18 @@ def _closed_port_url() -> str:
 
 
 def test_absent_server_streaming_raises_httpx_connect_error():
-    client = ollama.Client(host=_closed_port_url())
-    stream = client.chat(model=MODEL, messages=USER, stream=True)  # lazy: nothing sent yet
-    with pytest.raises(httpx.ConnectError):
-        next(iter(stream))
+    with ollama.Client(host=_closed_port_url()) as client:
+        # lazy: nothing is sent until the first iteration
+        stream = client.chat(model=MODEL, messages=USER, stream=True)
+        with pytest.raises(httpx.ConnectError):
+            next(iter(stream))
 
 
 def test_absent_server_non_streaming_raises_builtin_connection_error():
-    client = ollama.Client(host=_closed_port_url())
-    with pytest.raises(ConnectionError) as info:
+    with (
+        ollama.Client(host=_closed_port_url()) as client,
+        pytest.raises(ConnectionError) as info,
+    ):
         client.chat(model=MODEL, messages=USER)
     assert not isinstance(info.value, httpx.HTTPError)
     assert "Failed to connect to Ollama" in str(info.value)
@@ -302,10 +328,17 @@ def test_absent_server_non_streaming_raises_builtin_connection_error():
 # --------------------------------------------------------------------------- recording, metadata
 
 
-def test_requests_records_bodies(srv):
-    client = ollama.Client(host=srv.url)
+def test_requests_records_bodies(srv, client):
     srv.queue("one", "two")
-    list(client.chat(model=MODEL, messages=USER, stream=True, options={"num_ctx": 8192}, think=False))
+    list(
+        client.chat(
+            model=MODEL,
+            messages=USER,
+            stream=True,
+            options={"num_ctx": 8192},
+            think=False,
+        )
+    )
     client.chat(model=MODEL, messages=_briefed(), options={"temperature": 0.2})
 
     assert len(srv.requests) == 2
@@ -321,8 +354,7 @@ def test_requests_records_bodies(srv):
     assert ("POST", "/api/chat") in srv.hits
 
 
-def test_metadata_endpoints(srv):
-    client = ollama.Client(host=srv.url)
+def test_metadata_endpoints(srv, client):
     assert httpx.get(f"{srv.url}/").text == "Ollama is running"
     assert httpx.head(f"{srv.url}/").status_code == 200
     assert httpx.get(f"{srv.url}/api/version").json() == {"version": "0.12.0"}
@@ -355,17 +387,16 @@ def test_responder_is_used_when_queue_is_empty():
 
     with FakeOllama(responder=responder) as server:
         server.queue("queued")
-        client = ollama.Client(host=server.url)
-        assert client.chat(model=MODEL, messages=USER).message.content == "queued"
-        assert client.chat(model=MODEL, messages=USER).message.content == "custom"
+        with ollama.Client(host=server.url) as client:
+            assert client.chat(model=MODEL, messages=USER).message.content == "queued"
+            assert client.chat(model=MODEL, messages=USER).message.content == "custom"
     assert seen == ["How was my week?"]
 
 
 # --------------------------------------------------------------------------- default responder
 
 
-def test_default_responder_cites_the_briefed_episode(srv):
-    client = ollama.Client(host=srv.url)
+def test_default_responder_cites_the_briefed_episode(srv, client):
     chunks = list(client.chat(model=MODEL, messages=_briefed(), stream=True))
     pieces = [c.message.content for c in chunks[:-1]]
     assert all(3 <= len(p) <= 5 for p in pieces[:-1]) and 1 <= len(pieces[-1]) <= 5
@@ -408,7 +439,9 @@ def test_split_pieces_cycles_sizes():
 
 def _read_line(proc: subprocess.Popen, timeout: float) -> str:
     lines: list[str] = []
-    reader = threading.Thread(target=lambda: lines.append(proc.stdout.readline()), daemon=True)
+    reader = threading.Thread(
+        target=lambda: lines.append(proc.stdout.readline()), daemon=True
+    )
     reader.start()
     reader.join(timeout)
     return lines[0] if lines else ""
@@ -430,14 +463,14 @@ def test_standalone_mode_serves_the_default_responder():
         assert line.startswith("listening on http://127.0.0.1:"), line
         url = line.split("listening on ", 1)[1].strip()
 
-        client = ollama.Client(host=url)
-        assert sorted(m.model for m in client.list().models) == ["gemma3:1b", MODEL]
-        chunks = list(client.chat(model=MODEL, messages=_briefed(), stream=True))
-        text = "".join(c.message.content for c in chunks)
-        assert all(len(c.message.content.split()) == 3 for c in chunks[:5])
-        _, citations = _split_answer(text)
-        assert citations[0]["episode"] == EPISODE_ID
-        assert chunks[-1].done
+        with ollama.Client(host=url) as client:
+            assert sorted(m.model for m in client.list().models) == ["gemma3:1b", MODEL]
+            chunks = list(client.chat(model=MODEL, messages=_briefed(), stream=True))
+            text = "".join(c.message.content for c in chunks)
+            assert all(len(c.message.content.split()) == 3 for c in chunks[:5])
+            _, citations = _split_answer(text)
+            assert citations[0]["episode"] == EPISODE_ID
+            assert chunks[-1].done
     finally:
         proc.terminate()
         try:

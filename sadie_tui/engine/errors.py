@@ -61,3 +61,19 @@ class NotFoundError(SadieError):
 class ConfigError(SadieError):
     title = "Configuration"
     exit_code = ExitCode.USAGE
+
+
+class ModelUnreachable(ModelError):
+    code = "unreachable"
+
+
+class ModelMissing(ModelError):
+    code = "model_missing"
+
+
+class ModelTimeout(ModelError):
+    code = "timeout"
+
+
+class ModelStreamError(ModelError):
+    code = "stream"

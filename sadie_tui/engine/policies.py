@@ -123,7 +123,8 @@ def parse_policies(text: str, source: str = "policies.toml") -> PolicySet:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         reason = _one_line(str(exc))
-        return PolicySet(errors=(f"{source}: not valid TOML, so no policies were loaded: {reason}",))
+        error = f"{source}: not valid TOML, so no policies were loaded: {reason}"
+        return PolicySet(errors=(error,))
 
     errors: list[str] = []
     for key in doc:
@@ -283,7 +284,7 @@ def _show_pattern(pattern: re.Pattern[str]) -> str:
     text = pattern.pattern
     m = _INLINE_FLAGS.match(text)
     if m:
-        text = text[m.end():]
+        text = text[m.end() :]
     note = " (ignoring case)" if pattern.flags & re.IGNORECASE else ""
     return f"/{_one_line(text)}/{note}"
 

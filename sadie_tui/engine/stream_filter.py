@@ -19,7 +19,8 @@ cut points of the pieces:
     spaces/tabs allowed; the line break belongs to the marker; at the very end
     of the stream the line break may be missing).
 
-  The start of the reply counts as the start of a line.
+  The start of the reply counts as the start of a line, and so does the point
+  after a lone ``</think>`` whose dropped whitespace held a line break.
 * **Whitespace at the edges is dropped.** Leading whitespace of the visible reply
   and whitespace right before the marker (or at the end of the reply) never
   reach the screen; whitespace inside the text is kept exactly.
@@ -77,18 +78,18 @@ class StreamFilter:
     """Incremental filter; feed it pieces, show what it returns, then call finish()."""
 
     __slots__ = (
-        "_mode",
-        "_held",
-        "_think_buf",
         "_ctx",
         "_emitted",
-        "_skip_ws",
+        "_finished",
+        "_held",
+        "_mode",
         "_parts",
-        "_visible_cache",
+        "_saw_thinking",
+        "_skip_ws",
         "_tail_parts",
         "_tail_strip_at",
-        "_saw_thinking",
-        "_finished",
+        "_think_buf",
+        "_visible_cache",
     )
 
     def __init__(self) -> None:
@@ -97,7 +98,8 @@ class StreamFilter:
         self._held = ""
         # Inside a think block: a suffix that may be the start of </think>.
         self._think_buf = ""
-        # Last emitted character; "\n" before anything is shown (start of line).
+        # Context for line-start markers: the last emitted character, or "\n"
+        # before anything is shown (the reply starts a line).
         self._ctx = "\n"
         self._emitted = False
         self._skip_ws = False
@@ -186,7 +188,7 @@ class StreamFilter:
         """Emit s[1:end] minus its trailing whitespace; return that whitespace."""
         body = s[1:end]
         stripped = body.rstrip()
-        ws = body[len(stripped):]
+        ws = body[len(stripped) :]
         if not self._emitted:
             stripped = stripped.lstrip()
         if stripped:
@@ -200,7 +202,12 @@ class StreamFilter:
     def _feed_visible(self, text: str, out: list[str]) -> str:
         """Consume text in visible mode; return what is left for the next mode."""
         if self._skip_ws:
-            text = text.lstrip()
+            stripped = text.lstrip()
+            if "\n" in text[: len(text) - len(stripped)]:
+                # The dropped line break still starts a line, so a marker line
+                # right after a lone </think> is recognised.
+                self._ctx = "\n"
+            text = stripped
             if not text:
                 return ""
             self._skip_ws = False
@@ -213,7 +220,7 @@ class StreamFilter:
             return ""
         kind = m.lastgroup
         ws = self._settle(s, m.start(), out)
-        rest = s[m.end():]
+        rest = s[m.end() :]
         if kind == "open":
             # Whitespace before a think block stays pending: it shows only if
             # visible text follows the block.
@@ -236,7 +243,7 @@ class StreamFilter:
         if i >= 0:
             self._think_buf = ""
             self._mode = _VISIBLE
-            return buf[i + len(_CLOSE):]
+            return buf[i + len(_CLOSE) :]
         # Every proper prefix of </think> has its only '<' first, so the one
         # candidate suffix starts at the last '<' among the final 7 characters.
         k = buf.rfind("<", max(0, len(buf) - len(_CLOSE) + 1))

@@ -206,8 +206,15 @@ def _wants_thinking(body: dict) -> bool:
 
 def default_responder(body: dict) -> Reply:
     """Deterministic answer quoting the first briefed episode, with a citations tail."""
-    thinking = split_pieces(_THINKING_TEXT, _DEFAULT_PIECE_SIZES) if _wants_thinking(body) else []
-    return Reply(content=split_pieces(_answer_text(body), _DEFAULT_PIECE_SIZES), thinking=thinking)
+    thinking = (
+        split_pieces(_THINKING_TEXT, _DEFAULT_PIECE_SIZES)
+        if _wants_thinking(body)
+        else []
+    )
+    return Reply(
+        content=split_pieces(_answer_text(body), _DEFAULT_PIECE_SIZES),
+        thinking=thinking,
+    )
 
 
 _FILLER = (
@@ -287,6 +294,12 @@ class _Server(ThreadingHTTPServer):
     block_on_close = False
     fake: FakeOllama
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up (or stop() closing sockets) is routine here.
+        if isinstance(sys.exc_info()[1], OSError):
+            return
+        super().handle_error(request, client_address)
+
 
 class _Dropped(Exception):
     """The response was abandoned (client went away, server stopping, or a stall)."""
@@ -295,8 +308,10 @@ class _Dropped(Exception):
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = "FakeOllama"
-    sys_version = ""
     server: _Server
+
+    def version_string(self) -> str:
+        return self.server_version
 
     # -- plumbing ---------------------------------------------------------
 
@@ -326,7 +341,9 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _send_bytes(self, status: int, body: bytes, content_type: str, head: bool = False) -> None:
+    def _send_bytes(
+        self, status: int, body: bytes, content_type: str, head: bool = False
+    ) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -361,7 +378,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.server.fake._hit("HEAD", self.path)
         if self.path in ("/", ""):
-            self._send_bytes(200, b"Ollama is running", "text/plain; charset=utf-8", head=True)
+            self._send_bytes(
+                200, b"Ollama is running", "text/plain; charset=utf-8", head=True
+            )
         else:
             self._send_bytes(404, b"404 page not found", "text/plain", head=True)
 
@@ -397,7 +416,7 @@ class _Handler(BaseHTTPRequestHandler):
         fake._record(body)
         try:
             self._complete(body, chat=path == "/api/chat")
-        except (_Dropped, BrokenPipeError, ConnectionResetError, ConnectionAbortedError, OSError):
+        except (_Dropped, OSError):  # client gone, server stopping, or a stall
             self.close_connection = True
 
     # -- endpoints --------------------------------------------------------
@@ -408,7 +427,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not name:
             self._send_error_json(400, "model is required")
         elif not fake._has_model(name):
-            self._send_error_json(404, f'model "{name}" not found, try pulling it first')
+            self._send_error_json(
+                404, f'model "{name}" not found, try pulling it first'
+            )
         else:
             self._send_json(200, fake._show(name))
 
@@ -419,7 +440,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "model is required")
             return
         if not fake._has_model(model):
-            self._send_error_json(404, f'model "{model}" not found, try pulling it first')
+            self._send_error_json(
+                404, f'model "{model}" not found, try pulling it first'
+            )
             return
         fake._mark_loaded(model, body)
 
@@ -437,7 +460,11 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._send_error_json(reply.status, reply.error_message)
             return
-        streaming = reply.stream if reply.stream is not None else body.get("stream", True) is not False
+        streaming = (
+            reply.stream
+            if reply.stream is not None
+            else body.get("stream", True) is not False
+        )
         prompt_tokens = _prompt_tokens(body)
         if streaming:
             self._stream(model, chat, reply, started, prompt_tokens)
@@ -447,7 +474,9 @@ class _Handler(BaseHTTPRequestHandler):
     # -- completion bodies --------------------------------------------------
 
     @staticmethod
-    def _frame(model: str, chat: bool, content: str, thinking: str | None = None) -> dict:
+    def _frame(
+        model: str, chat: bool, content: str, thinking: str | None = None
+    ) -> dict:
         frame: dict[str, Any] = {"model": model, "created_at": _now_iso()}
         if chat:
             message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -462,7 +491,13 @@ class _Handler(BaseHTTPRequestHandler):
         return frame
 
     @staticmethod
-    def _final(frame: dict, reply: Reply, started: int, first_content: int | None, prompt_tokens: int) -> dict:
+    def _final(
+        frame: dict,
+        reply: Reply,
+        started: int,
+        first_content: int | None,
+        prompt_tokens: int,
+    ) -> dict:
         now = time.monotonic_ns()
         eval_count = len(reply.content)
         first = first_content or now
@@ -500,7 +535,9 @@ class _Handler(BaseHTTPRequestHandler):
         line = json.dumps(obj, ensure_ascii=False, separators=(",", ":")) + "\n"
         self._write_chunk(line.encode())
 
-    def _stream(self, model: str, chat: bool, reply: Reply, started: int, prompt_tokens: int) -> None:
+    def _stream(
+        self, model: str, chat: bool, reply: Reply, started: int, prompt_tokens: int
+    ) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "application/x-ndjson")
         self.send_header("Transfer-Encoding", "chunked")
@@ -529,11 +566,19 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_line(self._frame(model, chat, content=piece))
 
         self._wait(reply.delay)
-        final = self._final(self._frame(model, chat, content=""), reply, started, first_content, prompt_tokens)
+        final = self._final(
+            self._frame(model, chat, content=""),
+            reply,
+            started,
+            first_content,
+            prompt_tokens,
+        )
         self._write_line(final)
         self._write_chunk(b"")
 
-    def _single(self, model: str, chat: bool, reply: Reply, started: int, prompt_tokens: int) -> None:
+    def _single(
+        self, model: str, chat: bool, reply: Reply, started: int, prompt_tokens: int
+    ) -> None:
         # Same cut-off rules as the stream (the error wins a tie), but nothing is
         # sent before the cut: an error becomes HTTP 500, a stall a dropped request.
         n = len(reply.content)
@@ -550,7 +595,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if cut:
             self._stall(reply)
-        frame = self._frame(model, chat, content=reply.text, thinking="".join(reply.thinking) or None)
+        frame = self._frame(
+            model, chat, content=reply.text, thinking="".join(reply.thinking) or None
+        )
         first = started + 1 if reply.content else None
         self._send_json(200, self._final(frame, reply, started, first, prompt_tokens))
 
@@ -597,8 +644,10 @@ class FakeOllama:
         self.host = host
         self.port = port
         self.context_length = context_length
-        self.requests: list[dict] = []  # bodies of /api/chat and /api/generate, in order
-        self.hits: list[tuple[str, str]] = []  # (method, path) of every request
+        # JSON bodies of /api/chat and /api/generate, in arrival order.
+        self.requests: list[dict] = []
+        # (method, path) of every request, any endpoint.
+        self.hits: list[tuple[str, str]] = []
         self._lock = threading.Lock()
         self._replies: deque[Reply] = deque()
         self._loaded: dict[str, int] = {}  # model -> num_ctx of its last use
@@ -620,7 +669,10 @@ class FakeOllama:
         self.port = server.server_address[1]
         self.url = f"http://{self.host}:{self.port}"
         self._thread = threading.Thread(
-            target=server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-ollama", daemon=True
+            target=server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="fake-ollama",
+            daemon=True,
         )
         self._thread.start()
         return self
@@ -686,7 +738,11 @@ class FakeOllama:
 
     def _mark_loaded(self, name: str, body: dict) -> None:
         options = body.get("options") if isinstance(body.get("options"), dict) else {}
-        num_ctx = options.get("num_ctx") if isinstance(options.get("num_ctx"), int) else DEFAULT_NUM_CTX
+        num_ctx = (
+            options.get("num_ctx")
+            if isinstance(options.get("num_ctx"), int)
+            else DEFAULT_NUM_CTX
+        )
         with self._lock:
             self._loaded[name] = num_ctx
 
@@ -738,7 +794,7 @@ class FakeOllama:
         family = _family(name)
         return {
             "license": "Apache License 2.0",
-            "modelfile": f"# Modelfile generated by \"ollama show\"\nFROM {name}\n",
+            "modelfile": f'# Modelfile generated by "ollama show"\nFROM {name}\n',
             "parameters": 'repeat_penalty 1\nstop "<|im_start|>"\nstop "<|im_end|>"\ntemperature 0.6\ntop_k 20\ntop_p 0.95',
             "template": "{{- range .Messages }}<|im_start|>{{ .Role }}\n{{ .Content }}<|im_end|>\n{{ end }}<|im_start|>assistant\n",
             "details": _details(name),
@@ -772,9 +828,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=11435, help="0 picks a free port")
-    parser.add_argument("--tokens", type=int, default=None, help="reply with N content pieces + citations tail")
-    parser.add_argument("--delay", type=float, default=0.0, help="seconds before each streamed line")
-    parser.add_argument("--model", action="append", dest="models", help="served model (repeatable)")
+    parser.add_argument(
+        "--tokens",
+        type=int,
+        default=None,
+        help="reply with N content pieces + citations tail",
+    )
+    parser.add_argument(
+        "--delay", type=float, default=0.0, help="seconds before each streamed line"
+    )
+    parser.add_argument(
+        "--model", action="append", dest="models", help="served model (repeatable)"
+    )
     args = parser.parse_args(argv)
 
     if args.tokens is not None:
@@ -794,7 +859,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit(0)
 
     signal.signal(signal.SIGTERM, _terminate)
-    srv = FakeOllama(models=args.models or (DEFAULT_MODEL,), responder=responder, host=args.host, port=args.port)
+    srv = FakeOllama(
+        models=args.models or (DEFAULT_MODEL,),
+        responder=responder,
+        host=args.host,
+        port=args.port,
+    )
     with srv:
         print(f"listening on {srv.url}", flush=True)
         try:

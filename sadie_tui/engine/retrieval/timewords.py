@@ -7,13 +7,13 @@ local datetimes, ``start`` inclusive and ``end`` exclusive.
 
 Forms understood (case-insensitive):
 
-- ``today`` (``this morning``, ``tonight``, …), ``yesterday`` (``last night``),
+- ``today`` (``this morning``, ``tonight``), ``yesterday`` (``last night``),
   ``the day before yesterday``;
 - ``this/last week`` (weeks start on Monday), ``this/last month``,
   ``this/last year``, ``this/last weekend``, ``this past week``;
-- ``N days/weeks/months/years ago`` with N as digits or one…twelve, ``a``,
-  ``an``, ``a couple of``, ``a few``/``several`` (a looser window): the whole
-  day, that Monday–Sunday week, that calendar month or that year;
+- ``N days/weeks/months/years ago`` with N as digits or one to twelve, ``a``,
+  ``an``, ``a couple of``, ``a few``/``several`` (a looser window, 2 to 4): the whole
+  day, that Monday-to-Sunday week, that calendar month or that year;
 - ``the past N days`` / ``in the last two weeks`` / ``the past month``: a rolling
   window up to the end of today;
 - ``in March``, ``in march 2025``, ``in Sept``, ``during May``, ``last March``:
@@ -56,45 +56,36 @@ class TimeWindow:
 
 # --------------------------------------------------------------------------- vocabulary
 
-_MONTHS: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        ("january", "jan"),
-        ("february", "feb"),
-        ("march", "mar"),
-        ("april", "apr"),
-        ("may",),
-        ("june", "jun"),
-        ("july", "jul"),
-        ("august", "aug"),
-        ("september", "sept", "sep"),
-        ("october", "oct"),
-        ("november", "nov"),
-        ("december", "dec"),
-    ),
-    start=1,
-):
-    for _name in _names:
-        _MONTHS[_name] = _number
+_MONTH_NAMES = (
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may",),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sept", "sep"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+)
+_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
 
 #: Month words that are also common English words: never dates on their own.
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})
 
-_WEEKDAYS: dict[str, int] = {}
-for _number, _names in enumerate(
-    (
-        ("monday", "mon"),
-        ("tuesday", "tues", "tue"),
-        ("wednesday", "wed"),
-        ("thursday", "thurs", "thur", "thu"),
-        ("friday", "fri"),
-        ("saturday", "sat"),
-        ("sunday", "sun"),
-    )
-):
-    for _name in _names:
-        _WEEKDAYS[_name] = _number
-_FULL_WEEKDAYS = frozenset(calendar.day_name[i].lower() for i in range(7))
+_WEEKDAY_NAMES = (
+    ("monday", "mon"),
+    ("tuesday", "tues", "tue"),
+    ("wednesday", "wed"),
+    ("thursday", "thurs", "thur", "thu"),
+    ("friday", "fri"),
+    ("saturday", "sat"),
+    ("sunday", "sun"),
+)
+_WEEKDAYS = {name: number for number, names in enumerate(_WEEKDAY_NAMES) for name in names}
+_FULL_WEEKDAYS = frozenset(names[0] for names in _WEEKDAY_NAMES)
 
 _NUMBER_WORDS = {
     "a": 1,
@@ -131,9 +122,7 @@ _COUNT = (
 )
 _UNIT = r"(?P<unit>day|week|month|year)s?"
 # Nouns after "on the 2nd" that make it an ordinal, not a day of the month.
-_NOT_A_DATE = (
-    r"time|times|try|attempt|floor|page|chapter|step|round|place|day|week|month|year"
-)
+_NOT_A_DATE = r"time|times|try|attempt|floor|page|chapter|step|round|place|day|week|month|year"
 
 
 # --------------------------------------------------------------------------- calendar helpers
@@ -192,7 +181,7 @@ def _recent_date(month: int, day: int, today: datetime) -> datetime | None:
 
 
 def _count(text: str) -> tuple[int, int]:
-    """A count word as an inclusive range (``a few`` is vague: 2–4)."""
+    """A count word as an inclusive range (``a few`` is vague: 2 to 4)."""
     word = " ".join(text.lower().split())
     if word.isdigit():
         return int(word), int(word)
@@ -315,7 +304,7 @@ def _month_day(m: re.Match[str], today: datetime, anchored: bool) -> _Window | N
     if (
         not anchored
         and word in _AMBIGUOUS_MONTHS
-        and not (pre or m["year"] or m["weekday_pre"] or m["the"])
+        and not (pre or m["year"] or m["weekday_pre"] or m["the"] or m["ordinal"])
     ):
         return None
     return _date(month, int(m["day"]), m["year"], today)
@@ -433,16 +422,23 @@ _UNIT_BEFORE = re.compile(r"(?:day|week|weekend|month|year)s?\s+$", re.IGNORECAS
 # --------------------------------------------------------------------------- parsing
 
 
+def _call(handler: _Handler, m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
+    try:
+        return handler(m, today, anchored)
+    except (ValueError, OverflowError):  # a date outside datetime's range
+        return None
+
+
 def _candidates(query: str, now: datetime) -> list[tuple[int, int, _Window]]:
     today = _midnight(now)
     found: list[tuple[int, int, _Window]] = []
     for pattern, handler in _FORMS:
         for m in pattern.finditer(query):
-            window = handler(m, today, False)
+            window = _call(handler, m, today, False)
             if window is not None:
                 found.append((m.start(), m.end(), window))
     for m in _OPEN_ENDED.finditer(query):
-        if _UNIT_BEFORE.search(query, 0, m.start()):
+        if m["word"].lower() == "before" and _UNIT_BEFORE.search(query, 0, m.start()):
             continue
         inner = _anchored(query, m.end(), today)
         if inner is None:
@@ -468,7 +464,7 @@ def _anchored(query: str, pos: int, today: datetime) -> tuple[int, _Window] | No
         m = pattern.match(query, pos)
         if m is None:
             continue
-        window = handler(m, today, True)
+        window = _call(handler, m, today, True)
         if window is not None and (best is None or m.end() > best[0]):
             best = (m.end(), window)
     return best
@@ -497,7 +493,8 @@ def strip_time_words(query: str, window: TimeWindow | None) -> str:
         if at < 0:
             at = text.lower().find(window.phrase.lower())
         if at >= 0:
-            text = text[:at] + " " + text[at + len(window.phrase):]
+            text = text[:at] + " " + text[at + len(window.phrase) :]
+    text = re.sub(r"\(\s*\)|\[\s*\]", " ", text)  # brackets left empty by the cut
     text = " ".join(text.split())
     text = _SPACE_BEFORE_PUNCT.sub(r"\1", text)
     text = _SPACE_AFTER_OPEN.sub(r"\1", text)

@@ -1,0 +1,41 @@
+# sadie: two commands matter — `make demo` and `make test` (see README).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cksum pyproject.toml | cut -d' ' -f1)
+
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export HF_HUB_DISABLE_PROGRESS_BARS := 1
+export TOKENIZERS_PARALLELISM := false
+
+.PHONY: install demo test lint bench clean
+
+$(STAMP):
+	$(PYTHON) -m venv $(VENV)
+	# torch first, pinned: a CPU build from local disk (unpinned pulls several GB of CUDA).
+	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	rm -f $(VENV)/.installed-*
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: install
+	$(BIN)/sadie --demo
+
+lint: install
+	$(BIN)/ruff check sadie_tui tests bench
+	$(BIN)/lint-imports
+
+test: install lint
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: install
+	$(BIN)/python bench/ingest.py
+	$(BIN)/python bench/retrieval.py
+	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/tui.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

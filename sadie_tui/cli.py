@@ -1,0 +1,138 @@
+"""`sadie`: the click entry point. No arguments opens the TUI; `sadie "question"` opens it
+already streaming the answer; `--ask` answers headless; subcommands manage the memory.
+
+Command modules (and the TUI) are imported lazily, so `sadie --ask` never imports Textual.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from typing import Any
+
+import click
+
+from . import __version__
+from .engine.errors import ExitCode, SadieError
+
+COMMANDS: dict[str, str] = {
+    "ingest": "sadie_tui.commands.ingest:command",
+    "doctor": "sadie_tui.commands.doctor:command",
+    "stats": "sadie_tui.commands.stats:command",
+    "compact": "sadie_tui.commands.stats:compact",
+    "search": "sadie_tui.commands.search:command",
+    "eval": "sadie_tui.commands.eval:group",
+    "chat": "sadie_tui.commands.chat:command",
+    "conversations": "sadie_tui.commands.conversations:group",
+    "chips": "sadie_tui.commands.chips:group",
+    "soul": "sadie_tui.commands.soul:group",
+    "policies": "sadie_tui.commands.policies:command",
+    "personas": "sadie_tui.commands.personas:command",
+}
+
+
+def _load(target: str) -> click.Command:
+    module, _, attr = target.partition(":")
+    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+
+
+class SadieGroup(click.Group):
+    """Lazy subcommands; a first argument that is not a command is a question for the TUI."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(name for name, target in COMMANDS.items() if _available(target))
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        target = COMMANDS.get(name)
+        if target is None or not _available(target):
+            return None
+        return _load(target)
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            ctx.meta["sadie.question"] = " ".join(args)
+            return "open", _open_command, []
+        return super().resolve_command(ctx, args)
+
+
+def _available(target: str) -> bool:
+    module = target.partition(":")[0]
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+@click.command("open", hidden=True)
+@click.pass_context
+def _open_command(ctx: click.Context) -> None:
+    run_tui(ctx, ctx.meta.get("sadie.question"))
+
+
+def run_tui(ctx: click.Context, question: str | None) -> None:
+    from .commands.context import Context
+
+    obj: Context = ctx.find_object(Context)  # type: ignore[assignment]
+    from .tui.run import run as run_app
+
+    run_app(obj, question=question)
+
+
+@click.group(cls=SadieGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--demo", is_flag=True, help="Use the demo memory (built on first use) instead of your own.")
+@click.option("--ask", "question", metavar="QUESTION", help="Answer one question headless and exit.")
+@click.option("--persona", default=None, help="Persona for --ask (analyst, coach, friend, skeptic, …).")
+@click.option("--json", "as_json", is_flag=True, help="With --ask: print one JSON object.")
+@click.version_option(__version__, prog_name="sadie")
+@click.pass_context
+def main_group(
+    ctx: click.Context, demo: bool, question: str | None, persona: str | None, as_json: bool
+) -> None:
+    """sadie: talk with your own memory, with citations you can check.
+
+    Run with no arguments for the full-screen app, or `sadie "question"` to open it
+    already answering.
+    """
+    from .commands.context import Context
+
+    obj = Context.create(demo=demo)
+    ctx.obj = obj
+    ctx.call_on_close(obj.close)
+    if question is not None:
+        if ctx.invoked_subcommand is not None:
+            raise click.UsageError("--ask cannot be combined with a subcommand")
+        from .headless import ask
+
+        ask(obj, question, persona=persona, as_json=as_json)
+        return
+    if ctx.invoked_subcommand is None:
+        run_tui(ctx, None)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    from .commands.output import error_line
+
+    try:
+        return main_group.main(args=argv, prog_name="sadie", standalone_mode=False)
+    except click.exceptions.Abort:
+        error_line("aborted")
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(int(ExitCode.USAGE) if isinstance(exc, click.UsageError) else exc.exit_code)
+    except SadieError as exc:
+        error_line(exc.one_line())
+        sys.exit(int(exc.exit_code))
+    except KeyboardInterrupt:
+        error_line("interrupted")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

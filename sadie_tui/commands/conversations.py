@@ -1,0 +1,261 @@
+"""`sadie conversations …`: list, replay, pin, archive, rename, forget, export and import.
+
+Ids may be shortened to any unique prefix of four characters or more (the list shows eight).
+"""
+
+from __future__ import annotations
+
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from ..engine import conversations as conv
+from .context import Context
+from .output import console, err_console, print_json
+
+ROLE_NAMES = {"user": "You", "assistant": "sadie", "system": "system"}
+PIN_MARK = "★"
+
+
+def ago(when: datetime | None, now: datetime | None = None) -> str:
+    """A short, human time: "just now", "5 min ago", "yesterday", "12 Mar", "2024-03-12"."""
+    if when is None:
+        return ""
+    now = now or datetime.now()
+    seconds = (now - when).total_seconds()
+    if seconds < 0:
+        return when.strftime("%Y-%m-%d %H:%M")
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    days = (now.date() - when.date()).days
+    if days <= 1:
+        return "yesterday"
+    if days < 7:
+        return f"{days} days ago"
+    if when.year == now.year:
+        return f"{when.day} {when:%b}"
+    return when.strftime("%Y-%m-%d")
+
+
+def _db(ctx: Context):  # type: ignore[no-untyped-def]
+    return ctx.open_memory().db
+
+
+def _interactive() -> bool:
+    """Whether a person can answer a question (tests replace this)."""
+    return sys.stdin.isatty()
+
+
+@click.group("conversations")
+def group() -> None:
+    """Manage conversations: list, show, pin, archive, rename, forget, export."""
+
+
+@group.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list with every field.")
+@click.option("--archived", is_flag=True, help="List only archived conversations.")
+@click.option("--search", metavar="TEXT", help="Only those whose title or messages contain TEXT.")
+@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N.")
+@click.pass_obj
+def list_command(
+    ctx: Context, as_json: bool, archived: bool, search: str | None, limit: int | None
+) -> None:
+    """List conversations: pinned first, then by last activity."""
+    found = conv.list_conversations(_db(ctx), archived=archived, search=search, limit=limit)
+    if as_json:
+        print_json([c.to_json() for c in found])
+        return
+    out = console()
+    if not found:
+        if search:
+            out.print(f"no conversation matches “{escape(search)}”")
+        else:
+            out.print("no archived conversations" if archived else "no conversations yet")
+        return
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    table.add_column("id", no_wrap=True)
+    table.add_column("", no_wrap=True)
+    table.add_column("title", overflow="ellipsis")
+    table.add_column("feeling", no_wrap=True)
+    table.add_column("msgs", justify="right", no_wrap=True)
+    table.add_column("last active", no_wrap=True)
+    for c in found:
+        table.add_row(
+            c.id[:8],
+            PIN_MARK if c.pinned else "",
+            escape(c.title),
+            escape(c.emotion or ""),
+            str(c.message_count),
+            ago(c.updated_at),
+        )
+    out.print(table)
+
+
+@group.command("show")
+@click.argument("conversation_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help='Print {"conversation": …, "messages": …}.')
+@click.pass_obj
+def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
+    """Replay a conversation: every message with its time, feeling and citations."""
+    from ..engine import chips
+
+    db = _db(ctx)
+    c = conv.get_conversation(db, conversation_id)
+    items = conv.messages(db, c.id)
+    attached = chips.list_chips(db, c.id)
+    if as_json:
+        print_json(
+            {
+                "conversation": c.to_json(),
+                "messages": [m.to_json() for m in items],
+                "chips": [chip.to_json() for chip in attached],
+            }
+        )
+        return
+    out = console()
+    flags = [f"id {c.id}", f"started {c.created_at:%Y-%m-%d %H:%M}"]
+    if c.emotion:
+        flags.append(f"feeling {escape(c.emotion)}")
+    if c.persona:
+        flags.append(f"persona {escape(c.persona)}")
+    if c.pinned:
+        flags.append("pinned")
+    if c.archived_at:
+        flags.append(f"archived {c.archived_at:%Y-%m-%d}")
+    out.print(f"[bold]{escape(c.title)}[/]")
+    out.print(f"[dim]{' · '.join(flags)}[/]")
+    if c.summary:
+        out.print(f"[italic]{escape(c.summary)}[/]")
+    if attached:
+        labels = ", ".join(f"{chip.kind} “{escape(chip.label)}”" for chip in attached)
+        out.print(f"[dim]attached:[/] {labels}")
+    if not items:
+        out.print("\nno messages yet")
+    for m in items:
+        who = ROLE_NAMES.get(m.role, escape(m.role))
+        head = f"[bold]{who}[/] [dim]{m.created_at:%Y-%m-%d %H:%M}"
+        if m.emotion and m.role == "assistant":
+            head += f" · {escape(m.emotion)}"
+        if m.status != "complete":
+            head += f" · {escape(m.status)}"
+        out.print()
+        out.print(head + "[/]")
+        out.print(escape(m.content))
+        for n, citation in enumerate(m.citations, start=1):
+            out.print(f"  [dim]{escape(f'[{n}]')}[/] {escape(conv.citation_line(citation))}")
+
+
+def _announce(verb: str, c: conv.Conversation) -> None:
+    console().print(f"{verb} {c.id[:8]} “{escape(c.title)}”")
+
+
+@group.command("pin")
+@click.argument("conversation_id", metavar="ID")
+@click.pass_obj
+def pin(ctx: Context, conversation_id: str) -> None:
+    """Keep a conversation at the top of the list."""
+    db = _db(ctx)
+    conv.pin(db, conversation_id, True)
+    _announce("pinned", conv.get_conversation(db, conversation_id))
+
+
+@group.command("unpin")
+@click.argument("conversation_id", metavar="ID")
+@click.pass_obj
+def unpin(ctx: Context, conversation_id: str) -> None:
+    """Let a pinned conversation fall back into place."""
+    db = _db(ctx)
+    conv.pin(db, conversation_id, False)
+    _announce("unpinned", conv.get_conversation(db, conversation_id))
+
+
+@group.command("archive")
+@click.argument("conversation_id", metavar="ID")
+@click.pass_obj
+def archive(ctx: Context, conversation_id: str) -> None:
+    """Hide a conversation from the list (see it with `list --archived`)."""
+    db = _db(ctx)
+    conv.archive(db, conversation_id, True)
+    _announce("archived", conv.get_conversation(db, conversation_id))
+
+
+@group.command("unarchive")
+@click.argument("conversation_id", metavar="ID")
+@click.pass_obj
+def unarchive(ctx: Context, conversation_id: str) -> None:
+    """Bring an archived conversation back into the list."""
+    db = _db(ctx)
+    conv.archive(db, conversation_id, False)
+    _announce("unarchived", conv.get_conversation(db, conversation_id))
+
+
+@group.command("rename")
+@click.argument("conversation_id", metavar="ID")
+@click.argument("title")
+@click.pass_obj
+def rename(ctx: Context, conversation_id: str, title: str) -> None:
+    """Give a conversation a new title."""
+    if not title.strip():
+        raise click.BadParameter("the title cannot be empty", param_hint="TITLE")
+    db = _db(ctx)
+    conv.rename(db, conversation_id, title)
+    _announce("renamed", conv.get_conversation(db, conversation_id))
+
+
+@group.command("forget")
+@click.argument("conversation_id", metavar="ID")
+@click.option("--yes", "-y", is_flag=True, help="Do not ask for confirmation.")
+@click.pass_obj
+def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
+    """Delete a conversation with its messages and chips, for good."""
+    db = _db(ctx)
+    c = conv.get_conversation(db, conversation_id)
+    if not yes:
+        if not _interactive():
+            raise click.UsageError(
+                "forget deletes for good: add --yes to confirm without a terminal"
+            )
+        click.confirm(
+            f"Forget “{c.title}” and its {c.message_count} messages for good?", abort=True
+        )
+    conv.forget(db, c.id)
+    _announce("forgot", c)
+
+
+@group.command("export")
+@click.argument("conversation_id", metavar="ID")
+@click.option(
+    "--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
+              help="Write to FILE instead of standard output.")
+@click.pass_obj
+def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) -> None:
+    """Write a conversation out as Markdown or JSON (JSON can be imported again)."""
+    text = conv.export(_db(ctx), conversation_id, fmt)
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise click.FileError(str(output), hint=exc.strerror or str(exc)) from exc
+    err_console().print(f"wrote {escape(str(output))}")
+
+
+@group.command("import")
+@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.pass_obj
+def import_command(ctx: Context, file: click.utils.LazyFile) -> None:
+    """Read a JSON export back in, as a new conversation."""
+    c = conv.import_json(_db(ctx), file.read())
+    _announce("imported", c)

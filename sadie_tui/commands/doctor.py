@@ -1,0 +1,30 @@
+"""`sadie doctor`: explain what works and what to fix, one line each."""
+
+from __future__ import annotations
+
+import click
+from rich.markup import escape
+
+from ..engine.doctor import run_checks
+from .context import Context
+from .output import console, print_json
+
+MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--quick", is_flag=True, help="Do not load the embedding model.")
+@click.pass_obj
+def command(ctx: Context, as_json: bool, quick: bool) -> None:
+    """Check the home, database, vector index, embedding model and Ollama."""
+    checks = run_checks(ctx.home, ctx.settings.ollama_host, ctx.settings.model, load_model=not quick)
+    if as_json:
+        print_json([c.__dict__ for c in checks])
+    else:
+        out = console()
+        for c in checks:
+            fix = f" [dim]→ {escape(c.fix)}[/]" if c.fix else ""
+            out.print(f"{MARKS[c.status]} [bold]{escape(c.name)}[/]: {escape(c.detail)}{fix}")
+    if any(c.status == "fail" for c in checks):
+        raise SystemExit(1)

@@ -1,0 +1,77 @@
+"""`sadie ingest PATH…`: read notes into the memory with a progress bar and a one-screen summary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from ..engine.errors import ExitCode
+from ..engine.ingest.pipeline import IngestReport
+from .context import Context
+from .output import console, err_console, print_json
+
+STAGES = {"reading": "Reading files", "embedding": "Embedding chunks", "storing": "Storing", "done": "Done"}
+
+
+def run_ingest(memory, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"):  # type: ignore[no-untyped-def]
+    if quiet:
+        return memory.ingest(paths)
+    err = err_console()
+    err.print(f"[bold]{escape(title)}[/]")
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        console=err,
+        transient=True,
+    ) as bar:
+        task = bar.add_task("Reading files", total=1)
+
+        def progress(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=STAGES.get(stage, stage), completed=done, total=max(total, 1))
+
+        return memory.ingest(paths, progress)
+
+
+def summary(report: IngestReport) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("added", str(report.added))
+    table.add_row("updated", str(report.updated))
+    table.add_row("unchanged", str(report.unchanged))
+    table.add_row("skipped", str(len(report.skipped)))
+    table.add_row("chunks written", str(report.chunks))
+    table.add_row("entities known", str(report.entities))
+    for name, count in report.derived.items():
+        if count:
+            table.add_row(name.replace("_", " "), str(count))
+    table.add_row("elapsed", f"{report.elapsed:.1f} s")
+    return table
+
+
+@click.command("ingest")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.pass_obj
+def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
+    """Read notes, journals, transcripts and JSONL records into the memory."""
+    memory = ctx.open_memory()
+    report = run_ingest(memory, list(paths), quiet=quiet or as_json)
+    if as_json:
+        print_json(report.as_dict())
+    else:
+        out = console()
+        out.print(summary(report))
+        if not report.changed and not report.skipped:
+            out.print("Nothing changed: every file was already in the memory.")
+        for skipped in report.skipped:
+            out.print(f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}")
+    if report.skipped:
+        raise SystemExit(int(ExitCode.PARTIAL))

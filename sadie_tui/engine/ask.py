@@ -1,0 +1,270 @@
+"""Ask: one question, one structured answer, through the persona's stages.
+
+Stages (a persona runs a subset, in order): ``reframe`` (time words resolved into an
+explicit window, filler dropped), ``retrieve``, ``counter`` (seek counter-evidence:
+observations and contested beliefs that bear on the question), ``draft`` (the reasoner),
+``ground_check`` (citation policing), ``revise`` (one more draft when citations failed the
+check). Ask writes only telemetry — never a conversation, never memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from .citations import PolicedCitations, police
+from .emotions import TONE, EmotionClassifier
+from .errors import ModelError
+from .events import CitationView
+from .prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
+from .reasoners.offline import OfflineReasoner
+from .retrieval import retrieve
+from .retrieval.timewords import parse_time_window, strip_time_words
+from .stream_filter import StreamFilter
+from .telemetry import mark_cited, record_turn
+
+if TYPE_CHECKING:
+    from .companion import Companion
+
+ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
+_OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
+_FILLER = re.compile(r"^(hey|hi|so|ok|okay|um|uh|please|sadie)[,!\s]+", re.I)
+
+
+@dataclass
+class AskResult:
+    question: str
+    answer: str
+    citations: list[CitationView]
+    persona: str
+    abstained: bool
+    grounding: dict[str, Any]
+    stages: list[dict[str, Any]]
+    reframed_question: str | None
+    opinion: str | None
+    emotion: str
+    model: str
+    offline: bool
+    chunks_considered: int = 0
+    latency_ms: float = 0.0
+    notices: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["citations"] = [
+            {"episode_id": c.episode_id, "quote": c.quote, "support": c.support,
+             "label": c.label, "claimed": c.claimed, "title": c.title, "date": c.date}
+            for c in self.citations
+        ]
+        return data
+
+
+def reframe(question: str, now: datetime) -> str:
+    """The question with filler dropped and its time words made explicit."""
+    text = _FILLER.sub("", question.strip())
+    window = parse_time_window(text, now)
+    if window is None:
+        return text
+    core = strip_time_words(text, window) or text
+    start = window.start.strftime("%Y-%m-%d") if window.start else "the beginning"
+    end = (
+        datetime.fromordinal(window.end.toordinal() - 1).strftime("%Y-%m-%d")
+        if window.end else "now"
+    )
+    return f"{core.rstrip('?. ')} (between {start} and {end})?"
+
+
+def split_opinion(text: str) -> tuple[str, str | None]:
+    match = _OPINION.search(text)
+    if not match:
+        return text.strip(), None
+    return text[: match.start()].strip(), text[match.end():].strip() or None
+
+
+def grounding_report(policed: PolicedCitations) -> dict[str, Any]:
+    from .companion import grounding_score
+
+    counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
+    for c in policed.citations:
+        counts[c.support] = counts.get(c.support, 0) + 1
+    return {
+        "score": grounding_score(policed),
+        "counts": counts,
+        "dropped": len(policed.dropped),
+        "dropped_reasons": [d.get("reason", "") for d in policed.dropped],
+        "parse_error": policed.parse_error,
+    }
+
+
+async def run_ask(companion: Companion, question: str, persona_name: str | None = None) -> AskResult:
+    started = time.perf_counter()
+    memory = companion.memory
+    persona = companion._persona(persona_name, companion.settings.ask_persona)
+    emotion = EmotionClassifier(memory.embedder).choose(question).value
+    stages: list[dict[str, Any]] = []
+    notices: list[str] = []
+
+    def stage(name: str, t0: float, note: str = "") -> None:
+        stages.append({"name": name, "ms": round((time.perf_counter() - t0) * 1000, 1), "note": note})
+
+    reasoner, notice = await companion._pick_reasoner()
+    if notice:
+        notices.append(notice)
+    result_base = dict(
+        question=question, persona=persona.name, emotion=emotion,
+        model=reasoner.model, offline=reasoner.offline,
+    )
+    if await asyncio.to_thread(memory.is_empty):
+        return AskResult(
+            answer=EMPTY_ASK, citations=[], abstained=True,
+            grounding={"score": 0.0, "counts": {}, "dropped": 0, "dropped_reasons": [], "parse_error": None},
+            stages=[], reframed_question=None, opinion=None, notices=notices, **result_base,
+        )
+
+    now = datetime.now()
+    query = question
+    reframed: str | None = None
+    if "reframe" in persona.stages:
+        t0 = time.perf_counter()
+        reframed = reframe(question, now)
+        query = _FILLER.sub("", question.strip()) or question
+        stage("reframe", t0, reframed)
+
+    t0 = time.perf_counter()
+    result = await asyncio.to_thread(retrieve, memory, query, persona, now=now)
+    stage("retrieve", t0, f"{len(result.chunks)} chunks")
+
+    extra: list[str] = []
+    if "counter" in persona.stages:
+        t0 = time.perf_counter()
+        counter = await asyncio.to_thread(_counter_evidence, companion, query, persona, result)
+        if counter:
+            extra.append(counter)
+        stage("counter", t0, "found" if counter else "none")
+
+    from .companion import excerpts_of
+
+    excerpts = excerpts_of(result)
+    soul = await asyncio.to_thread(memory.soul)
+    briefing = build_briefing(
+        message=question, excerpts=excerpts, beliefs=result.beliefs,
+        observations=result.observations,
+        observation_weight_high=persona.observation_weight > 1.0,
+        soul=soul, voice=persona.voice,
+        tone=TONE.get(emotion, ""), mode="ask", extra_blocks=extra,
+    )
+
+    async def draft(b: Any) -> tuple[str, PolicedCitations]:
+        text = await _complete(reasoner, b, question)
+        filt = StreamFilter()
+        visible = filt.feed(text) + filt.finish()
+        return visible, police(filt.tail, b.shown)
+
+    answer = ""
+    policed = police("", {})
+    try:
+        t0 = time.perf_counter()
+        answer, policed = await draft(briefing)
+        stage("draft", t0, f"{len(answer)} chars")
+        t0 = time.perf_counter()
+        report = grounding_report(policed)
+        stage("ground_check", t0, f"score {report['score']}")
+        if "revise" in persona.stages and not reasoner.offline and _needs_revision(policed):
+            t0 = time.perf_counter()
+            feedback = _revision_note(policed)
+            revised = build_briefing(
+                message=question + "\n\n" + feedback, excerpts=excerpts, beliefs=result.beliefs,
+                observations=result.observations, soul=soul,
+                voice=persona.voice, mode="ask", extra_blocks=extra,
+            )
+            answer2, policed2 = await draft(revised)
+            if grounding_report(policed2)["score"] >= report["score"]:
+                answer, policed = answer2, policed2
+            stage("revise", t0, f"score {grounding_report(policed)['score']}")
+    except ModelError as exc:
+        notices.append(exc.one_line() + "; answering offline")
+        reasoner = OfflineReasoner(exc.message)
+        result_base.update(model=reasoner.model, offline=True)
+        answer, policed = await draft(briefing)
+        stage("draft", time.perf_counter(), "offline fallback")
+
+    answer, opinion = split_opinion(answer)
+    report = grounding_report(policed)
+    grounded = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
+    abstained = not result.chunks or not grounded
+    titles = {c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks}
+    citations = [
+        CitationView(c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", "")))
+        for c in policed.citations
+    ]
+    if abstained:
+        answer = ABSTAIN
+        citations = []
+    latency = (time.perf_counter() - started) * 1000
+    await asyncio.to_thread(
+        _telemetry, companion, question, reasoner.model, persona.name, briefing.version,
+        report["score"], abstained, latency, result, citations,
+    )
+    return AskResult(
+        answer=answer, citations=citations, abstained=abstained, grounding=report, stages=stages,
+        reframed_question=reframed, opinion=opinion, chunks_considered=len(result.chunks),
+        latency_ms=round(latency, 1), notices=notices, **result_base,
+    )
+
+
+async def _complete(reasoner: Any, briefing: Any, question: str) -> str:
+    parts: list[str] = []
+    async for piece in reasoner.stream(briefing, question):
+        if piece.kind == "content":
+            parts.append(piece.text)
+    return "".join(parts)
+
+
+def _needs_revision(policed: PolicedCitations) -> bool:
+    demoted = any(c.claimed == "verbatim" and c.support != "verbatim" for c in policed.citations)
+    return bool(policed.dropped) or demoted or not policed.citations
+
+
+def _revision_note(policed: PolicedCitations) -> str:
+    problems = []
+    if policed.dropped:
+        problems.append(f"{len(policed.dropped)} citation(s) named episodes you were not shown")
+    if any(c.claimed == "verbatim" and c.support != "verbatim" for c in policed.citations):
+        problems.append("some 'verbatim' quotes are not in the excerpts word for word")
+    if not policed.citations:
+        problems.append("you cited nothing")
+    return (
+        "(Your previous draft failed the citation check: " + "; ".join(problems) + ". Answer again "
+        "using only the excerpts, and copy quotes exactly.)"
+    )
+
+
+def _counter_evidence(companion: Companion, query: str, persona: Any, result: Any) -> str:
+    """Observations and contested beliefs that may cut against what the notes say."""
+    from dataclasses import replace
+
+    probe = replace(persona, observations=True, contested=True, beliefs=True)
+    counter = retrieve(companion.memory, query, probe, k=1)
+    contested = [b for b in counter.beliefs if b.status == "contested"]
+    seen = {o.id for o in result.observations}
+    observations = [o for o in counter.observations if o.id not in seen]
+    blocks = [render_beliefs(contested), render_observations(observations, True)]
+    text = "\n\n".join(b for b in blocks if b)
+    return ("Counter-evidence to weigh before concluding:\n" + text) if text else ""
+
+
+def _telemetry(
+    companion: Companion, question: str, model: str, persona: str, version: str,
+    grounding: float, abstained: bool, latency: float, result: Any, citations: list[CitationView],
+) -> None:
+    db = companion.memory.db
+    turn = record_turn(
+        db, kind="ask", query=question, model=model, persona=persona, prompt_version=version,
+        grounding=grounding, abstained=abstained, latency_ms=latency, chunks=result.chunks,
+    )
+    cited = {c.episode_id.lower() for c in citations}
+    mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])

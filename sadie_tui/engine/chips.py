@@ -1,0 +1,474 @@
+"""Context chips: things attached to a conversation to ground it, and what they resolve to.
+
+Kinds (spec: "Context chips"): ``wiki`` (a wiki entry), ``source`` (an episode, citable like
+an excerpt), ``brief``, ``graph_entity`` (a node of the knowledge graph) and ``discourse``
+(a Today card). A chip stores the kind, the thing's id (``ref_id``), a label and a short
+snippet; its content is read from the memory each time the briefing is built, so removing a
+chip drops it from the next reply.
+
+All the SQL for the ``chips`` table is here, plus the look-ups over the five kinds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .conversations import AmbiguousIdError, new_id, now, resolve_id, resolve_prefix
+from .errors import ConfigError, NotFoundError
+from .ingest.entities import entity_key
+from .store.db import Database
+
+KINDS = ("wiki", "source", "brief", "graph_entity", "discourse")
+#: Other words a person may type for a kind.
+ALIASES = {
+    "episode": "source",
+    "note": "source",
+    "entity": "graph_entity",
+    "graph": "graph_entity",
+    "today": "discourse",
+    "card": "discourse",
+    "today_card": "discourse",
+}
+SNIPPET_CHARS = 120
+TEXT_CAP = 4000
+NEIGHBOURS = 8
+ENTITY_MENTIONS = 3
+LABEL_CHARS = 80
+
+
+@dataclass(frozen=True)
+class _Table:
+    table: str
+    noun: str
+    date: str  # SQL for the row's date, or NULL
+
+
+_TABLES = {
+    "wiki": _Table("wiki_entries", "wiki entry", "NULL"),
+    "source": _Table("episodes", "source (episode)", "occurred_at"),
+    "brief": _Table("briefs", "brief", "occurred_at"),
+    "discourse": _Table("today_cards", "Today card", "occurred_at"),
+}
+
+
+@dataclass(frozen=True)
+class Chip:
+    id: str
+    conversation_id: str
+    kind: str
+    ref_id: str
+    label: str
+    snippet: str | None
+    created_at: datetime
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "kind": self.kind,
+            "ref_id": self.ref_id,
+            "label": self.label,
+            "snippet": self.snippet,
+            "created_at": self.created_at.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str
+    ref_id: str
+    label: str
+    snippet: str
+    date: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "ref_id": self.ref_id,
+            "label": self.label,
+            "snippet": self.snippet,
+            "date": self.date,
+        }
+
+
+@dataclass(frozen=True)
+class ChipContent:
+    chip: Chip
+    title: str
+    text: str
+    episode_id: str | None  # set for source chips: the episode is citable like an excerpt
+    date: str | None
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def normalise_kind(kind: str) -> str:
+    """The canonical kind for ``kind`` (aliases such as ``episode`` or ``today`` accepted)."""
+    word = (kind or "").strip().lower().replace("-", "_")
+    word = ALIASES.get(word, word)
+    if word not in KINDS:
+        raise ConfigError(f"unknown chip kind {kind!r} (kinds: {', '.join(KINDS)})")
+    return word
+
+
+def _squash(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line, cut at a word boundary to at most ``limit`` characters."""
+    flat = _squash(text)
+    if len(flat) <= limit:
+        return flat
+    space = flat.rfind(" ", 0, limit)
+    head = flat[:space] if space > limit // 2 else flat[: limit - 1]
+    return head.rstrip(" ,;:.-") + "…"
+
+
+def _cap(text: str, limit: int = TEXT_CAP) -> str:
+    """Keep paragraphs, but no more than ``limit`` characters."""
+    text = (text or "").strip()
+    if len(text) <= limit:
+        return text
+    space = text.rfind(" ", 0, limit)
+    return text[: space if space > limit // 2 else limit].rstrip() + " …"
+
+
+def _date(value: Any) -> str | None:
+    if isinstance(value, datetime):
+        return value.date().isoformat()
+    return str(value)[:10] if value else None
+
+
+def _looks_like_id(ref: str) -> bool:
+    return len(ref) >= 4 and re.fullmatch(r"[0-9a-fA-F-]+", ref) is not None
+
+
+_CHIP_COLUMNS = (
+    "CAST(id AS VARCHAR), CAST(conversation_id AS VARCHAR), kind, ref_id, label, snippet,"
+    " created_at"
+)
+
+
+def _chip(row: tuple[Any, ...]) -> Chip:
+    return Chip(*row[:6], created_at=row[6])
+
+
+def _get_chip(db: Database, chip_id: str) -> Chip:
+    row = db.fetchone(f"SELECT {_CHIP_COLUMNS} FROM chips WHERE id = ?", [chip_id])
+    if row is None:
+        raise NotFoundError(f"no chip {chip_id!r}")
+    return _chip(row)
+
+
+# --------------------------------------------------------------------------- looking things up
+
+
+def _lookup(db: Database, kind: str, ref: str) -> tuple[str, str, str]:
+    """(ref_id, title, text) of the thing ``ref`` names, or NotFoundError."""
+    ref = (ref or "").strip()
+    if kind == "graph_entity":
+        return _lookup_entity(db, ref)
+    spec = _TABLES[kind]
+    if _looks_like_id(ref):
+        try:
+            full = resolve_prefix(db, spec.table, ref, spec.noun)
+        except NotFoundError:  # an ambiguous prefix still raises
+            pass
+        else:
+            row = db.fetchone(f"SELECT title, text FROM {spec.table} WHERE id = ?", [full])
+            if row is not None:
+                return full, row[0], row[1]
+    # Not an id: an exact title, compared case-insensitively, if only one thing has it.
+    rows = db.fetchall(
+        f"SELECT CAST(id AS VARCHAR), title, text FROM {spec.table}"
+        " WHERE lower(title) = lower(?) LIMIT 2",
+        [ref],
+    )
+    if len(rows) == 1:
+        return rows[0][0], rows[0][1], rows[0][2]
+    if len(rows) > 1:
+        raise AmbiguousIdError(
+            f"more than one {spec.noun} is titled {ref!r}", fix="use its id from `sadie chips find`"
+        )
+    raise NotFoundError(f"no {spec.noun} {ref!r}", fix="look it up with `sadie chips find`")
+
+
+def _lookup_entity(db: Database, ref: str) -> tuple[str, str, str]:
+    row = None
+    if ref.isdigit():
+        row = db.fetchone("SELECT id, name, kind FROM entities WHERE id = ?", [int(ref)])
+    if row is None and ref:
+        row = db.fetchone("SELECT id, name, kind FROM entities WHERE key = ?", [entity_key(ref)])
+    if row is None:
+        raise NotFoundError(f"no entity {ref!r}", fix="look it up with `sadie chips find`")
+    return str(row[0]), row[1], _entity_line(db, int(row[0]), row[1], row[2])
+
+
+def _entity_line(db: Database, entity_id: int, name: str, kind: str) -> str:
+    row = db.fetchone(
+        "SELECT count(DISTINCT episode_id) FROM entity_mentions WHERE entity_id = ?", [entity_id]
+    )
+    count = int(row[0]) if row else 0
+    return f"{name}, {kind}, mentioned in {count} episode{'s' if count != 1 else ''}"
+
+
+# --------------------------------------------------------------------------- chips
+
+
+def add_chip(
+    db: Database, conversation_id: str, kind: str, ref: str, *, label: str | None = None
+) -> Chip:
+    """Attach the thing ``ref`` names (an id, a unique id prefix, an exact title, or for
+    ``graph_entity`` an entity's name) to the conversation. Attaching it again returns the
+    chip it already has."""
+    cid = resolve_id(db, conversation_id)
+    kind = normalise_kind(kind)
+    ref_id, title, text = _lookup(db, kind, ref)
+    row = db.fetchone(
+        f"SELECT {_CHIP_COLUMNS} FROM chips WHERE conversation_id = ? AND kind = ? AND ref_id = ?",
+        [cid, kind, ref_id],
+    )
+    if row is not None:
+        return _chip(row)
+    chosen = cut(label, LABEL_CHARS) if label and label.strip() else cut(title, LABEL_CHARS)
+    snippet = cut(text, SNIPPET_CHARS) or None
+    chip_id = new_id()
+    db.execute(
+        "INSERT INTO chips (id, conversation_id, kind, ref_id, label, snippet, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [chip_id, cid, kind, ref_id, chosen or ref_id, snippet, now()],
+    )
+    return _get_chip(db, chip_id)
+
+
+def list_chips(db: Database, conversation_id: str) -> list[Chip]:
+    """The conversation's chips, in the order they were attached."""
+    cid = resolve_id(db, conversation_id)
+    rows = db.fetchall(
+        f"SELECT {_CHIP_COLUMNS} FROM chips WHERE conversation_id = ? ORDER BY created_at, id",
+        [cid],
+    )
+    return [_chip(r) for r in rows]
+
+
+def remove_chip(db: Database, conversation_id: str, chip_id: str) -> Chip:
+    """Detach a chip (by id or unique prefix) and return it."""
+    cid = resolve_id(db, conversation_id)
+    full = resolve_prefix(
+        db, "chips", chip_id, "chip on this conversation", where="conversation_id = ?",
+        params=[cid],
+    )
+    chip = _get_chip(db, full)
+    db.execute("DELETE FROM chips WHERE id = ?", [full])
+    return chip
+
+
+def remove_last_chip(db: Database, conversation_id: str) -> Chip | None:
+    """Detach the most recently attached chip; ``None`` when there is none."""
+    chips = list_chips(db, conversation_id)
+    if not chips:
+        return None
+    db.execute("DELETE FROM chips WHERE id = ?", [chips[-1].id])
+    return chips[-1]
+
+
+# --------------------------------------------------------------------------- finding
+
+
+def find_attachable(
+    db: Database, text: str, *, kind: str | None = None, limit: int = 20
+) -> list[Candidate]:
+    """What could be attached, for a picker or ``sadie chips find``.
+
+    Every word of ``text`` must appear (case-insensitively) in a thing's title or text (for
+    entities: the name). Title matches rank before text matches, then the most recent (for
+    entities: the most mentioned). Empty text lists the most recent (most mentioned) of each
+    kind, taking turns between kinds. An id prefix finds the thing it names.
+    """
+    kinds = [normalise_kind(kind)] if kind else list(KINDS)
+    words = _squash(text).lower().split()
+    if limit <= 0:
+        return []
+    per_kind: list[list[tuple[int, float, Candidate]]] = []
+    for name in kinds:
+        if name == "graph_entity":
+            per_kind.append(_find_entities(db, words, limit))
+        else:
+            per_kind.append(_find_rows(db, name, words, limit))
+    if not words:
+        merged: list[Candidate] = []
+        for rank in range(limit):
+            for found in per_kind:
+                if rank < len(found):
+                    merged.append(found[rank][2])
+        return merged[:limit]
+    everything = [item for found in per_kind for item in found]
+    everything.sort(key=lambda item: (-item[0], -item[1]))
+    return [item[2] for item in everything[:limit]]
+
+
+def _find_rows(
+    db: Database, kind: str, words: list[str], limit: int
+) -> list[tuple[int, float, Candidate]]:
+    spec = _TABLES[kind]
+    params: list[Any] = []
+    if words:
+        in_title = " AND ".join("contains(lower(title), ?)" for _ in words)
+        anywhere = " AND ".join(
+            "(contains(lower(title), ?) OR contains(lower(text), ?))" for _ in words
+        )
+        phrase = " ".join(words)
+        score = (
+            "CASE WHEN starts_with(CAST(id AS VARCHAR), ?) THEN 4"
+            " WHEN lower(title) = ? THEN 3"
+            f" WHEN {in_title} THEN 2 ELSE 1 END"
+        )
+        id_guess = phrase if _looks_like_id(phrase) else "\x00"
+        params += [id_guess, phrase, *words]
+        where = f"WHERE ({anywhere}) OR starts_with(CAST(id AS VARCHAR), ?)"
+        params += [w for w in words for _ in (0, 1)] + [id_guess]
+    else:
+        score, where = "0", ""
+    params.append(limit)
+    rows = db.fetchall(
+        f"SELECT CAST(id AS VARCHAR), title, text, {spec.date} AS day, {score} AS score"
+        f" FROM {spec.table} {where}"
+        " ORDER BY score DESC, day DESC NULLS LAST, title LIMIT ?",
+        params,
+    )
+    found = []
+    for ref_id, title, body, day, rank in rows:
+        snippet = _context(body, words) if rank == 1 else cut(body, SNIPPET_CHARS)
+        stamp = day.timestamp() if isinstance(day, datetime) else 0.0
+        found.append((int(rank), stamp, Candidate(kind, ref_id, title, snippet, _date(day))))
+    return found
+
+
+def _context(text: str, words: list[str]) -> str:
+    """A snippet of ``text`` around the first place one of ``words`` appears."""
+    flat = _squash(text)
+    lowered = flat.lower()
+    positions = [p for p in (lowered.find(w) for w in words) if p >= 0]
+    if not positions:
+        return cut(flat, SNIPPET_CHARS)
+    start = max(0, min(positions) - SNIPPET_CHARS // 3)
+    if start:
+        space = flat.find(" ", start)
+        start = space + 1 if 0 <= space < min(positions) else start
+    piece = cut(flat[start:], SNIPPET_CHARS - (1 if start else 0))
+    return ("…" + piece) if start else piece
+
+
+def _find_entities(
+    db: Database, words: list[str], limit: int
+) -> list[tuple[int, float, Candidate]]:
+    params: list[Any] = []
+    if words:
+        phrase = " ".join(words)
+        all_words = " AND ".join("contains(e.key, ?)" for _ in words)
+        score = "CASE WHEN e.key = ? THEN 3 WHEN CAST(e.id AS VARCHAR) = ? THEN 4 ELSE 2 END"
+        where = f"WHERE ({all_words}) OR CAST(e.id AS VARCHAR) = ?"
+        params += [phrase, phrase, *words, phrase]
+    else:
+        score, where = "0", ""
+    params.append(limit)
+    rows = db.fetchall(
+        f"SELECT e.id, e.name, e.kind, count(DISTINCT m.episode_id) AS n,"
+        f" max(ep.occurred_at) AS last, {score} AS score"
+        " FROM entities e LEFT JOIN entity_mentions m ON m.entity_id = e.id"
+        " LEFT JOIN episodes ep ON ep.id = m.episode_id"
+        f" {where} GROUP BY e.id, e.name, e.kind, e.key"
+        " ORDER BY score DESC, n DESC, e.name LIMIT ?",
+        params,
+    )
+    found = []
+    for entity_id, name, kind, count, last, rank in rows:
+        snippet = f"{kind}, mentioned in {count} episode{'s' if count != 1 else ''}"
+        candidate = Candidate("graph_entity", str(entity_id), name, snippet, _date(last))
+        found.append((int(rank), float(count), candidate))
+    return found
+
+
+# --------------------------------------------------------------------------- resolving
+
+
+def resolve(db: Database, chip: Chip) -> ChipContent:
+    """The content a chip puts into the briefing's "Attached context" block.
+
+    The thing is read by id; if it is gone (a re-ingest gives derived records new ids) the one
+    thing with the chip's label as its title is used instead; else ``NotFoundError``.
+    """
+    if chip.kind == "graph_entity":
+        return _resolve_entity(db, chip)
+    spec = _TABLES.get(chip.kind)
+    if spec is None:
+        raise NotFoundError(f"chip {chip.label!r} has an unknown kind {chip.kind!r}")
+    sql = f"SELECT CAST(id AS VARCHAR), title, text, {spec.date} FROM {spec.table}"
+    row = db.fetchone(sql + " WHERE id = TRY_CAST(? AS UUID)", [chip.ref_id])
+    if row is None:
+        rows = db.fetchall(sql + " WHERE title = ? LIMIT 2", [chip.label])
+        row = rows[0] if len(rows) == 1 else None
+    if row is None:
+        raise NotFoundError(f"the {spec.noun} of chip {chip.label!r} is no longer in the memory")
+    ref_id, title, text, day = row
+    return ChipContent(
+        chip=chip,
+        title=title,
+        text=_cap(text),
+        episode_id=ref_id if chip.kind == "source" else None,
+        date=_date(day),
+    )
+
+
+def _resolve_entity(db: Database, chip: Chip) -> ChipContent:
+    row = None
+    if chip.ref_id.isdigit():
+        row = db.fetchone("SELECT id, name, kind FROM entities WHERE id = ?", [int(chip.ref_id)])
+    if row is None:
+        row = db.fetchone(
+            "SELECT id, name, kind FROM entities WHERE key = ?", [entity_key(chip.label)]
+        )
+    if row is None:
+        raise NotFoundError(f"the entity of chip {chip.label!r} is no longer in the memory")
+    entity_id, name, kind = row
+    neighbours = db.fetchall(
+        "SELECT n.name, n.kind, max(x.weight) AS w FROM ("
+        " SELECT dst AS other, weight FROM entity_edges WHERE src = ?"
+        " UNION ALL SELECT src AS other, weight FROM entity_edges WHERE dst = ?) x"
+        " JOIN entities n ON n.id = x.other WHERE n.id <> ?"
+        " GROUP BY n.name, n.kind ORDER BY w DESC, n.name LIMIT ?",
+        [entity_id, entity_id, entity_id, NEIGHBOURS],
+    )
+    mentions = db.fetchall(
+        "SELECT ep.occurred_at, ep.title, c.text FROM entity_mentions m"
+        " JOIN chunks c ON c.id = m.chunk_id JOIN episodes ep ON ep.id = m.episode_id"
+        " WHERE m.entity_id = ? ORDER BY ep.occurred_at DESC, c.ordinal LIMIT ?",
+        [entity_id, ENTITY_MENTIONS],
+    )
+    lines = [f"{name} ({kind}), a node of the knowledge graph."]
+    if neighbours:
+        linked = ", ".join(f"{n} ({k}, {int(w)})" for n, k, w in neighbours)
+        lines.append(f"Often mentioned together with: {linked}.")
+    if mentions:
+        lines.append("Most recent mentions:")
+        for day, title, text in mentions:
+            lines.append(f"- {_date(day)} {title}: {_context(text, [name.lower()])}")
+    last = _date(mentions[0][0]) if mentions else None
+    return ChipContent(chip=chip, title=name, text="\n".join(lines), episode_id=None, date=last)
+
+
+def resolve_all(db: Database, conversation_id: str) -> tuple[list[ChipContent], list[Chip]]:
+    """Every chip of the conversation resolved, and the chips whose thing is gone."""
+    contents: list[ChipContent] = []
+    missing: list[Chip] = []
+    for chip in list_chips(db, conversation_id):
+        try:
+            contents.append(resolve(db, chip))
+        except NotFoundError:
+            missing.append(chip)
+    return contents, missing

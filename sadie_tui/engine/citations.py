@@ -1,0 +1,312 @@
+"""Citation policing: turning the reply's citations tail into checked citations.
+
+This module owns what happens to the text the stream filter diverted after the
+citations marker:
+
+* **Parsing** (:func:`parse_tail`): the JSON array a small model writes, with the
+  unambiguous slips repaired: a code fence around it, prose or a colon before
+  it, single-quoted strings, trailing commas, a single object instead of a list,
+  ``episode_id`` instead of ``episode``. Truncated JSON keeps the complete
+  objects that parse. Nothing here raises, and the prose is never touched.
+* **Grounding**: a citation must name an episode that was in the briefing;
+  ids are matched ignoring case, surrounding whitespace, braces and an
+  ``episode`` prefix, and a unique prefix of at least 8 hex digits is accepted.
+  Anything else is dropped.
+* **Grading** (:func:`grade`): the spec's table. ``verbatim`` is a guarantee that
+  the quote, compared whitespace-squashed and case-folded, is in that episode's
+  text; ``inference`` is never checked.
+
+Pure: no I/O and no UI imports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "SUPPORT_LABELS",
+    "Citation",
+    "PolicedCitations",
+    "grade",
+    "normalise",
+    "parse_tail",
+    "police",
+]
+
+SUPPORT_LABELS = ("verbatim", "paraphrase", "inference")
+
+_EPISODE_KEYS = ("episode", "episode_id", "episodeId", "episode id", "id")
+# Straight, curly and angle quotation marks a model wraps a quote in.
+_QUOTE_CHARS = "\"'\u201c\u201d\u2018\u2019\u00ab\u00bb\u201e"
+_MIN_PREFIX_HEX = 8
+
+_DECODER = json.JSONDecoder(strict=False)
+_WS = re.compile(r"\s+")
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\r?\n?(.*?)(?:```|\Z)", re.DOTALL)
+_HEX = re.compile(r"[0-9a-f-]+")
+_EPISODE_PREFIX = re.compile(r"^episode\b[\s:#=-]*", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Citation:
+    episode_id: str
+    quote: str
+    support: str  # final label after re-grading
+    claimed: str  # what the model claimed
+
+
+@dataclass(frozen=True)
+class PolicedCitations:
+    citations: tuple[Citation, ...]
+    dropped: tuple[dict, ...]
+    parse_error: str | None
+
+
+# -- parsing ------------------------------------------------------------------
+
+
+def parse_tail(tail: str) -> tuple[list[dict], str | None]:
+    """Parse the citations tail into raw entries (dicts) and an error, if any."""
+    items, error = _parse_items(tail)
+    return [item for item in items if isinstance(item, dict)], error
+
+
+def _parse_items(tail: str) -> tuple[list[Any], str | None]:
+    text = (tail or "").strip()
+    if not text:
+        return [], None
+    fence = _FENCE.search(text)
+    if fence is not None and ("[" in fence.group(1) or "{" in fence.group(1)):
+        text = fence.group(1)
+    starts = [i for i in (text.find("["), text.find("{")) if i >= 0]
+    if not starts:
+        return [], "no JSON list found after the citations marker"
+    text = text[min(starts) :]
+
+    value, ok = _decode(text)
+    if not ok:
+        value, ok = _decode(_repair(text))
+    if ok:
+        return _as_items(value)
+    salvaged = _salvage(_repair(text))
+    if salvaged:
+        return salvaged, None
+    return [], "could not parse the citations JSON"
+
+
+def _decode(text: str) -> tuple[Any, bool]:
+    try:
+        value, _ = _DECODER.raw_decode(text)
+    except (ValueError, RecursionError):
+        return None, False
+    return value, True
+
+
+def _as_items(value: Any) -> tuple[list[Any], str | None]:
+    if isinstance(value, dict):
+        inner = value.get("citations")
+        if isinstance(inner, list) and not any(k in value for k in _EPISODE_KEYS):
+            return list(inner), None
+        return [value], None
+    if isinstance(value, list):
+        return list(value), None
+    return [], "citations JSON is not a list"
+
+
+def _repair(text: str) -> str:
+    """Rewrite single-quoted strings as JSON strings and drop trailing commas."""
+    out: list[str] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            out.append(text[i : j + 1])
+            i = j + 1
+        elif ch == "'":
+            j = i + 1
+            buf: list[str] = []
+            while j < n and text[j] != "'":
+                c = text[j]
+                if c == "\\" and j + 1 < n:
+                    nxt = text[j + 1]
+                    buf.append("'" if nxt == "'" else c + nxt)
+                    j += 2
+                    continue
+                buf.append('\\"' if c == '"' else c)
+                j += 1
+            out.append('"' + "".join(buf) + ('"' if j < n else ""))
+            i = j + 1
+        elif ch == ",":
+            k = i + 1
+            while k < n and text[k].isspace():
+                k += 1
+            if k >= n or text[k] not in "]}":
+                out.append(ch)
+            i += 1
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _salvage(text: str) -> list[Any]:
+    """Objects that are complete and parse, from JSON cut off or broken elsewhere."""
+    found: list[Any] = []
+    stack: list[str] = []
+    start = -1
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            j = i + 1
+            while j < n and text[j] != '"':
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if ch in "[{":
+            # Only objects at the top level or directly inside the top list count.
+            if ch == "{" and stack in ([], ["["]):
+                start = i
+            stack.append(ch)
+        elif ch in "]}":
+            if stack:
+                stack.pop()
+            if ch == "}" and start >= 0 and stack in ([], ["["]):
+                value, ok = _decode(text[start : i + 1])
+                if ok and isinstance(value, dict):
+                    found.append(value)
+                start = -1
+        i += 1
+    return found
+
+
+# -- grading ------------------------------------------------------------------
+
+
+def normalise(text: str) -> str:
+    """Whitespace squashed to single spaces, stripped, case-folded."""
+    return _WS.sub(" ", text).strip().casefold()
+
+
+def _clean_quote(quote: str) -> str:
+    previous = None
+    q = quote
+    while q != previous:
+        previous = q
+        q = q.strip().strip(_QUOTE_CHARS)
+        for ellipsis in ("...", "…"):
+            q = q.removeprefix(ellipsis).removesuffix(ellipsis)
+    return q
+
+
+def _claim_label(claimed: Any) -> str:
+    label = claimed.strip().lower() if isinstance(claimed, str) else ""
+    return label if label in SUPPORT_LABELS else "paraphrase"
+
+
+def grade(claimed: str, quote: str, texts: Sequence[str]) -> str:
+    """Final support label for a quote from an episode whose texts are given."""
+    if _claim_label(claimed) == "inference":
+        return "inference"
+    found = _found(normalise(_clean_quote(quote)), _normalised_texts(texts))
+    return "verbatim" if found else "paraphrase"
+
+
+def _normalised_texts(texts: Sequence[str] | str) -> list[str]:
+    if isinstance(texts, str):
+        texts = [texts]
+    return [normalise(t) for t in texts if isinstance(t, str)]
+
+
+def _found(needle: str, haystacks: Sequence[str]) -> bool:
+    return bool(needle) and any(needle in hay for hay in haystacks)
+
+
+# -- grounding ----------------------------------------------------------------
+
+
+def _clean_id(raw: str) -> str:
+    s = raw.strip().strip(_QUOTE_CHARS + "{}[]<>()").strip()
+    s = _EPISODE_PREFIX.sub("", s)
+    s = s.strip().strip("{}[]<>()").strip()
+    for ellipsis in ("...", "…"):
+        s = s.removesuffix(ellipsis)
+    return s.strip().lower()
+
+
+def _resolve(raw: str, ids: Mapping[str, str]) -> tuple[str | None, str]:
+    """Map a cited id onto a shown episode id, or say why it cannot be."""
+    cleaned = _clean_id(raw)
+    if cleaned in ids:
+        return ids[cleaned], ""
+    hex_digits = cleaned.replace("-", "")
+    if _HEX.fullmatch(cleaned) and len(hex_digits) >= _MIN_PREFIX_HEX:
+        # Compared without hyphens: a small model drops or truncates them too.
+        matches = [key for key in ids if key.replace("-", "").startswith(hex_digits)]
+        if len(matches) == 1:
+            return ids[matches[0]], ""
+        if len(matches) > 1:
+            return None, "ambiguous episode"
+    return None, "unknown episode"
+
+
+# -- policing -----------------------------------------------------------------
+
+_RANK = {"verbatim": 0, "paraphrase": 1, "inference": 2}
+
+
+def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
+    """Parse, ground and re-grade the citations of one reply."""
+    items, error = _parse_items(tail)
+    ids = {_clean_id(key): key for key in shown}
+    normalised: dict[str, list[str]] = {}
+    dropped: list[dict] = []
+    kept: list[Citation] = []
+    index: dict[tuple[str, str], int] = {}
+
+    for item in items:
+        if not isinstance(item, dict):
+            dropped.append({"entry": item, "reason": "malformed entry"})
+            continue
+        raw_id = next((item[k] for k in _EPISODE_KEYS if k in item), None)
+        quote = item.get("quote", "")
+        if quote is None:
+            quote = ""
+        if not isinstance(raw_id, str) or not isinstance(quote, str):
+            dropped.append({**item, "reason": "malformed entry"})
+            continue
+        episode, reason = _resolve(raw_id, ids)
+        if episode is None:
+            dropped.append({**item, "reason": reason})
+            continue
+
+        claimed_raw = item.get("support")
+        claimed = claimed_raw.strip().lower() if isinstance(claimed_raw, str) else ""
+        cleaned = _clean_quote(quote)
+        if _claim_label(claimed) == "inference":
+            support = "inference"
+        else:
+            if episode not in normalised:
+                normalised[episode] = _normalised_texts(shown[episode])
+            found = _found(normalise(cleaned), normalised[episode])
+            support = "verbatim" if found else "paraphrase"
+        citation = Citation(episode_id=episode, quote=cleaned, support=support, claimed=claimed)
+
+        key = (episode, normalise(cleaned))
+        if key in index:
+            at = index[key]
+            if _RANK[support] < _RANK[kept[at].support]:
+                kept[at] = citation
+            dropped.append({**item, "reason": "duplicate"})
+            continue
+        index[key] = len(kept)
+        kept.append(citation)
+
+    return PolicedCitations(citations=tuple(kept), dropped=tuple(dropped), parse_error=error)

@@ -1,0 +1,384 @@
+"""The companion: one chat turn or one ask, from the person's message to validated events.
+
+It owns the order of things — conversation and messages written before the first token,
+emotion chosen before generating, retrieval, briefing, the reasoner stream through the
+filter, citation policing, policy lint, telemetry — and yields typed events. Blocking work
+(DuckDB, embeddings) runs in threads so an event loop (the TUI's) never stalls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from . import conversations as conv
+from .citations import police
+from .emotions import TONE, EmotionClassifier
+from .errors import ModelError, ModelMissing, ModelUnreachable, SadieError
+from .events import (
+    CitationsEvent,
+    CitationView,
+    Context,
+    Done,
+    EmotionEvent,
+    ErrorEvent,
+    Event,
+    Meta,
+    Replace,
+    Status,
+    Thinking,
+    Token,
+)
+from .personas import Persona, get_persona
+from .policies import guardrail_block, lint, load_policies
+from .prompt import Attached, Briefing, Excerpt, build_briefing
+from .reasoners.offline import OfflineReasoner
+from .reasoners.ollama import OllamaReasoner, probe
+from .retrieval import RetrievalResult, retrieve
+from .stream_filter import StreamFilter
+from .telemetry import mark_cited, record_turn
+from .titles import make_title
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .memory import Memory
+
+THINKING_EVERY = 0.25
+SAVE_EVERY = 1.0
+PROBE_TTL = 20.0
+
+
+@dataclass(frozen=True)
+class ModelStatus:
+    online: bool
+    model: str
+    host: str
+    detail: str
+    fix: str | None = None
+
+
+def excerpts_of(result: RetrievalResult) -> list[Excerpt]:
+    return [
+        Excerpt(c.episode_id, c.occurred_at.strftime("%Y-%m-%d"), c.title, c.text)
+        for c in result.chunks
+    ]
+
+
+class Companion:
+    """The engine facade for chat and ask; one per open memory."""
+
+    def __init__(self, memory: Memory, settings: Settings, *, reasoner: Any = None) -> None:
+        self.memory = memory
+        self.settings = settings
+        self._reasoner = reasoner
+        self._emotions = EmotionClassifier(memory.embedder)
+        self._probe: tuple[float, ModelStatus] | None = None
+
+    # -- the model -------------------------------------------------------------------------
+    @property
+    def mode(self) -> str:
+        import os
+
+        return os.environ.get("SADIE_REASONER", "auto").lower()
+
+    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
+        s = self.settings
+        if self._reasoner is not None:
+            return ModelStatus(not self._reasoner.offline, self._reasoner.model, s.ollama_host, "")
+        if self.mode == "offline":
+            return ModelStatus(False, OfflineReasoner.model, s.ollama_host, "offline by choice")
+        now = time.monotonic()
+        if not fresh and self._probe and now - self._probe[0] < PROBE_TTL:
+            return self._probe[1]
+        online, detail, fix = await probe(s.ollama_host, s.model)
+        status = ModelStatus(online, s.model, s.ollama_host, detail, fix)
+        self._probe = (now, status)
+        return status
+
+    async def _pick_reasoner(self) -> tuple[Any, str | None]:
+        """The reasoner for this turn, and a notice when falling back to offline."""
+        if self._reasoner is not None:
+            return self._reasoner, None
+        s = self.settings
+        ollama = OllamaReasoner(
+            s.ollama_host, s.model, connect_timeout=s.connect_timeout, read_timeout=s.read_timeout
+        )
+        if self.mode == "ollama":
+            return ollama, None
+        if self.mode == "offline":
+            return OfflineReasoner(), None
+        status = await self.check_model()
+        if status.online:
+            return ollama, None
+        notice = status.detail + (f" ({status.fix})" if status.fix else "") + "; answering offline"
+        return OfflineReasoner(status.detail), notice
+
+    # -- shared pieces --------------------------------------------------------------------
+    def _persona(self, name: str | None, default: str) -> Persona:
+        from ..paths import config_dir
+
+        return get_persona(name or default, config_dir() / "personas")
+
+    def _policies(self) -> tuple[Any, list[str]]:
+        policy_set = load_policies(self.memory.home / "policies.toml")
+        return policy_set.for_scope("chat"), list(policy_set.errors)
+
+    def _attached(self, conversation_id: str) -> list[Attached]:
+        from .chips import list_chips, resolve
+
+        items: list[Attached] = []
+        for chip in list_chips(self.memory.db, conversation_id):
+            try:
+                content = resolve(self.memory.db, chip)
+            except SadieError:
+                continue
+            excerpt = None
+            if content.episode_id:
+                excerpt = Excerpt(content.episode_id, content.date or "", content.title, content.text)
+            items.append(Attached(chip.kind, content.title, content.text, excerpt))
+        return items
+
+    def _titles(self, result: RetrievalResult, attached: list[Attached]) -> dict[str, tuple[str, str]]:
+        titles = {c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks}
+        for item in attached:
+            if item.excerpt is not None:
+                titles.setdefault(item.excerpt.episode_id.lower(), (item.excerpt.title, item.excerpt.date))
+        return titles
+
+    async def ask(self, question: str, *, persona: str | None = None) -> Any:
+        from .ask import run_ask
+
+        return await run_ask(self, question, persona)
+
+    # -- chat -------------------------------------------------------------------------------
+    async def chat(
+        self,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        persona: str | None = None,
+        new: bool = False,
+    ) -> AsyncIterator[Event]:
+        started = time.perf_counter()
+        db = self.memory.db
+        message = message.strip()
+        if not message:
+            yield ErrorEvent("the message is empty", code="usage")
+            return
+        chosen = self._persona(persona, self.settings.chat_persona)
+        if conversation_id and not new:
+            conversation = await asyncio.to_thread(conv.get_conversation, db, conversation_id)
+        else:
+            conversation = await asyncio.to_thread(
+                conv.create_conversation, db, make_title(message), persona=chosen.name
+            )
+        cid = conversation.id
+        history_rows = await asyncio.to_thread(conv.recent_messages, db, cid, 10_000)
+        history = [(m.role, m.content) for m in history_rows if m.role in ("user", "assistant")]
+        previous = next((c for r, c in reversed(history) if r == "user"), None)
+
+        reasoner, notice = await self._pick_reasoner()
+        emotion = self._emotions.choose(message, allow_load=self.memory.embedder.loaded).value
+        user_id = await asyncio.to_thread(conv.add_message, db, cid, "user", message, "complete", emotion=emotion)
+        reply_id = await asyncio.to_thread(
+            conv.add_message, db, cid, "assistant", "", "streaming",
+            emotion=emotion, model=reasoner.model, metadata={"persona": chosen.name},
+        )
+        yield Meta(cid, reasoner.model, chosen.name, reasoner.offline, reply_id, user_id, conversation.title)
+        yield EmotionEvent(emotion)
+        if notice:
+            yield Status(notice)
+
+        shown_text = ""
+        status = "streaming"
+        try:
+            use_vector = self.memory.embedder.loaded or not _is_tui_fast_path()
+            if not use_vector:
+                yield Status("the embedding model is still loading: searching by keywords and names")
+            result = await asyncio.to_thread(
+                retrieve, self.memory, message, chosen, previous=previous, use_vector=use_vector
+            )
+            attached = await asyncio.to_thread(self._attached, cid)
+            policies, policy_errors = self._policies()
+            for err in policy_errors:
+                yield Status(f"policy ignored: {err}")
+            empty = await asyncio.to_thread(self.memory.is_empty)
+            soul = await asyncio.to_thread(self.memory.soul)
+            briefing = build_briefing(
+                message=message,
+                excerpts=excerpts_of(result),
+                beliefs=result.beliefs,
+                observations=result.observations,
+                observation_weight_high=chosen.observation_weight > 1.0,
+                attached=attached,
+                history=history,
+                soul=soul,
+                guardrails=guardrail_block(policies),
+                voice=chosen.voice,
+                tone=TONE.get(emotion, ""),
+                memory_empty=empty,
+            )
+            yield Context(
+                chunks=len(result.chunks),
+                messages=briefing.history_used,
+                messages_dropped=briefing.history_dropped,
+                chips=len(attached),
+                retrieval_ms=round(result.elapsed_ms, 1),
+                vector=result.vector_used,
+            )
+            filt = StreamFilter()
+            gen_started = time.perf_counter()
+            think_started: float | None = None
+            last_think = 0.0
+            last_save = time.perf_counter()
+            pieces = 0
+            async for piece in reasoner.stream(briefing, message):
+                now = time.perf_counter()
+                if piece.kind == "thinking":
+                    visible = ""
+                    thinking = True
+                else:
+                    pieces += 1
+                    visible = filt.feed(piece.text)
+                    thinking = filt.thinking
+                if thinking and not shown_text:
+                    think_started = think_started or now
+                    if now - last_think >= THINKING_EVERY:
+                        last_think = now
+                        yield Thinking(round(now - think_started, 1))
+                if visible:
+                    shown_text += visible
+                    yield Token(visible)
+                    if now - last_save >= SAVE_EVERY:
+                        last_save = now
+                        await asyncio.to_thread(conv.update_message, db, reply_id, content=shown_text)
+            rest = filt.finish()
+            if rest:
+                shown_text += rest
+                yield Token(rest)
+            gen_seconds = max(1e-6, time.perf_counter() - gen_started)
+
+            policed = police(filt.tail, briefing.shown)
+            titles = self._titles(result, attached)
+            views = tuple(
+                CitationView(
+                    c.episode_id, c.quote, c.support, c.claimed,
+                    *titles.get(c.episode_id.lower(), ("", "")),
+                )
+                for c in policed.citations
+            )
+            yield CitationsEvent(views)
+
+            final_text = shown_text
+            final_emotion = emotion
+            outcome = lint(shown_text, policies)
+            if outcome.changed:
+                final_text = outcome.text
+                reason = f"policy {outcome.blocked_by.name}" if outcome.blocked_by else "policy rewrite"
+                if outcome.blocked_by is not None:
+                    final_emotion = "serious"
+                    views = ()
+                yield Replace(final_text, reason)
+            if outcome.blocked_by is not None and final_emotion != emotion:
+                yield EmotionEvent(final_emotion)
+            status = "blocked" if outcome.blocked_by is not None else "complete"
+            latency = (time.perf_counter() - started) * 1000
+            tokens = getattr(reasoner, "last_eval_count", 0) or pieces
+            metadata = {
+                "persona": chosen.name,
+                "prompt_version": briefing.version,
+                "chunks_considered": len(result.chunks),
+                "messages_in_context": briefing.history_used,
+                "messages_dropped": briefing.history_dropped,
+                "chips": len(attached),
+                "retrieval_ms": round(result.elapsed_ms, 1),
+                "tokens": tokens,
+                "tokens_per_s": round(tokens / gen_seconds, 1),
+                "offline": reasoner.offline,
+                "dropped_citations": len(policed.dropped),
+                "streamed_text": shown_text if outcome.changed else None,
+            }
+            if outcome.blocked_by is not None:
+                metadata["blocked_by"] = outcome.blocked_by.name
+            await asyncio.to_thread(
+                self._finish_turn, cid, reply_id, final_text, status, final_emotion, views,
+                latency, metadata, outcome, message, chosen, reasoner, result, briefing, policed,
+            )
+            yield Done(
+                reply_id, round(latency, 1), len(result.chunks), status, tokens,
+                round(tokens / gen_seconds, 1), final_emotion,
+            )
+        except asyncio.CancelledError:
+            status = "interrupted"
+            self._save_partial(reply_id, shown_text, "interrupted")
+            raise
+        except GeneratorExit:
+            status = "interrupted"
+            self._save_partial(reply_id, shown_text, "interrupted")
+            raise
+        except ModelError as exc:
+            status = "error"
+            self._save_partial(reply_id, shown_text, "error", exc.one_line())
+            yield ErrorEvent(exc.message, code=getattr(exc, "code", "model"), fix=exc.fix, message_id=reply_id)
+        except SadieError as exc:
+            status = "error"
+            self._save_partial(reply_id, shown_text, "error", exc.one_line())
+            yield ErrorEvent(exc.message, code="storage", fix=exc.fix, message_id=reply_id)
+
+    def _save_partial(self, reply_id: str, text: str, status: str, error: str | None = None) -> None:
+        try:
+            meta = {"error": error} if error else None
+            conv.update_message(self.memory.db, reply_id, content=text, status=status, metadata=meta)
+        except SadieError:
+            pass  # the database itself failed; the error already reached the person
+
+    def _finish_turn(
+        self, cid: str, reply_id: str, final_text: str, status: str, emotion: str,
+        views: tuple[CitationView, ...], latency: float, metadata: dict[str, Any], outcome: Any,
+        message: str, persona: Persona, reasoner: Any, result: RetrievalResult,
+        briefing: Briefing, policed: Any,
+    ) -> None:
+        db = self.memory.db
+        conv.update_message(
+            db, reply_id, content=final_text, status=status, emotion=emotion,
+            citations=[{**v.__dict__, "label": v.label} for v in views],
+            latency_ms=latency, metadata=metadata,
+        )
+        state: dict[str, Any] = {"emotion": emotion}
+        if conv.count_messages(db, cid) <= 2:
+            state["summary"] = conv.summary_from_first_exchange(message, final_text)
+        conv.set_state(db, cid, **state)
+        for hit in outcome.hits:
+            db.execute(
+                "INSERT INTO policy_events (id, conversation_id, message_id, policy, action, match)"
+                " VALUES (uuid(), ?, ?, ?, ?, ?)",
+                [cid, reply_id, hit.policy, hit.action, hit.match[:500]],
+            )
+        grounding = grounding_score(policed)
+        turn = record_turn(
+            db, kind="chat", query=message, model=reasoner.model, persona=persona.name,
+            prompt_version=briefing.version, grounding=grounding, abstained=False,
+            latency_ms=latency, conversation_id=cid, message_id=reply_id, chunks=result.chunks,
+        )
+        cited = {v.episode_id.lower() for v in views}
+        mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])
+
+
+def grounding_score(policed: Any) -> float:
+    """Weighted share of the model's citations that survived: verbatim 1, paraphrase 0.6,
+    inference 0.3, dropped 0; 0 when the model cited nothing."""
+    weights = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
+    total = len(policed.citations) + len(policed.dropped)
+    if total == 0:
+        return 0.0
+    return round(sum(weights.get(c.support, 0.0) for c in policed.citations) / total, 3)
+
+
+def _is_tui_fast_path() -> bool:
+    """Only the TUI prefers answering at once over waiting for the embedder (~5 s)."""
+    import os
+
+    return os.environ.get("SADIE_FAST_START") == "1"

@@ -1,0 +1,117 @@
+"""Health checks, one line each with a fix where there is one: home, database, vss, model, Ollama."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from ..paths import db_path
+from .errors import SadieError
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str | None = None
+
+
+def check_home(home: Path) -> Check:
+    if home.exists() and not os.access(home, os.W_OK):
+        return Check("home", "fail", f"{home} is not writable", f"chmod u+w {home}")
+    if not home.exists():
+        return Check("home", "warn", f"{home} does not exist yet", "it is created on first ingest")
+    return Check("home", "ok", str(home))
+
+
+def check_database(home: Path) -> list[Check]:
+    from .store.db import Database, vss_extension_path
+
+    checks: list[Check] = []
+    try:
+        ext = vss_extension_path()
+        checks.append(Check("vss extension", "ok", f"{ext.parent.name} from {ext.parent.parent.parent.name}"))
+    except SadieError as exc:
+        return [Check("vss extension", "fail", exc.message, exc.fix)]
+    path = db_path(home)
+    if not path.exists():
+        checks.append(Check("database", "warn", f"no memory yet at {path}", "run `sadie ingest PATH`"))
+        return checks
+    try:
+        db = Database.open(path, read_only=True, wait=0.3)
+    except SadieError as exc:
+        checks.append(Check("database", "fail", exc.message, exc.fix))
+        return checks
+    try:
+        chunks = db.fetchone("SELECT count(*) FROM chunks")
+        episodes = db.fetchone("SELECT count(*) FROM episodes")
+        checks.append(
+            Check("database", "ok", f"{path} ({episodes[0] if episodes else 0} episodes, "
+                  f"{chunks[0] if chunks else 0} chunks)")
+        )
+        probe = "[" + ",".join(["0.05"] * 384) + "]"
+        used = db.vector_index_used(
+            "SELECT id FROM chunks ORDER BY array_cosine_distance(embedding, ?::FLOAT[384]) LIMIT 10",
+            [probe],
+        )
+        if used:
+            checks.append(Check("vector index", "ok", "HNSW index in use"))
+        else:
+            checks.append(Check("vector index", "fail", "HNSW index not used: vector search is a full scan",
+                                "run `sadie compact` to rebuild it"))
+    except SadieError as exc:
+        checks.append(Check("database", "fail", exc.message, exc.fix))
+    finally:
+        db.close()
+    return checks
+
+
+def check_embedder(load: bool = True) -> Check:
+    from .ingest.embedder import model_path, shared_embedder
+
+    try:
+        path = model_path()
+    except SadieError as exc:
+        return Check("embedding model", "fail", exc.message, exc.fix)
+    if not load:
+        return Check("embedding model", "ok", f"all-MiniLM-L6-v2 at {path}")
+    try:
+        vec = shared_embedder().encode_one("hello")
+    except SadieError as exc:
+        return Check("embedding model", "fail", exc.message, exc.fix)
+    return Check("embedding model", "ok", f"all-MiniLM-L6-v2 loaded ({vec.shape[0]} dimensions)")
+
+
+def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
+    try:
+        with httpx.Client(base_url=host, timeout=timeout) as client:
+            version = client.get("/api/version").json().get("version", "?")
+            tags = client.get("/api/tags").json().get("models", [])
+    except (httpx.HTTPError, ValueError) as exc:
+        reason = "connection refused" if isinstance(exc, httpx.ConnectError) else type(exc).__name__
+        return [
+            Check("ollama", "warn", f"not reachable at {host} ({reason}); answers will be offline "
+                  "extracts", "start it with `ollama serve`, or set OLLAMA_HOST"),
+            Check("model", "warn", f"{model} not checked (Ollama unreachable)"),
+        ]
+    names = {m.get("name") for m in tags} | {m.get("model") for m in tags}
+    wanted = model if ":" in model else f"{model}:latest"
+    found = model in names or wanted in names
+    checks = [Check("ollama", "ok", f"{host} (version {version})")]
+    if found:
+        checks.append(Check("model", "ok", f"{model} is pulled"))
+    else:
+        checks.append(Check("model", "fail", f"{model} is not pulled", f"run `ollama pull {model}`"))
+    return checks
+
+
+def run_checks(home: Path, host: str, model: str, *, load_model: bool = True) -> list[Check]:
+    checks = [check_home(home)]
+    checks.extend(check_database(home))
+    checks.append(check_embedder(load=load_model))
+    checks.extend(check_ollama(host, model))
+    return checks

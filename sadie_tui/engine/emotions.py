@@ -1,0 +1,441 @@
+"""Emotions: the seven registers sadie's tone moves across, and how one is chosen.
+
+This module owns the register map (spec: "Seven emotional registers"): the names, the
+sigil glyph and colour each is drawn with, the one-line meaning shown on the help screen,
+and the tone instruction told to the model. It also owns the choice itself: a register is
+picked per reply from the content of the *person's* message, before generating.
+
+The choice combines two signals:
+
+- **cues**: weighted regular expressions per register ("got the job", "!!" lean
+  celebrating; "diagnosed", "hospital" lean serious; "remember when" leans reflective ...);
+- **embeddings**: cosine similarity of the message to a few prototype sentences per
+  register, using the project's sentence embedder (prototypes are embedded once, lazily,
+  and cached on the classifier).
+
+Each register's score is its embedding similarity (mean of its two closest prototypes)
+plus ``CUE_WEIGHT`` times its cue weight. With ``allow_load=False`` and an embedder that is
+not loaded yet, or when the embedder fails, only cues are used, so a UI never waits for
+torch. A message with no signal at all gets ``DEFAULT``. It is pure: no UI imports, no I/O,
+and nothing is loaded at import time.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Protocol
+
+import numpy as np
+
+EMOTIONS: tuple[str, ...] = (
+    "curious",
+    "encouraging",
+    "focused",
+    "playful",
+    "serious",
+    "reflective",
+    "celebrating",
+)
+DEFAULT = "reflective"
+
+# Each glyph is one terminal cell: East Asian width "N"/"Na" (never ambiguous, so CJK
+# locales do not widen it) and without emoji presentation.
+GLYPHS: dict[str, str] = {
+    "curious": "?",
+    "encouraging": "⇡",
+    "focused": "◉",
+    "playful": "~",
+    "serious": "▮",
+    "reflective": "◒",
+    "celebrating": "✦",
+}
+
+COLOURS: dict[str, str] = {
+    "curious": "#5fafff",
+    "encouraging": "#87d75f",
+    "focused": "#ffaf5f",
+    "playful": "#ff87d7",
+    "serious": "#d75f5f",
+    "reflective": "#af87ff",
+    "celebrating": "#ffd700",
+}
+
+MEANINGS: dict[str, str] = {
+    "curious": "curious — asking, exploring an open question",
+    "encouraging": "encouraging — steadying you when something feels hard",
+    "focused": "focused — planning, prioritising, getting things done",
+    "playful": "playful — light, silly, joking along",
+    "serious": "serious — grave news, fear, loss; calm and careful",
+    "reflective": "reflective — looking back, making sense of patterns",
+    "celebrating": "celebrating — a win, a milestone, good news",
+}
+
+TONE: dict[str, str] = {
+    "curious": "Take a curious tone: explore the question with them and ask one good question back.",
+    "encouraging": (
+        "Take an encouraging tone: be warm and steady, name what they have already done, "
+        "and suggest one small next step."
+    ),
+    "focused": (
+        "Take a focused tone: be brief and practical, with concrete steps in a sensible order."
+    ),
+    "playful": "Take a playful tone: be light and witty, and enjoy the joke with them.",
+    "serious": (
+        "Take a serious tone: be calm, careful and kind, with no jokes or exclamation marks, "
+        "and make room for what they feel."
+    ),
+    "reflective": (
+        "Take a reflective tone: be unhurried and thoughtful, and connect this to what they "
+        "have written before."
+    ),
+    "celebrating": (
+        "Take a celebrating tone: share their joy warmly and say what makes this win theirs."
+    ),
+}
+
+# How much one unit of cue weight counts against cosine similarity (which for this model
+# sits around 0.1-0.7 for related sentences).
+CUE_WEIGHT = 0.12
+# With embeddings and no cue, below this best similarity the message says too little.
+MIN_SIMILARITY = 0.18
+# Regexes only look at this much of a message, so a pasted essay stays fast.
+MAX_CUE_CHARS = 4000
+
+_W = r"(?<![\w'])"  # word start (Unicode-aware)
+
+# (pattern, weight) per register; each pattern counts at most once per message.
+_CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
+    "curious": (
+        (r"\?", 0.6),
+        (_W + r"what if\b", 1.5),
+        (_W + r"i (?:wonder|was wondering)\b", 1.5),
+        (_W + r"curious\b", 1.5),
+        (_W + r"(?:wonder(?:ing)? (?:if|whether|why|what|how))\b", 1.0),
+        (_W + r"(?:tell me (?:about|something)|what do (?:my notes|i) say)\b", 1.0),
+        (_W + r"(?:is there a pattern|have i ever|did i ever|do i ever)\b", 1.0),
+        (_W + r"(?:how (?:often|many|much)|when did i|who was|what was|which)\b", 0.6),
+        (_W + r"(?:do you think|any idea|what about|why did i|why do i)\b", 0.6),
+        (_W + r"(?:explore|figure out|find out|interested in)\b", 0.6),
+        (_W + r"(?:what do you make of|what would (?:have )?happen\w*|what might)\b", 1.0),
+        (r"[¿？]", 0.6),
+    ),
+    "encouraging": (
+        (_W + r"i (?:can'?t|cannot|can not|couldn'?t)\b", 1.2),
+        (_W + r"(?:struggl\w*|hard for me|too hard|so hard|really hard|it'?s hard)\b", 1.5),
+        (_W + r"(?:try(?:ing)? again|keep trying|one more try|another go)\b", 1.2),
+        (_W + r"(?:nervous|anxious|worried|dreading|intimidated) (?:about|for|before)\b", 1.5),
+        (_W + r"(?:nervous|anxious|stuck|overwhelmed|discouraged|demotivated)\b", 0.8),
+        (_W + r"(?:not (?:good|smart|strong|brave) enough|useless|hopeless|a failure)\b", 1.5),
+        (_W + r"(?:give up|giving up|quit|failed|fail|failing|setback|rejected)\b", 1.0),
+        (_W + r"(?:i keep (?:missing|failing|messing|forgetting|comparing)|keep messing)\b", 1.0),
+        (_W + r"(?:not sure i can|don'?t think i can|i doubt|self[- ]doubt|imposter)\b", 1.3),
+        (_W + r"(?:embarrass\w*|ashamed|behind everyone|smarter than me|better than me)\b", 1.0),
+        (_W + r"(?:trying to|i want to get better|practi[cs]e|only managed)\b", 0.6),
+        (_W + r"(?:feel(?:ing)? (?:like )?(?:a )?(?:rubbish|useless|stupid|awful|a failure"
+         r"|hopeless|behind|inadequate)|so bad at|terrible at|procrastinat\w*)", 1.2),
+        (_W + r"(?:(?:scared|afraid|worried|terrified) (?:i'?ll|i will|that i'?ll|of) "
+         r"(?:mess|fail|screw|get it wrong|embarrass|let))", 2.0),
+        (_W + r"(?:should be further|further along|can'?t stop|keep putting off)\b", 1.0),
+    ),
+    "focused": (
+        (_W + r"(?:plan|planning|schedule|timetable|agenda|roadmap)\b", 1.4),
+        (_W + r"(?:to-?do|todo list|task list|tasks?|action items?|checklist)\b", 1.4),
+        (_W + r"(?:prioriti[sz]\w*|priority|priorities|most (?:important|useful|urgent))\b", 1.5),
+        (_W + r"(?:deadlines?|due (?:on|by)|by (?:monday|tuesday|wednesday|thursday|friday"
+         r"|saturday|sunday|tomorrow|tonight|the end of))\b", 1.2),
+        (_W + r"(?:how (?:do|should|can) i|where do i start|what should i (?:do|work))\b", 1.0),
+        (_W + r"(?:break (?:it |this |that )?down|split|steps?|organi[sz]e|sort out)\b", 1.0),
+        (_W + r"(?:list|summari[sz]e|outline|draft|checklist|remind me)\b", 0.8),
+        (_W + r"(?:get (?:it|this|things|them) done|finish (?:by|before)|need to get)\b", 1.0),
+        (_W + r"(?:focus|work on|next step|this week|today'?s|hours? (?:left|free))\b", 0.6),
+        (_W + r"(?:need to (?:do|finish|get|sort|pack|book)|errands|tackle|in order"
+         r"|what'?s due|packing list)\b", 1.0),
+    ),
+    "playful": (
+        (_W + r"(?:haha\w*|hehe\w*|lol\w*|lmao\w*|rofl|xd)\b", 2.0),
+        (_W + r"(?:silly|joke|jokes|funny|goofy|ridiculous|absurd|weirdest|roast)\b", 1.3),
+        (_W + r"(?:let'?s play|a game|guess what|bet you|rate my|out of ten|/10)\b", 1.2),
+        (_W + r"(?:haiku|limerick|rhyme|pun|as if (?:it|i) were|if my \w+ (?:was|were))\b", 1.2),
+        (_W + r"(?:dance[ds]?|dancing|idiot|nonsense|cheeky|mischie\w*)\b", 0.6),
+        (r"[\U0001F602\U0001F923\U0001F606\U0001F605\U0001F61C\U0001F61D\U0001F92A"
+         r"\U0001F643\U0001F609\U0001F604\U0001F601\U0001F638\U0001F639]", 1.6),
+        (r"(?:[:;]-?[pP]\b|[:;]-?D\b|\bxD\b)", 1.2),
+    ),
+    "serious": (
+        (_W + r"(?:diagnos\w*|cancer|tumou?r|lump|biopsy|chemo\w*|stroke|heart attack)", 2.0),
+        (_W + r"(?:died|dead|death|passed away|funeral|lost (?:my|our|the) \w+|we lost)\b", 2.0),
+        (_W + r"(?:hospital|a&e|emergency|ambulance|icu|intensive care|surgery)\b", 1.6),
+        (_W + r"(?:scared|terrified|frightened|panic\w*|afraid)\b", 1.5),
+        (_W + r"(?:suicid\w*|self[- ]harm|hurt(?:ing)? (?:my|her|him|them)sel\w+|kill)", 2.5),
+        (_W + r"(?:abuse\w*|assault\w*|police|accident|crash)\b", 1.5),
+        (_W + r"(?:broke up|breakup|divorce|separat\w+|left me|cheated)\b", 1.5),
+        (_W + r"(?:laid off|layoffs?|fired|lose my job|redundan\w*|evict\w*|debt|mortgage)\b",
+         1.3),
+        (_W + r"(?:can'?t get out of bed|haven'?t (?:eaten|slept)|something is (?:really )?wrong"
+         r"|don'?t know who to talk to)", 1.6),
+        (_W + r"(?:doctor|tests?|results|sick|ill|grief|grieving|miscarr\w*)\b", 0.7),
+        (_W + r"(?:chest pains?|can'?t breathe|bleeding|put (?:\w+ )?down|vet)\b", 1.2),
+        (r"[\U0001F622\U0001F62D\U0001F494]", 0.8),
+    ),
+    "reflective": (
+        (_W + r"(?:remember when|do you remember|i remember|looking back|in hindsight)\b", 1.8),
+        (_W + r"(?:why do i always|why do i keep|i always seem|i never seem)\b", 1.8),
+        (_W + r"(?:used to|back then|those days|years? ago|since i (?:moved|left|started))\b",
+         1.2),
+        (_W + r"(?:i'?ve been thinking|thinking about|reflect\w*|make sense of)\b", 1.0),
+        (_W + r"(?:miss(?:ed)?|nostalgi\w*|old (?:entries|notes|journals?|photos))\b", 1.0),
+        (_W + r"(?:grown|changed|growth|who i was|who i am|the person i)\b", 1.0),
+        (_W + r"(?:pattern|meaning|what does \w+ mean|the older i get|a year since)\b", 0.8),
+        (_W + r"(?:quiet|sitting with|lately|these days|sometimes i)\b", 0.6),
+        (_W + r"(?:right choice|right decision|regret\w*|if only)\b", 1.0),
+        (_W + r"(?:what i wrote (?:when|back|in|about)|when i was (?:younger|little|a kid|\d+))\b",
+         1.2),
+    ),
+    "celebrating": (
+        (r"!!", 1.2),
+        (_W + r"(?:passed|nailed it|aced|smashed it|we did it|i did it|made it)\b", 1.8),
+        (_W + r"(?:got (?:the|a|my) (?:job|offer|place|promotion|grant|scholarship|part))\b",
+         2.0),
+        (_W + r"(?:accepted|promot\w+|hired|won|winning|graduat\w+|engaged|she said yes"
+         r"|he said yes|they said yes)\b", 1.6),
+        (_W + r"(?:finally|at last)\b", 0.8),
+        (_W + r"(?:got into|got an? (?:agent|offer|yes|place|contract)|published|paid off"
+         r"|for the first time|went well|good news|great news)\b", 1.4),
+        (_W + r"(?:finished|completed|launched|shipped|is live|went through|signed)\b", 1.0),
+        (_W + r"(?:milestone|goal|record|personal best|\bpb\b|sober|anniversary)\b", 0.8),
+        (_W + r"(?:celebrat\w*|so happy|so proud|proud of|thrilled|over the moon|yay|woo+)\b",
+         1.5),
+        (_W + r"(?:had (?:her|his|their) baby|new baby|i'?m an? (?:aunt|uncle|doctor))\b", 1.5),
+        (r"[\U0001F389\U0001F973\U0001F38A\U0001F37E\U0001F3C6\U0001F64C\U0001F942]", 1.6),
+    ),
+}
+
+CUES: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
+    name: tuple((re.compile(src, re.IGNORECASE), weight) for src, weight in sources)
+    for name, sources in _CUE_SOURCES.items()
+}
+
+# A handful of typical messages per register; embedded once per classifier.
+PROTOTYPES: dict[str, tuple[str, ...]] = {
+    "curious": (
+        "I wonder what that says about me.",
+        "What did I write about that trip?",
+        "When was the first time I mentioned her in my notes?",
+        "Do you think there's a connection between those two things?",
+        "What if I had chosen differently back then?",
+        "Tell me what you know about my time in that city.",
+        "How often do I write about work?",
+        "Who was that person I met at the conference?",
+        "What was happening in my life around then?",
+        "Is there anything in my journal about my health?",
+        "Why did I decide to change jobs, according to my notes?",
+        "Which places have I said I want to visit?",
+    ),
+    "encouraging": (
+        "I can't do this, it's too much for me.",
+        "I'm struggling and I keep falling behind.",
+        "I'm nervous about tomorrow and I don't feel ready.",
+        "I failed again and I feel like giving up.",
+        "I don't think I'm good enough.",
+        "I keep trying but nothing seems to work.",
+        "I feel like everyone is doing better than me.",
+        "I want to keep going but it's hard to stay motivated.",
+        "I'm afraid I'll make a fool of myself.",
+        "I've been so unproductive, I feel like a failure.",
+        "Learning this is taking me forever and I'm frustrated.",
+        "I'm slowly getting back on track but it's tough.",
+    ),
+    "focused": (
+        "Help me plan my week.",
+        "What should I work on first today?",
+        "Make a to-do list of everything I need to do.",
+        "Break this project down into steps.",
+        "I have a deadline on Friday, where should I start?",
+        "Give me a schedule for tomorrow.",
+        "What are the open tasks I wrote down?",
+        "Summarise the next actions from my notes.",
+        "What do I still need to sort out before the trip?",
+        "Put these errands in a sensible order.",
+        "How do I get this report finished on time?",
+        "Let's make a checklist for the move.",
+    ),
+    "playful": (
+        "Haha, that's so silly.",
+        "Tell me a joke.",
+        "lol I did the dumbest thing today",
+        "Let's play a game.",
+        "Make fun of me a little, I deserve it.",
+        "Write a funny poem about my day.",
+        "If my life was a sitcom, what would this episode be called?",
+        "The cat did something ridiculous again.",
+        "Describe my weekend like a dramatic movie trailer.",
+        "Give me a funny nickname.",
+        "I tripped over nothing in front of everyone, classic me.",
+        "Guess what absurd thing happened at work today.",
+    ),
+    "serious": (
+        "I just got some terrible news.",
+        "Someone I love died.",
+        "I'm really scared, I'm at the hospital.",
+        "The doctor said it might be serious.",
+        "I had a panic attack and I can't calm down.",
+        "My relationship just ended.",
+        "I'm worried about money, we might lose the house.",
+        "I'm not okay and I don't know what to do.",
+        "I was let go from work today.",
+        "We had to say goodbye to our dog.",
+        "My friend is in crisis and I'm frightened for her.",
+        "Everything fell apart this week and I can't cope.",
+    ),
+    "reflective": (
+        "Looking back, that time changed me.",
+        "Remember when we used to do that every year?",
+        "Why do I always end up in the same place?",
+        "I've been thinking about who I used to be.",
+        "It's strange to read what I wrote years ago.",
+        "I miss how things were.",
+        "How have I changed over the last few years?",
+        "Just a quiet moment, thinking about life.",
+        "Some friendships drift apart and I think about that a lot.",
+        "I keep going back to that summer in my mind.",
+        "What has this year taught me?",
+        "I used to believe I'd live somewhere else by now.",
+    ),
+    "celebrating": (
+        "I did it!",
+        "I got the job!",
+        "We finally made it happen!",
+        "Great news, I passed!",
+        "I finished it, after all this time.",
+        "It's official, we're moving in together!",
+        "I reached my goal today.",
+        "Best day ever, I can't believe it worked out!",
+        "My work got published.",
+        "We won the match!",
+        "The results came back and everything is fine!",
+        "One year without smoking today.",
+    ),
+}
+
+
+class Encoder(Protocol):
+    """What the classifier needs of an embedder (see ``ingest.embedder.Embedder``)."""
+
+    @property
+    def loaded(self) -> bool: ...
+
+    def encode(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class EmotionChoice:
+    """The chosen register, every register's score, and which signal decided it."""
+
+    value: str
+    scores: Mapping[str, float]
+    via: str  # "cues" | "embedding" | "default"
+
+
+def cue_scores(message: str) -> dict[str, float]:
+    """Summed cue weight per register for ``message`` (each pattern counts once)."""
+    text = message[:MAX_CUE_CHARS]
+    return {
+        name: float(sum(weight for pattern, weight in CUES[name] if pattern.search(text)))
+        for name in EMOTIONS
+    }
+
+
+def _best(scores: Mapping[str, float]) -> str:
+    # Highest score wins; ties go to the earlier register in EMOTIONS (deterministic).
+    return max(EMOTIONS, key=lambda name: (scores[name], -EMOTIONS.index(name)))
+
+
+def _frozen(scores: Mapping[str, float]) -> Mapping[str, float]:
+    return MappingProxyType({name: round(float(scores[name]), 6) for name in EMOTIONS})
+
+
+class EmotionClassifier:
+    """Choose a register for a message from cues plus prototype-sentence similarity."""
+
+    def __init__(self, embedder: Any = None) -> None:
+        self._embedder = embedder
+        self._lock = threading.Lock()
+        self._prototypes: np.ndarray | None = None  # (n, dim) normalised rows
+        self._labels: np.ndarray | None = None  # (n,) register index per row
+
+    @property
+    def embedder(self) -> Any:
+        return self._embedder
+
+    def _prototype_matrix(self) -> tuple[np.ndarray, np.ndarray]:
+        if self._prototypes is None or self._labels is None:
+            with self._lock:
+                if self._prototypes is None or self._labels is None:
+                    texts: list[str] = []
+                    labels: list[int] = []
+                    for index, name in enumerate(EMOTIONS):
+                        texts.extend(PROTOTYPES[name])
+                        labels.extend([index] * len(PROTOTYPES[name]))
+                    matrix = np.asarray(self._embedder.encode(texts), dtype=np.float32)
+                    self._labels = np.asarray(labels, dtype=np.int64)
+                    self._prototypes = matrix
+        return self._prototypes, self._labels
+
+    def _similarities(self, message: str) -> dict[str, float] | None:
+        """Per register: mean cosine of the two closest prototypes; None if unavailable."""
+        try:
+            prototypes, labels = self._prototype_matrix()
+            vector = np.asarray(self._embedder.encode([message]), dtype=np.float32)[0]
+        except Exception:  # noqa: BLE001 - no embedding model means cues only, never a crash
+            return None
+        sims = prototypes @ vector
+        out: dict[str, float] = {}
+        for index, name in enumerate(EMOTIONS):
+            own = np.sort(sims[labels == index])[::-1]
+            out[name] = float(own[:2].mean()) if own.size else 0.0
+        return out
+
+    def _can_embed(self, allow_load: bool) -> bool:
+        if self._embedder is None:
+            return False
+        if allow_load:
+            return True
+        try:
+            return bool(self._embedder.loaded)
+        except Exception:  # noqa: BLE001
+            return False
+
+    def choose(self, message: str, *, allow_load: bool = True) -> EmotionChoice:
+        """The register for ``message``; cues only when the model may not be loaded."""
+        text = message.strip() if isinstance(message, str) else ""
+        if not text:
+            return EmotionChoice(DEFAULT, _frozen(dict.fromkeys(EMOTIONS, 0.0)), "default")
+        cues = cue_scores(text)
+        sims = self._similarities(text) if self._can_embed(allow_load) else None
+        if sims is None:
+            if max(cues.values()) <= 0.0:
+                return EmotionChoice(DEFAULT, _frozen(cues), "default")
+            return EmotionChoice(_best(cues), _frozen(cues), "cues")
+        combined = {name: sims[name] + CUE_WEIGHT * cues[name] for name in EMOTIONS}
+        if max(cues.values()) <= 0.0 and max(sims.values()) < MIN_SIMILARITY:
+            return EmotionChoice(DEFAULT, _frozen(combined), "default")
+        return EmotionChoice(_best(combined), _frozen(combined), "embedding")
+
+
+_default_classifiers: dict[int, EmotionClassifier] = {}
+_default_lock = threading.Lock()
+
+
+def choose_emotion(message: str, embedder: Any = None) -> str:
+    """The register name for ``message`` (classifier cached per embedder)."""
+    key = id(embedder)
+    with _default_lock:
+        classifier = _default_classifiers.get(key)
+        if classifier is None or classifier.embedder is not embedder:
+            classifier = EmotionClassifier(embedder)
+            _default_classifiers[key] = classifier
+    return classifier.choose(message).value

@@ -1,0 +1,222 @@
+"""The LoCoMo benchmark: each conversation becomes a scratch memory, its questions are retrieved.
+
+Method (the retrieval issue's, so that figures compare): each session is an episode dated by
+its ``session_N_date_time`` and titled "Session N — A and B"; its turns are the episode text,
+one line per turn (``[D1:3] Caroline: text…``), chunked by the product's own chunker.
+Questions of categories 1–4 with evidence are scored (5 is adversarial). recall@k is the share
+of a question's evidence ids found in the top k chunks; nDCG@10 uses binary relevance (a chunk
+is relevant when it holds an evidence id), the ideal DCG counting every relevant chunk in the
+memory. Malformed evidence ids count as misses. Everything happens in a temporary home that is
+deleted afterwards; the person's memory is never opened.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError, NotFoundError
+
+CHANNELS = ("vector", "keyword", "graph", "fused")
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+KS = (5, 10)
+
+_SESSION = re.compile(r"^session_(\d+)$")
+_DIA_ID = re.compile(r"^D\d+:\d+$")
+_TAG = re.compile(r"\[(D\d+:\d+)\]")
+_WHEN = re.compile(
+    r"(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]m)\s+on\s+(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?"
+    r"\s+(?P<y>\d{4})",
+    re.IGNORECASE,
+)
+_MONTHS = {
+    name: i
+    for i, names in enumerate(
+        (
+            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
+            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
+            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("december", "dec"),
+        ),
+        start=1,
+    )
+    for name in names
+}
+
+
+@dataclass(frozen=True)
+class Session:
+    number: int
+    title: str
+    occurred_at: datetime
+    text: str
+
+
+@dataclass(frozen=True)
+class Question:
+    text: str
+    category: int
+    evidence: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    speakers: tuple[str, str]
+    sessions: tuple[Session, ...]
+    questions: tuple[Question, ...]
+
+
+def parse_session_date(value: str) -> datetime | None:
+    """``"1:56 pm on 8 May, 2023"`` → 2023-05-08 13:56; None when unreadable."""
+    m = _WHEN.search(value or "")
+    if not m:
+        return None
+    month = _MONTHS.get(m["mon"].lower())
+    if month is None:
+        return None
+    hour = int(m["h"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)
+    try:
+        return datetime(int(m["y"]), month, int(m["d"]), hour, int(m["m"]))
+    except ValueError:
+        return None
+
+
+def parse_conversation(data: Mapping[str, Any], conv_id: str) -> Conversation:
+    """One LoCoMo sample (either the flat form or ``{"conversation": {...}, "qa": [...]}``)."""
+    body = data.get("conversation", data)
+    if not isinstance(body, Mapping):
+        raise ConfigError(f"LoCoMo {conv_id}: 'conversation' is not an object")
+    a, b = str(body.get("speaker_a", "A")), str(body.get("speaker_b", "B"))
+    sessions: list[Session] = []
+    numbers = sorted(int(m[1]) for key in body if (m := _SESSION.match(str(key))))
+    last = datetime(2000, 1, 1)
+    for n in numbers:
+        turns = body.get(f"session_{n}") or []
+        if not isinstance(turns, list) or not turns:
+            continue
+        when = parse_session_date(str(body.get(f"session_{n}_date_time", "")))
+        # An unreadable date keeps the order: one day after the previous session.
+        when = when or last + timedelta(days=1)
+        last = when
+        lines = [
+            f"[{t.get('dia_id', '')}] {t.get('speaker', '')}: {' '.join(str(t.get('text', '')).split())}"
+            for t in turns
+            if isinstance(t, Mapping)
+        ]
+        sessions.append(Session(n, f"Session {n} — {a} and {b}", when, "\n".join(lines)))
+    questions = [
+        Question(str(q.get("question", "")), int(q.get("category", 0)), tuple(map(str, ev)))
+        for q in data.get("qa", body.get("qa", [])) or []
+        if isinstance(q, Mapping)
+        and int(q.get("category", 0) or 0) in CATEGORIES
+        and (ev := q.get("evidence"))
+    ]
+    cid = str(data.get("sample_id") or conv_id)
+    return Conversation(cid, (a, b), tuple(sessions), tuple(questions))
+
+
+def load_conversations(path: Path, ids: Iterable[str] | None = None) -> list[Conversation]:
+    """A LoCoMo json file (one sample or a list of them) or a folder of such files."""
+    path = Path(path)
+    if not path.exists():
+        raise NotFoundError(f"no LoCoMo data at {path}")
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files:
+        raise NotFoundError(f"no .json files in {path}")
+    out: list[Conversation] = []
+    for file in files:
+        try:
+            data = json.loads(file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise ConfigError(f"{file}: not a LoCoMo json file ({exc})") from exc
+        samples = data if isinstance(data, list) else [data]
+        for i, sample in enumerate(samples):
+            if not isinstance(sample, Mapping):
+                raise ConfigError(f"{file}: sample {i} is not an object")
+            default = file.stem if len(samples) == 1 else f"{file.stem}-{i}"
+            out.append(parse_conversation(sample, default))
+    wanted = {s.strip() for s in ids if s.strip()} if ids is not None else None
+    if wanted:
+        out = [c for c in out if c.id in wanted]
+        missing = wanted - {c.id for c in out}
+        if missing:
+            raise NotFoundError(f"no LoCoMo conversation {', '.join(sorted(missing))} in {path}")
+    return out
+
+
+def write_sessions(conv: Conversation, folder: Path) -> list[Path]:
+    """Each session as a Markdown file with front matter, ready for the product's ingest."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths: list[Path] = []
+    for s in conv.sessions:
+        front = (
+            "---\n"
+            f"title: {json.dumps(s.title, ensure_ascii=False)}\n"
+            f"date: {s.occurred_at.isoformat()}\n"
+            "kind: conversation\n"
+            "---\n"
+        )
+        p = folder / f"session-{s.number:03d}.md"
+        p.write_text(front + s.text + "\n", encoding="utf-8")
+        paths.append(p)
+    return paths
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def evidence_in(text: str) -> set[str]:
+    return set(_TAG.findall(text))
+
+
+def recall_at(evidence: Sequence[str], ranked: Sequence[set[str]], k: int) -> float:
+    """Share of the evidence ids found in the first ``k`` ranked chunks."""
+    if not evidence:
+        return 0.0
+    found = set().union(*ranked[:k]) if ranked[:k] else set()
+    return sum(1 for e in evidence if _DIA_ID.match(e) and e in found) / len(evidence)
+
+
+def ndcg_at(evidence: Sequence[str], ranked: Sequence[set[str]], all_chunks: Iterable[set[str]],
+            k: int = 10) -> float:
+    """Binary nDCG: a chunk is relevant when it holds an evidence id."""
+    wanted = {e for e in evidence if _DIA_ID.match(e)}
+    ideal_n = sum(1 for ids in all_chunks if ids & wanted)
+    if ideal_n == 0:
+        return 0.0
+    dcg = sum(1 / math.log2(i + 2) for i, ids in enumerate(ranked[:k]) if ids & wanted)
+    idcg = sum(1 / math.log2(i + 2) for i in range(min(k, ideal_n)))
+    return dcg / idcg
+
+
+@dataclass
+class Tally:
+    n: int = 0
+    sums: dict[str, float] = field(default_factory=dict)
+
+    def add(self, values: Mapping[str, float]) -> None:
+        self.n += 1
+        for key, v in values.items():
+            self.sums[key] = self.sums.get(key, 0.0) + v
+
+    def means(self) -> dict[str, float]:
+        return {k: round(v / self.n, 4) if self.n else 0.0 for k, v in self.sums.items()}
+
+
+def question_metrics(evidence: Sequence[str], ranked: Sequence[set[str]],
+                     all_chunks: Sequence[set[str]]) -> dict[str, float]:
+    out = {f"recall@{k}": recall_at(evidence, ranked, k) for k in KS}
+    out["ndcg@10"] = ndcg_at(evidence, ranked, all_chunks, 10)
+    return out
+
+
+Ranker = Callable[[str], Mapping[str, Sequence[int]]]

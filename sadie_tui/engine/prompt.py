@@ -1,0 +1,197 @@
+"""The briefing: everything the reasoner is told, in a fixed shape.
+
+Order: standing system prompt (persona voice, tone, soul summary, guardrail block, the
+citation instruction), then the memory blocks (Excerpts, Beliefs, Observations, Attached
+context), then — in chat — the last 12 messages, then the person's message. Each excerpt
+renders with its provenance, exactly ``episode <uuid> (<YYYY-MM-DD>) <title>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PROMPT_VERSION = "sadie-brief-3"
+HISTORY_LIMIT = 12
+CHUNK_CAP = 1600
+EMPTY_ASK = "there is nothing in the memory yet to answer from"
+EMPTY_MEMORY_NOTE = (
+    "The memory is empty: the person has not added any notes, journal entries, voice memos "
+    "or records yet. Say so plainly if they ask about their life, and never make anything up."
+)
+
+STANDING = (
+    "You are sadie, a thoughtful confidant who knows one person through their own notes, "
+    "journal entries, voice memos and records. You talk with that person about their own life. "
+    "Reply in plain prose, warmly and concretely, in a few short paragraphs at most, speaking to "
+    "them as \"you\". Everything you say about their life must rest on the excerpts and context "
+    "below; if they do not hold the answer, say so plainly instead of guessing. Never invent "
+    "events, people, dates or quotes. Excerpts are their words; beliefs are conclusions derived "
+    "from their notes; observations are independent records from devices and services."
+)
+
+CITATION_RULES = (
+    "After your reply, on a line of its own, write @@CITATIONS@@ and then a JSON array of the "
+    "excerpts your reply rests on, like this:\n"
+    "@@CITATIONS@@\n"
+    '[{"episode": "<episode uuid>", "quote": "<words copied exactly from that excerpt>", '
+    '"support": "verbatim"}]\n'
+    'Use "verbatim" when the quote is copied word for word, "paraphrase" when it restates the '
+    'excerpt in other words, and "inference" when you are connecting dots the notes do not state. '
+    "Only cite episode ids that appear above. Write [] if nothing supports your reply. Write "
+    "nothing after the array."
+)
+
+OPINION_RULE = (
+    "If you want to add your own view beyond what the notes say, put it after a line reading "
+    "OPINION: (before the citations marker), so it stays separate from what the notes support."
+)
+
+
+@dataclass(frozen=True)
+class Excerpt:
+    """One chunk (or an attached source) as the model sees it."""
+
+    episode_id: str
+    date: str
+    title: str
+    text: str
+
+    def render(self) -> str:
+        title = " ".join(self.title.split()) or "untitled"
+        return f"episode {self.episode_id} ({self.date}) {title}\n{self.text[:CHUNK_CAP].strip()}\n"
+
+
+@dataclass(frozen=True)
+class Attached:
+    kind: str
+    title: str
+    text: str
+    excerpt: Excerpt | None = None  # a source chip renders as a citable excerpt
+
+
+@dataclass
+class Briefing:
+    system: str
+    messages: list[dict[str, str]]
+    excerpts: list[Excerpt]
+    shown: dict[str, list[str]]
+    history_used: int = 0
+    history_dropped: int = 0
+    version: str = PROMPT_VERSION
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def chars(self) -> int:
+        return sum(len(m["content"]) for m in self.messages)
+
+    def num_ctx(self, reply_tokens: int = 1536) -> int:
+        """A context window that fits the briefing (≈3.5 chars a token) and the reply."""
+        needed = int(self.chars / 3.2) + reply_tokens
+        size = 4096
+        while size < needed and size < 131072:
+            size *= 2
+        return size
+
+
+def render_beliefs(beliefs: Sequence[Any]) -> str:
+    if not beliefs:
+        return ""
+    lines = ["Beliefs (conclusions derived from the notes, not the person's own words):"]
+    for b in beliefs:
+        lines.append(f"- [{b.status}, confidence {b.confidence:.1f}] {b.statement}")
+    return "\n".join(lines)
+
+
+def render_observations(observations: Sequence[Any], weigh_above: bool = False) -> str:
+    if not observations:
+        return ""
+    head = "Observations (independent records from devices and services, not the person's words"
+    head += "; weigh them above self-report):" if weigh_above else "):"
+    lines = [head]
+    for o in observations:
+        when = o.observed_at.strftime("%Y-%m-%d %H:%M")
+        lines.append(f"- {when} {o.source}: {o.text}")
+    return "\n".join(lines)
+
+
+def render_attached(attached: Sequence[Attached]) -> str:
+    if not attached:
+        return ""
+    parts = ["Attached context (the person attached these to this conversation):"]
+    for item in attached:
+        if item.excerpt is not None:
+            parts.append(f"[{item.kind}]\n{item.excerpt.render()}")
+        else:
+            parts.append(f"[{item.kind}] {item.title}\n{item.text.strip()}\n")
+    return "\n".join(parts)
+
+
+def build_briefing(
+    *,
+    message: str,
+    excerpts: Sequence[Excerpt],
+    beliefs: Sequence[Any] = (),
+    observations: Sequence[Any] = (),
+    observation_weight_high: bool = False,
+    attached: Sequence[Attached] = (),
+    history: Sequence[tuple[str, str]] = (),
+    soul: str = "",
+    guardrails: str = "",
+    voice: str = "",
+    tone: str = "",
+    memory_empty: bool = False,
+    mode: str = "chat",
+    extra_blocks: Sequence[str] = (),
+) -> Briefing:
+    """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first."""
+    system: list[str] = [STANDING]
+    if voice:
+        system.append(voice.strip())
+    if tone:
+        system.append(tone.strip())
+    if soul.strip():
+        system.append("Who this person is (their soul summary):\n" + soul.strip())
+    if guardrails.strip():
+        system.append(guardrails.strip())
+    if mode == "ask":
+        system.append(OPINION_RULE)
+    system.append(CITATION_RULES)
+
+    memory: list[str] = []
+    if memory_empty:
+        memory.append(EMPTY_MEMORY_NOTE)
+    elif excerpts:
+        memory.append("Excerpts:\n\n" + "\n".join(e.render() for e in excerpts))
+    else:
+        memory.append("Excerpts:\n\n(no excerpt of the memory matches this message)\n")
+    for block in (
+        render_beliefs(beliefs),
+        render_observations(observations, observation_weight_high),
+        *extra_blocks,
+        render_attached(attached),
+    ):
+        if block:
+            memory.append(block)
+    system_text = "\n\n".join(system) + "\n\n" + "\n\n".join(memory)
+
+    kept = list(history)[-HISTORY_LIMIT:] if mode == "chat" else []
+    messages: list[dict[str, str]] = [{"role": "system", "content": system_text}]
+    messages.extend({"role": role, "content": content} for role, content in kept)
+    messages.append({"role": "user", "content": message})
+
+    shown: dict[str, list[str]] = {}
+    for e in excerpts:
+        shown.setdefault(e.episode_id.lower(), []).append(e.text[:CHUNK_CAP])
+    for item in attached:
+        if item.excerpt is not None:
+            shown.setdefault(item.excerpt.episode_id.lower(), []).append(item.excerpt.text)
+    return Briefing(
+        system=system_text,
+        messages=messages,
+        excerpts=list(excerpts),
+        shown=shown,
+        history_used=len(kept),
+        history_dropped=max(0, len(history) - len(kept)),
+    )

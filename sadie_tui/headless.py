@@ -1,0 +1,115 @@
+"""Headless answers for scripts: `sadie --ask` and `sadie chat`, with stable output and exit codes."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import TYPE_CHECKING
+
+from .engine.errors import ExitCode, SadieError
+
+if TYPE_CHECKING:
+    from .commands.context import Context
+
+
+def _companion(ctx: Context):  # type: ignore[no-untyped-def]
+    from .engine.companion import Companion
+
+    return Companion(ctx.open_memory(), ctx.settings)
+
+
+def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> None:
+    from .commands.output import console, error_line, print_json
+
+    if not question.strip():
+        raise SadieError("the question is empty", title="Usage")
+    result = asyncio.run(_companion(ctx).ask(question, persona=persona))
+    for notice in result.notices:
+        error_line(notice)
+    if as_json:
+        print_json(result.as_json())
+        return
+    from rich.text import Text
+
+    out = console()
+    out.print(Text(result.answer))
+    if result.opinion:
+        out.print(Text("\nOpinion (beyond what the notes say): " + result.opinion, style="italic"))
+    if result.citations:
+        out.print()
+        for n, c in enumerate(result.citations, 1):
+            line = Text(f"[{n}] ", style="bold")
+            line.append(f"{c.date} {c.title}", style="cyan")
+            line.append(f" — {c.label}: ", style="dim")
+            line.append(f"“{c.quote}”")
+            out.print(line)
+
+
+def chat(
+    ctx: Context, message: str, *, conversation_id: str | None, persona: str | None, new: bool, ndjson: bool
+) -> int:
+    """Stream one chat turn to stdout. Returns the exit code."""
+    from .commands.output import error_line, print_ndjson
+    from .engine.events import (
+        CitationsEvent,
+        Done,
+        ErrorEvent,
+        Meta,
+        Replace,
+        Status,
+        Thinking,
+        Token,
+        to_json,
+    )
+
+    companion = _companion(ctx)
+    code = int(ExitCode.OK)
+
+    async def run() -> None:
+        nonlocal code
+        streamed_any = False
+        thinking_shown = False
+        async for event in companion.chat(message, conversation_id=conversation_id, persona=persona, new=new):
+            if ndjson:
+                print_ndjson(to_json(event))
+                if isinstance(event, ErrorEvent):
+                    error_line(event.message + (f" ({event.fix})" if event.fix else ""))
+                    code = int(ExitCode.MODEL if event.code not in ("storage", "usage") else ExitCode.STORAGE)
+                continue
+            match event:
+                case Meta(conversation_id=cid):
+                    sys.stderr.write(f"conversation {cid}\n")
+                case Status(value=value):
+                    error_line(value)
+                case Thinking(elapsed=elapsed):
+                    if sys.stderr.isatty():
+                        sys.stderr.write(f"\rthinking… {elapsed:.0f}s")
+                        thinking_shown = True
+                case Token(value=value):
+                    if thinking_shown:
+                        sys.stderr.write("\r\x1b[K")
+                        thinking_shown = False
+                    sys.stdout.write(value)
+                    sys.stdout.flush()
+                    streamed_any = True
+                case CitationsEvent(value=cites):
+                    if streamed_any:
+                        sys.stdout.write("\n")
+                    for n, c in enumerate(cites, 1):
+                        sys.stdout.write(f"[{n}] {c.date} {c.title} — {c.label}: “{c.quote}”\n")
+                case Replace(value=value, reason=reason):
+                    sys.stdout.write(f"\n[{reason}] final text:\n{value}\n")
+                case Done():
+                    sys.stdout.flush()
+                case ErrorEvent(message=msg, fix=fix, code=err_code):
+                    if streamed_any:
+                        sys.stdout.write("\n")
+                    error_line(msg + (f" ({fix})" if fix else ""))
+                    code = int(ExitCode.MODEL if err_code not in ("storage", "usage") else ExitCode.STORAGE)
+
+    try:
+        asyncio.run(run())
+    except KeyboardInterrupt:
+        error_line("interrupted: the reply so far is kept and marked interrupted")
+        return 130
+    return code

@@ -1,0 +1,44 @@
+"""Messages the app's background workers post to the UI (thread workers may only post)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class MemoryReady(Message):
+    """The memory is open and the companion built; chat can start."""
+
+
+class MemoryFailed(Message):
+    """The memory could not be opened (another sadie holds it, a broken file …)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__()
+        self.error = error
+
+
+class EmbedderReady(Message):
+    """The embedding model finished loading: retrieval uses all three channels now."""
+
+    def __init__(self, error: BaseException | None = None) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ModelChecked(Message):
+    """The result of asking Ollama whether the model is there (``ModelStatus``)."""
+
+    def __init__(self, status: Any) -> None:
+        super().__init__()
+        self.status = status
+
+
+class ConversationChanged(Message):
+    """The chat screen now shows another conversation (``None``: a new, unsaved one)."""
+
+    def __init__(self, conversation_id: str | None, title: str) -> None:
+        super().__init__()
+        self.conversation_id = conversation_id
+        self.title = title

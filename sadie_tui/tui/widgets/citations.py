@@ -1,0 +1,139 @@
+"""The citation sidebar: the last reply's validated citations — episode title and date, the
+quote, the support label. Enter opens the episode; y copies the quote."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Static
+
+from ...engine.events import CitationView
+
+LABEL_HELP = {
+    "verbatim": "these exact words are in that note (checked, not the model's word)",
+    "paraphrase": "the idea is in that note, in other words",
+    "reading between the lines": "sadie connecting dots: no note says it in these words",
+}
+
+
+def citation_from_dict(data: dict) -> CitationView:
+    """A citation stored on a message (JSON) back as a ``CitationView``."""
+    return CitationView(
+        episode_id=str(data.get("episode_id") or data.get("episode") or ""),
+        quote=str(data.get("quote") or ""),
+        support=str(data.get("support") or "paraphrase"),
+        claimed=str(data.get("claimed") or data.get("support") or ""),
+        title=str(data.get("title") or ""),
+        date=str(data.get("date") or ""),
+    )
+
+
+class CitationItem(Widget, can_focus=True):
+    DEFAULT_CSS = """
+    CitationItem {
+        height: auto;
+        padding: 0 1;
+        margin: 0 0 1 0;
+        &:focus {
+            background: $primary 20%;
+        }
+        &:hover {
+            background: $primary 10%;
+        }
+    }
+    """
+
+    BINDINGS = [
+        Binding("enter", "open", "Open episode", id="open-citation"),
+        Binding("y", "copy", "Copy quote", id="copy-citation"),
+    ]
+
+    class Selected(Message):
+        def __init__(self, citation: CitationView) -> None:
+            super().__init__()
+            self.citation = citation
+
+    def __init__(self, citation: CitationView, number: int) -> None:
+        super().__init__()
+        self.citation = citation
+        self.number = number
+
+    def on_mount(self) -> None:
+        self.tooltip = LABEL_HELP.get(self.citation.label, "")
+
+    def render(self) -> Text:
+        c = self.citation
+        text = Text()
+        text.append(f"{self.number}. ", style="bold")
+        text.append(c.title or f"episode {c.episode_id[:8]}", style="bold")
+        if c.date:
+            text.append(f"  {c.date}", style="dim")
+        text.append("\n“")
+        text.append(" ".join(c.quote.split()), style="italic")
+        text.append("”\n")
+        label_style = {
+            "verbatim": "green",
+            "paraphrase": "yellow",
+        }.get(c.support, "cyan")
+        text.append(c.label, style=f"bold {label_style}")
+        return text
+
+    def action_open(self) -> None:
+        self.post_message(self.Selected(self.citation))
+
+    def on_click(self) -> None:
+        self.post_message(self.Selected(self.citation))
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.citation.quote)
+        self.app.notify("Copied the quote", timeout=2)
+
+
+class CitationSidebar(VerticalScroll, can_focus=False):
+    DEFAULT_CSS = """
+    CitationSidebar {
+        width: 38;
+        height: 1fr;
+        border-left: tall $panel;
+        padding: 0 0 0 1;
+        #sources-title {
+            text-style: bold;
+            color: $sadie-assistant;
+            margin: 0 0 1 0;
+        }
+        #sources-empty {
+            color: $sadie-muted;
+        }
+    }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.citations: tuple[CitationView, ...] = ()
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static("Sources", id="sources-title", markup=False)
+        yield Static("The notes a reply rests on appear here.", id="sources-empty", markup=False)
+
+    async def show(self, citations: tuple[CitationView, ...] | list[CitationView]) -> None:
+        self.citations = tuple(citations)
+        await self.query(CitationItem).remove()
+        await self.mount_all(
+            [CitationItem(c, n) for n, c in enumerate(self.citations, start=1)]
+        )
+        empty = self.query_one("#sources-empty", Static)
+        empty.display = not self.citations
+        empty.update(
+            Text("This reply cites no notes.")
+            if not self.citations
+            else Text("")
+        )
+
+    async def reset(self) -> None:
+        await self.show(())
+        self.query_one("#sources-empty", Static).update(
+            Text("The notes a reply rests on appear here.")
+        )

@@ -1,0 +1,76 @@
+"""The status line: model and online/offline, persona, what went into the last briefing
+(chunks, messages, chips, retrieval time), tokens/s of the last reply, and loading states."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.reactive import reactive
+from textual.widget import Widget
+
+from ...engine.events import Context
+
+SEP = " │ "
+
+
+class StatusLine(Widget):
+    DEFAULT_CSS = """
+    StatusLine {
+        height: 1;
+        width: 1fr;
+        padding: 0 1;
+        background: $panel;
+        color: $foreground 80%;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
+    }
+    """
+
+    model: reactive[str] = reactive("")
+    online: reactive[bool | None] = reactive(None)  # None: not checked yet
+    persona: reactive[str] = reactive("")
+    context: reactive[Context | None] = reactive(None)
+    tokens_per_s: reactive[float | None] = reactive(None)
+    memory_state: reactive[str] = reactive("opening")  # opening | ready | failed
+    embedder_ready: reactive[bool] = reactive(False)
+
+    def render(self) -> Text:
+        text = Text(no_wrap=True, overflow="ellipsis")
+        if self.online is None:
+            text.append("○ ", style="dim")
+            text.append(self.model or "model", style="bold")
+            text.append(" checking…", style="dim")
+        elif self.online:
+            text.append("● ", style="bold green")
+            text.append(self.model, style="bold")
+            text.append(" online")
+        else:
+            text.append("● ", style="bold yellow")
+            text.append("offline", style="bold")
+            text.append(" (quotes from your notes)", style="dim")
+        if self.persona:
+            text.append(SEP, style="dim")
+            text.append(self.persona)
+        ctx = self.context
+        if ctx is not None:
+            text.append(SEP, style="dim")
+            text.append(f"{ctx.chunks} chunks · {ctx.messages} msgs")
+            if ctx.messages_dropped:
+                text.append(f" ({ctx.messages_dropped} older left out)", style="yellow")
+            if ctx.chips:
+                text.append(f" · {ctx.chips} chips")
+            text.append(f" · {ctx.retrieval_ms:.0f} ms")
+            if not ctx.vector:
+                text.append(" · keywords+names", style="dim")
+        if self.tokens_per_s:
+            text.append(SEP, style="dim")
+            text.append(f"{self.tokens_per_s:.0f} tok/s")
+        if self.memory_state == "opening":
+            text.append(SEP, style="dim")
+            text.append("opening memory…", style="italic")
+        elif self.memory_state == "failed":
+            text.append(SEP, style="dim")
+            text.append("memory unavailable", style="bold red")
+        elif not self.embedder_ready:
+            text.append(SEP, style="dim")
+            text.append("embedding model loading…", style="italic")
+        return text

@@ -1,0 +1,252 @@
+"""The conversation pane: the person's messages and sadie's, each with its time and (for
+sadie) its register; the reply streams in as Markdown through ``Markdown.get_stream``.
+
+Everything from notes, the model and the person is shown as text (``rich.text.Text`` or
+Markdown source), never parsed as Rich/Textual markup.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Markdown, Static
+from textual.widgets.markdown import MarkdownStream
+
+from ...engine.emotions import COLOURS, GLYPHS
+
+STATUS_NOTES = {
+    "interrupted": "■ stopped — what you see is what was kept",
+    "blocked": "⊘ blocked by a policy",
+    "error": "✗ this reply failed",
+    "streaming": "… this reply was cut off (sadie closed while it streamed)",
+}
+
+
+class MessageView(Widget, can_focus=True):
+    """One message; focus it (click or tab) and press y to copy it."""
+
+    DEFAULT_CSS = """
+    MessageView {
+        height: auto;
+        margin: 0 0 1 0;
+        padding: 0 1;
+        & > .header {
+            height: 1;
+            color: $sadie-muted;
+        }
+        &:focus {
+            background: $boost;
+            & > .header { text-style: bold; }
+        }
+    }
+    """
+
+    BINDINGS = [Binding("y", "copy", "Copy message", id="copy-message")]
+
+    role = "user"
+
+    def __init__(self, text: str, at: datetime, *, emotion: str = "") -> None:
+        super().__init__()
+        self._text = text
+        self.at = at
+        self.emotion = emotion
+
+    @property
+    def text(self) -> str:
+        return self._text
+
+    def header_text(self) -> Text:
+        return Text.assemble(("you", "bold"), f" · {self.at:%H:%M}")
+
+    def update_header(self) -> None:
+        self.query_one(".header", Static).update(self.header_text())
+
+    def action_copy(self) -> None:
+        self.app.copy_to_clipboard(self.text)
+        self.app.notify(f"Copied the message ({len(self.text)} characters)", timeout=2)
+
+
+class UserMessage(MessageView):
+    DEFAULT_CSS = """
+    UserMessage {
+        border-left: thick $sadie-user;
+        & > .body { color: $foreground; }
+    }
+    """
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(self.header_text(), classes="header")
+        yield Static(Text(self._text), classes="body")
+
+
+class AssistantMessage(MessageView):
+    DEFAULT_CSS = """
+    AssistantMessage {
+        border-left: thick $sadie-assistant;
+        & > .placeholder {
+            color: $sadie-muted;
+            text-style: italic;
+        }
+        & > Markdown {
+            padding: 0;
+            margin: 0;
+        }
+        & > .note {
+            color: $warning;
+            display: none;
+        }
+        &.-error > .note { color: $error; }
+        &.-has-note > .note { display: block; }
+    }
+    """
+
+    role = "assistant"
+
+    def __init__(
+        self,
+        text: str = "",
+        at: datetime | None = None,
+        *,
+        emotion: str = "",
+        status: str = "streaming",
+        live: bool = True,
+    ) -> None:
+        super().__init__(text, at or datetime.now(), emotion=emotion)
+        self.status = status
+        self.live = live
+        self.message_id: str | None = None
+        self._stream: MarkdownStream | None = None
+        self._placeholder = "reading your notes…" if live else ""
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(self.header_text(), classes="header")
+        placeholder = Static(Text(self._placeholder), classes="placeholder")
+        placeholder.display = self.live and not self._text
+        yield placeholder
+        yield Markdown(self._text or None, open_links=False)
+        yield Static("", classes="note")
+
+    def on_mount(self) -> None:
+        if not self.live and self.status != "complete":
+            self.show_note(STATUS_NOTES.get(self.status, self.status), error=self.status == "error")
+
+    def header_text(self) -> Text:
+        text = Text()
+        if self.emotion in GLYPHS:
+            text.append(GLYPHS[self.emotion], style=Style(color=COLOURS[self.emotion], bold=True))
+            text.append(" ")
+        text.append("sadie", style="bold")
+        text.append(f" · {self.at:%H:%M}")
+        if self.emotion:
+            text.append(f" · {self.emotion}")
+        return text
+
+    # -- live updates ----------------------------------------------------------------------
+    def set_emotion(self, emotion: str) -> None:
+        self.emotion = emotion
+        self.update_header()
+
+    def set_placeholder(self, text: str) -> None:
+        self._placeholder = text
+        if not self._text:
+            self.query_one(".placeholder", Static).update(Text(text))
+
+    def thinking(self, elapsed: float) -> None:
+        self.set_placeholder(f"thinking… {elapsed:.0f}s")
+
+    async def write(self, fragment: str) -> None:
+        if not fragment:
+            return
+        if self._stream is None:
+            self.query_one(".placeholder", Static).display = False
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        self._text += fragment
+        await self._stream.write(fragment)
+
+    async def _stop(self) -> None:
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        self.query_one(".placeholder", Static).display = False
+
+    async def finish(self, status: str = "complete") -> None:
+        await self._stop()
+        self.status = status
+        if not self._text and status == "complete":
+            self.show_note("(sadie had nothing to say)")
+
+    async def replace(self, text: str, reason: str, *, blocked: bool) -> None:
+        await self._stop()
+        self._text = text
+        await self.query_one(Markdown).update(text)
+        if blocked:
+            self.show_note(f"⊘ blocked by {reason}: the reply was replaced by this note")
+        else:
+            self.show_note(f"✎ changed by {reason}")
+
+    async def interrupted(self) -> None:
+        await self._stop()
+        self.status = "interrupted"
+        self.show_note(STATUS_NOTES["interrupted"])
+
+    async def failed(self, message: str, fix: str | None) -> None:
+        await self._stop()
+        self.status = "error"
+        note = f"✗ {message}" + (f" — {fix}" if fix else "")
+        self.show_note(note, error=True)
+
+    def show_note(self, note: str, *, error: bool = False) -> None:
+        self.query_one(".note", Static).update(Text(note))
+        self.add_class("-has-note")
+        self.set_class(error, "-error")
+
+
+class Transcript(VerticalScroll, can_focus=False):
+    """The scrolling list of messages; anchored to the bottom unless scrolled up."""
+
+    DEFAULT_CSS = """
+    Transcript {
+        height: 1fr;
+        padding: 0 1;
+        #welcome {
+            color: $sadie-muted;
+            padding: 1 2;
+        }
+    }
+    """
+
+    WELCOME = (
+        "Talk with sadie about your own life. Replies come only from your notes, and every "
+        "quote is checked against them.\n\nenter sends · ctrl+j new line · ctrl+t attach context"
+        " · ctrl+l past conversations · f1 help"
+    )
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield Static(Text(self.WELCOME), id="welcome")
+
+    def on_mount(self) -> None:
+        self.anchor()
+
+    async def clear(self) -> None:
+        await self.query(MessageView).remove()
+        self.query_one("#welcome").display = True
+        self.anchor()
+
+    async def add(self, view: MessageView) -> MessageView:
+        self.query_one("#welcome").display = False
+        await self.mount(view)
+        self.anchor()
+        return view
+
+    @property
+    def messages(self) -> list[MessageView]:
+        return list(self.query(MessageView))
+
+    def last_reply(self) -> AssistantMessage | None:
+        replies = list(self.query(AssistantMessage))
+        return replies[-1] if replies else None

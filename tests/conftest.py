@@ -1,0 +1,99 @@
+"""Shared fixtures: a temporary SADIE_HOME per test, one real embedder per session, and a
+small real memory ingested once per session (copied per test when a test writes to it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+NOTES = {
+    "journal/2026-03-14.md": (
+        "---\ntitle: Warden retro\ndate: 2026-03-14\nkind: journal\nsalience: 0.7\n---\n"
+        "Shipped the auth refactor this week. Felt slower than it should have been.\n\n"
+        "Ines said the Warden rollout went fine in Lisbon, and Pedro wants a retro on Friday."
+    ),
+    "journal/2026-11-20.md": (
+        "---\ntitle: Long run by the river\ndate: 2026-11-20\nkind: journal\n---\n"
+        "Ran 18 km along the Tagus with Ines. My knee held up. Marathon training is working."
+    ),
+    "journal/2026-10-11.md": (
+        "---\ntitle: Race day\ndate: 2026-10-11\nkind: journal\nsalience: 0.9\n---\n"
+        "Finished the Lisbon marathon in 3:58. Cried at the finish line. Ines was there with a sign."
+    ),
+    "voice/2026-11-26-commute.txt": (
+        "um so I keep thinking about the promotion conversation with Marta, I don't know, "
+        "she said maybe in the spring, which is what she said last spring too."
+    ),
+    "records/runs.jsonl": (
+        '{"title": "Easy run", "date": "2026-11-02", "text": "Easy 8 km, avg pace 5:40/km, heart rate 142."}\n'
+        '{"title": "Intervals", "date": "2026-11-09", "text": "6x800m intervals at the track with the club."}\n'
+    ),
+    "wiki/Ines.md": "---\ntitle: Ines\nkind: person\n---\nMy partner. Runs with me on weekends.",
+    "briefs/2026-11-23.md": "---\ntitle: Week of 17 November\ndate: 2026-11-23\n---\nA week of long runs and promotion worries.",
+    "today/2026-11-29.md": "---\ntitle: The garden\ndate: 2026-11-29\n---\nIt has been three weeks since you mentioned the garden.",
+    "beliefs.jsonl": (
+        '{"statement": "I sleep seven hours most nights", "status": "contested", "confidence": 0.4, "evidence": ["journal/2026-03-14.md"]}\n'
+        '{"statement": "Running keeps me sane", "status": "active", "confidence": 0.8, "evidence": ["journal/2026-11-20.md"]}\n'
+    ),
+    "observations.jsonl": (
+        '{"source": "sleep-tracker", "observed_at": "2026-11-21T07:10:00", "text": "Slept 5h42m; 3 awakenings."}\n'
+    ),
+    "soul.md": "Maya, 34, backend engineer in Lisbon; runs, worries about work, loves Ines.",
+}
+
+
+def write_notes(root: Path, notes: dict[str, str] = NOTES) -> Path:
+    for rel, text in notes.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture
+def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    monkeypatch.setenv("SADIE_HOME", str(home))
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    monkeypatch.delenv("SADIE_MODEL", raising=False)
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")  # closed port unless a test sets one
+    return home
+
+
+@pytest.fixture(scope="session")
+def embedder():
+    from sadie_tui.engine.ingest.embedder import shared_embedder
+
+    emb = shared_embedder()
+    emb.warm()
+    return emb
+
+
+@pytest.fixture(scope="session")
+def notes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_notes(tmp_path_factory.mktemp("notes"))
+
+
+@pytest.fixture(scope="session")
+def built_home(tmp_path_factory: pytest.TempPathFactory, notes_dir: Path, embedder) -> Path:
+    """A home with NOTES ingested, built once; copy it (``memory_home``) before writing."""
+    from sadie_tui.engine.memory import Memory
+
+    home = tmp_path_factory.mktemp("built") / "home"
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest([notes_dir])
+    return home
+
+
+@pytest.fixture
+def memory_home(built_home: Path, tmp_home: Path) -> Path:
+    shutil.copytree(built_home, tmp_home)
+    return tmp_home

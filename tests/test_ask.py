@@ -1,0 +1,155 @@
+"""Ask: the persona's stages, grounding, abstention, telemetry only; and the headless CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sadie_tui.config import load_settings
+from sadie_tui.engine.ask import reframe, split_opinion
+from sadie_tui.engine.companion import Companion
+from sadie_tui.engine.memory import Memory
+from tests.support.ollama_server import FakeOllama, Reply, split_pieces
+
+
+@pytest.fixture
+def server(monkeypatch):
+    with FakeOllama() as srv:
+        monkeypatch.setenv("OLLAMA_HOST", srv.url)
+        yield srv
+
+
+@pytest.fixture
+def memory(memory_home, embedder):
+    with Memory.open(memory_home, embedder=embedder) as mem:
+        yield mem
+
+
+def ask(memory, question, persona=None):
+    return asyncio.run(Companion(memory, load_settings()).ask(question, persona=persona))
+
+
+def episode(memory, title):
+    return memory.db.fetchone("SELECT id::VARCHAR FROM episodes WHERE title = ?", [title])[0]
+
+
+def test_grounded_answer(server, memory):
+    ep = episode(memory, "Race day")
+    server.queue(
+        Reply(split_pieces(
+            "You finished in 3:58.\nOPINION: that is a strong first marathon.\n@@CITATIONS@@\n"
+            + json.dumps([{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58", "support": "verbatim"}]),
+            6,
+        ))
+    )
+    result = ask(memory, "How fast was my marathon?")
+    assert result.answer == "You finished in 3:58."
+    assert result.opinion == "that is a strong first marathon."
+    assert not result.abstained and result.persona == "analyst"
+    assert [(c.episode_id, c.support) for c in result.citations] == [(ep, "verbatim")]
+    assert result.grounding["counts"]["verbatim"] == 1 and result.grounding["score"] == 1.0
+    names = [s["name"] for s in result.stages]
+    assert names[:2] == ["reframe", "retrieve"] and "draft" in names and "ground_check" in names
+    assert memory.db.fetchone("SELECT count(*) FROM conversations")[0] == 0
+    assert memory.db.fetchone("SELECT count(*) FROM messages")[0] == 0
+    turn = memory.db.fetchone("SELECT kind, abstained, grounding FROM turns")
+    assert turn == ("ask", False, 1.0)
+
+
+def test_revise_when_citations_fail(server, memory):
+    ep = episode(memory, "Race day")
+    server.queue(
+        Reply("You ran fast.\n@@CITATIONS@@\n[{\"episode\": \"00000000-0000-4000-8000-000000000000\", \"quote\": \"x\", \"support\": \"verbatim\"}]"),
+        Reply("You finished in 3:58.\n@@CITATIONS@@\n" + json.dumps([{"episode": ep, "quote": "finished the lisbon marathon in 3:58", "support": "verbatim"}])),
+    )
+    result = ask(memory, "How fast was my marathon?")
+    assert "revise" in [s["name"] for s in result.stages]
+    assert "failed the citation check" in server.requests[-1]["messages"][-1]["content"]
+    assert result.answer == "You finished in 3:58." and not result.abstained
+
+
+def test_abstains_without_grounded_citation(server, memory):
+    server.queue(Reply("You climbed Everest.\n@@CITATIONS@@\n[]"), Reply("Still Everest.\n@@CITATIONS@@\n[]"))
+    result = ask(memory, "Did I climb Everest?")
+    assert result.abstained and result.citations == []
+    assert "does not hold enough" in result.answer
+
+
+def test_empty_memory_canned(tmp_home, embedder):
+    with Memory.open(tmp_home, embedder=embedder) as mem:
+        result = ask(mem, "anything?")
+    assert result.answer == "there is nothing in the memory yet to answer from"
+    assert result.abstained
+
+
+def test_skeptic_counter_evidence(server, memory):
+    ask(memory, "Do I sleep seven hours?", persona="skeptic")
+    system = server.requests[-1]["messages"][0]["content"]
+    assert "Slept 5h42m" in system
+    assert "contested" in system
+
+
+def test_reframe_and_opinion_split():
+    from datetime import datetime
+
+    text = reframe("so what did I do last week?", datetime(2026, 11, 30, 14))
+    assert "2026-11-16" in text and "2026-11-22" in text and not text.lower().startswith("so")
+    assert split_opinion("Answer.\nOPINION: mine") == ("Answer.", "mine")
+    assert split_opinion("Answer only") == ("Answer only", None)
+
+
+def _cli(home, *args, env_extra=None):
+    env = {**os.environ, "SADIE_HOME": str(home), **(env_extra or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", *args],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+
+
+def test_cli_ask_json_offline(memory_home, monkeypatch):
+    proc = _cli(memory_home, "--ask", "When did I finish the marathon?", "--json",
+                env_extra={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    for key in ("answer", "citations", "persona", "abstained", "grounding", "stages", "emotion", "model", "offline"):
+        assert key in data
+    assert data["offline"] is True and data["citations"]
+    assert {"episode_id", "quote", "support"} <= set(data["citations"][0])
+    assert "answering offline" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_cli_chat_ndjson(memory_home, server):
+    proc = _cli(memory_home, "chat", "How did the Warden refactor go?", "--ndjson",
+                env_extra={"OLLAMA_HOST": server.url})
+    assert proc.returncode == 0, proc.stderr
+    events = [json.loads(line) for line in proc.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "meta" and types[-1] == "done" and "token" in types and "citations" in types
+    assert "conversation_id" in events[0] and events[0]["model"] == "qwen3:1.7b"
+    assert all(set(e) >= {"type", "value"} for e in events if e["type"] == "token")
+    cid = events[0]["conversation_id"]
+    proc2 = _cli(memory_home, "chat", "and after that?", "--conversation", cid[:8], "--ndjson",
+                 env_extra={"OLLAMA_HOST": server.url})
+    assert proc2.returncode == 0, proc2.stderr
+    assert json.loads(proc2.stdout.splitlines()[0])["conversation_id"] == cid
+
+
+def test_cli_chat_model_error_exit_code(memory_home, server):
+    server.models[:] = []
+    proc = _cli(memory_home, "chat", "hi", env_extra={"OLLAMA_HOST": server.url, "SADIE_REASONER": "ollama"})
+    assert proc.returncode == 4
+    assert "ollama pull qwen3:1.7b" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith("sadie:")
+
+
+def test_cli_usage_errors(memory_home):
+    proc = _cli(memory_home, "chat", "hi", "--new", "--conversation", "abc")
+    assert proc.returncode == 2
+    proc = _cli(memory_home, "chat", "hi", "--conversation", "ffffffff")
+    assert proc.returncode == 5 and "Traceback" not in proc.stderr
