@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from . import conversations as conv
 from .citations import police
 from .emotions import TONE, EmotionClassifier
-from .errors import ModelError, ModelMissing, ModelUnreachable, SadieError
+from .errors import ModelError, SadieError
 from .events import (
     CitationsEvent,
     CitationView,
@@ -70,12 +70,27 @@ def excerpts_of(result: RetrievalResult) -> list[Excerpt]:
 class Companion:
     """The engine facade for chat and ask; one per open memory."""
 
-    def __init__(self, memory: Memory, settings: Settings, *, reasoner: Any = None) -> None:
+    def __init__(
+        self,
+        memory: Memory,
+        settings: Settings,
+        *,
+        reasoner: Any = None,
+        wait_for_embedder: bool = True,
+    ) -> None:
+        """``wait_for_embedder=False`` (the TUI): while the embedding model is still loading,
+        retrieve with the keyword and graph channels instead of waiting ~5 s for torch."""
         self.memory = memory
+        self.wait_for_embedder = wait_for_embedder
         self.settings = settings
         self._reasoner = reasoner
         self._emotions = EmotionClassifier(memory.embedder)
         self._probe: tuple[float, ModelStatus] | None = None
+
+    def warm(self) -> None:
+        """Load the embedding model and the emotion prototypes (blocking; run it in a thread)."""
+        self.memory.embedder.warm()
+        self._emotions.warm()
 
     # -- the model -------------------------------------------------------------------------
     @property
@@ -137,15 +152,24 @@ class Companion:
                 continue
             excerpt = None
             if content.episode_id:
-                excerpt = Excerpt(content.episode_id, content.date or "", content.title, content.text)
+                excerpt = Excerpt(
+                    content.episode_id, content.date or "", content.title, content.text
+                )
             items.append(Attached(chip.kind, content.title, content.text, excerpt))
         return items
 
-    def _titles(self, result: RetrievalResult, attached: list[Attached]) -> dict[str, tuple[str, str]]:
-        titles = {c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks}
+    def _titles(
+        self, result: RetrievalResult, attached: list[Attached]
+    ) -> dict[str, tuple[str, str]]:
+        titles = {
+            c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d"))
+            for c in result.chunks
+        }
         for item in attached:
             if item.excerpt is not None:
-                titles.setdefault(item.excerpt.episode_id.lower(), (item.excerpt.title, item.excerpt.date))
+                titles.setdefault(
+                    item.excerpt.episode_id.lower(), (item.excerpt.title, item.excerpt.date)
+                )
         return titles
 
     async def ask(self, question: str, *, persona: str | None = None) -> Any:
@@ -181,13 +205,30 @@ class Companion:
         previous = next((c for r, c in reversed(history) if r == "user"), None)
 
         reasoner, notice = await self._pick_reasoner()
-        emotion = self._emotions.choose(message, allow_load=self.memory.embedder.loaded).value
-        user_id = await asyncio.to_thread(conv.add_message, db, cid, "user", message, "complete", emotion=emotion)
-        reply_id = await asyncio.to_thread(
-            conv.add_message, db, cid, "assistant", "", "streaming",
-            emotion=emotion, model=reasoner.model, metadata={"persona": chosen.name},
+        emotion = self._emotions.choose(message, allow_load=self.wait_for_embedder).value
+        user_id = await asyncio.to_thread(
+            conv.add_message, db, cid, "user", message, "complete", emotion=emotion
         )
-        yield Meta(cid, reasoner.model, chosen.name, reasoner.offline, reply_id, user_id, conversation.title)
+        reply_id = await asyncio.to_thread(
+            conv.add_message,
+            db,
+            cid,
+            "assistant",
+            "",
+            "streaming",
+            emotion=emotion,
+            model=reasoner.model,
+            metadata={"persona": chosen.name},
+        )
+        yield Meta(
+            cid,
+            reasoner.model,
+            chosen.name,
+            reasoner.offline,
+            reply_id,
+            user_id,
+            conversation.title,
+        )
         yield EmotionEvent(emotion)
         if notice:
             yield Status(notice)
@@ -195,9 +236,11 @@ class Companion:
         shown_text = ""
         status = "streaming"
         try:
-            use_vector = self.memory.embedder.loaded or not _is_tui_fast_path()
+            use_vector = self.memory.embedder.loaded or self.wait_for_embedder
             if not use_vector:
-                yield Status("the embedding model is still loading: searching by keywords and names")
+                yield Status(
+                    "the embedding model is still loading: searching by keywords and names"
+                )
             result = await asyncio.to_thread(
                 retrieve, self.memory, message, chosen, previous=previous, use_vector=use_vector
             )
@@ -254,7 +297,9 @@ class Companion:
                     yield Token(visible)
                     if now - last_save >= SAVE_EVERY:
                         last_save = now
-                        await asyncio.to_thread(conv.update_message, db, reply_id, content=shown_text)
+                        await asyncio.to_thread(
+                            conv.update_message, db, reply_id, content=shown_text
+                        )
             rest = filt.finish()
             if rest:
                 shown_text += rest
@@ -265,7 +310,10 @@ class Companion:
             titles = self._titles(result, attached)
             views = tuple(
                 CitationView(
-                    c.episode_id, c.quote, c.support, c.claimed,
+                    c.episode_id,
+                    c.quote,
+                    c.support,
+                    c.claimed,
                     *titles.get(c.episode_id.lower(), ("", "")),
                 )
                 for c in policed.citations
@@ -277,7 +325,9 @@ class Companion:
             outcome = lint(shown_text, policies)
             if outcome.changed:
                 final_text = outcome.text
-                reason = f"policy {outcome.blocked_by.name}" if outcome.blocked_by else "policy rewrite"
+                reason = (
+                    f"policy {outcome.blocked_by.name}" if outcome.blocked_by else "policy rewrite"
+                )
                 if outcome.blocked_by is not None:
                     final_emotion = "serious"
                     views = ()
@@ -304,12 +354,31 @@ class Companion:
             if outcome.blocked_by is not None:
                 metadata["blocked_by"] = outcome.blocked_by.name
             await asyncio.to_thread(
-                self._finish_turn, cid, reply_id, final_text, status, final_emotion, views,
-                latency, metadata, outcome, message, chosen, reasoner, result, briefing, policed,
+                self._finish_turn,
+                cid,
+                reply_id,
+                final_text,
+                status,
+                final_emotion,
+                views,
+                latency,
+                metadata,
+                outcome,
+                message,
+                chosen,
+                reasoner,
+                result,
+                briefing,
+                policed,
             )
             yield Done(
-                reply_id, round(latency, 1), len(result.chunks), status, tokens,
-                round(tokens / gen_seconds, 1), final_emotion,
+                reply_id,
+                round(latency, 1),
+                len(result.chunks),
+                status,
+                tokens,
+                round(tokens / gen_seconds, 1),
+                final_emotion,
             )
         except asyncio.CancelledError:
             status = "interrupted"
@@ -322,30 +391,53 @@ class Companion:
         except ModelError as exc:
             status = "error"
             self._save_partial(reply_id, shown_text, "error", exc.one_line())
-            yield ErrorEvent(exc.message, code=getattr(exc, "code", "model"), fix=exc.fix, message_id=reply_id)
+            yield ErrorEvent(
+                exc.message, code=getattr(exc, "code", "model"), fix=exc.fix, message_id=reply_id
+            )
         except SadieError as exc:
             status = "error"
             self._save_partial(reply_id, shown_text, "error", exc.one_line())
             yield ErrorEvent(exc.message, code="storage", fix=exc.fix, message_id=reply_id)
 
-    def _save_partial(self, reply_id: str, text: str, status: str, error: str | None = None) -> None:
+    def _save_partial(
+        self, reply_id: str, text: str, status: str, error: str | None = None
+    ) -> None:
         try:
             meta = {"error": error} if error else None
-            conv.update_message(self.memory.db, reply_id, content=text, status=status, metadata=meta)
+            conv.update_message(
+                self.memory.db, reply_id, content=text, status=status, metadata=meta
+            )
         except SadieError:
             pass  # the database itself failed; the error already reached the person
 
     def _finish_turn(
-        self, cid: str, reply_id: str, final_text: str, status: str, emotion: str,
-        views: tuple[CitationView, ...], latency: float, metadata: dict[str, Any], outcome: Any,
-        message: str, persona: Persona, reasoner: Any, result: RetrievalResult,
-        briefing: Briefing, policed: Any,
+        self,
+        cid: str,
+        reply_id: str,
+        final_text: str,
+        status: str,
+        emotion: str,
+        views: tuple[CitationView, ...],
+        latency: float,
+        metadata: dict[str, Any],
+        outcome: Any,
+        message: str,
+        persona: Persona,
+        reasoner: Any,
+        result: RetrievalResult,
+        briefing: Briefing,
+        policed: Any,
     ) -> None:
         db = self.memory.db
         conv.update_message(
-            db, reply_id, content=final_text, status=status, emotion=emotion,
+            db,
+            reply_id,
+            content=final_text,
+            status=status,
+            emotion=emotion,
             citations=[{**v.__dict__, "label": v.label} for v in views],
-            latency_ms=latency, metadata=metadata,
+            latency_ms=latency,
+            metadata=metadata,
         )
         state: dict[str, Any] = {"emotion": emotion}
         if conv.count_messages(db, cid) <= 2:
@@ -359,9 +451,18 @@ class Companion:
             )
         grounding = grounding_score(policed)
         turn = record_turn(
-            db, kind="chat", query=message, model=reasoner.model, persona=persona.name,
-            prompt_version=briefing.version, grounding=grounding, abstained=False,
-            latency_ms=latency, conversation_id=cid, message_id=reply_id, chunks=result.chunks,
+            db,
+            kind="chat",
+            query=message,
+            model=reasoner.model,
+            persona=persona.name,
+            prompt_version=briefing.version,
+            grounding=grounding,
+            abstained=False,
+            latency_ms=latency,
+            conversation_id=cid,
+            message_id=reply_id,
+            chunks=result.chunks,
         )
         cited = {v.episode_id.lower() for v in views}
         mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])
@@ -375,10 +476,3 @@ def grounding_score(policed: Any) -> float:
     if total == 0:
         return 0.0
     return round(sum(weights.get(c.support, 0.0) for c in policed.citations) / total, 3)
-
-
-def _is_tui_fast_path() -> bool:
-    """Only the TUI prefers answering at once over waiting for the embedder (~5 s)."""
-    import os
-
-    return os.environ.get("SADIE_FAST_START") == "1"

@@ -1,0 +1,326 @@
+"""Emotions: the register map, and choosing a register from the person's message.
+
+The accuracy test runs the real embedding model over ``tests/data/emotion_eval.jsonl``
+(hand-written messages, never used for tuning: the tuning sentences live in
+``emotions.EXEMPLARS``, and a test checks the two sets do not overlap).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import unicodedata
+import zlib
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rich.cells import cell_len
+
+from sadie_tui.engine import emotions
+from sadie_tui.engine.emotions import (
+    COLOURS,
+    DEFAULT,
+    EMOTIONS,
+    GLYPHS,
+    MEANINGS,
+    TONE,
+    EmotionClassifier,
+    choose_emotion,
+)
+
+EVAL_PATH = Path(__file__).parent / "data" / "emotion_eval.jsonl"
+MIN_ACCURACY = 0.80
+
+OTHER_SCRIPTS = [
+    "今日は本当に疲れた。仕事がうまくいかない",
+    "我通过了考试！！",
+    "مرحبا، كيف حالك اليوم؟",
+    "Привет! Я сдал экзамен!!",
+    "שלום, אני קצת עצוב היום",
+    "नमस्ते, आज का दिन अच्छा था",
+    "ok 👍🏽🎉🎉",
+    "😂😂😂",
+    "\u200b\u200d\u2060",
+    "\x00\x07 control \x1b[31m red",
+    "lone surrogate \ud800 here",
+    "a" * 20_000,
+    "why? " * 2_000,
+    "J'ai enfin eu le poste!!",
+    "¿qué pasó en octubre?",
+]
+
+
+def load_eval() -> list[dict[str, str]]:
+    rows = []
+    for line in EVAL_PATH.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            rows.append(json.loads(line))
+    return rows
+
+
+def confusion_report(rows: list[dict[str, str]], predicted: list[str]) -> str:
+    pairs = Counter((row["emotion"], guess) for row, guess in zip(rows, predicted, strict=True))
+    lines = ["confusion (expected -> predicted: count):"]
+    for (expected, guess), count in sorted(pairs.items()):
+        mark = "" if expected == guess else "   <-- wrong"
+        lines.append(f"  {expected:>11} -> {guess:<11} {count}{mark}")
+    lines.append("misses:")
+    for row, guess in zip(rows, predicted, strict=True):
+        if row["emotion"] != guess:
+            lines.append(f"  {row['emotion']:>11} -> {guess:<11} {row['text']!r}")
+    return "\n".join(lines)
+
+
+def per_register(rows: list[dict[str, str]], predicted: list[str]) -> dict[str, float]:
+    out = {}
+    for name in EMOTIONS:
+        pairs = [(r, g) for r, g in zip(rows, predicted, strict=True) if r["emotion"] == name]
+        out[name] = sum(r["emotion"] == g for r, g in pairs) / len(pairs)
+    return out
+
+
+class RefusingEmbedder:
+    """Not loaded, and loading is forbidden: any encode is a test failure."""
+
+    loaded = False
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts):
+        self.calls += 1
+        raise AssertionError("the model must not be loaded in cue-only mode")
+
+
+class BrokenEmbedder:
+    """Claims to be loaded, fails on every encode (e.g. the model package is missing)."""
+
+    loaded = True
+
+    def encode(self, texts):
+        raise RuntimeError("no model here")
+
+
+class HashEmbedder:
+    """Deterministic fake vectors, counting encode calls and texts."""
+
+    def __init__(self, loaded: bool = True) -> None:
+        self.loaded = loaded
+        self.calls = 0
+        self.texts = 0
+
+    def encode(self, texts):
+        self.calls += 1
+        self.texts += len(texts)
+        rows = []
+        for text in texts:
+            seed = zlib.crc32(text.encode("utf-8", "surrogatepass"))
+            vec = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+            rows.append(vec / np.linalg.norm(vec))
+        return np.stack(rows)
+
+
+@pytest.fixture(scope="module")
+def classifier(embedder) -> EmotionClassifier:
+    """The real model (conftest's shared embedder), centroids embedded once per module."""
+    clf = EmotionClassifier(embedder)
+    clf.warm()
+    return clf
+
+
+# --- the register map ------------------------------------------------------------------
+
+
+def test_every_register_has_glyph_colour_meaning_and_tone():
+    assert len(EMOTIONS) == 7 and len(set(EMOTIONS)) == 7
+    assert DEFAULT in EMOTIONS
+    for table in (GLYPHS, COLOURS, MEANINGS, TONE):
+        assert tuple(table) == EMOTIONS
+    assert len(set(GLYPHS.values())) == 7
+    assert len({c.lower() for c in COLOURS.values()}) == 7
+    for name in EMOTIONS:
+        assert re.fullmatch(r"#[0-9a-fA-F]{6}", COLOURS[name]), name
+        assert MEANINGS[name].startswith(f"{name} — "), name
+        assert len(MEANINGS[name]) <= 70, name
+        tone = TONE[name]
+        assert name in tone.lower() and tone.endswith("."), name
+        assert tone.count(". ") == 0, f"{name}: one sentence"
+
+
+def test_glyphs_are_one_cell_wide():
+    for name, glyph in GLYPHS.items():
+        assert len(glyph) == 1, name
+        assert cell_len(glyph) == 1, name
+        # Not ambiguous-width (CJK terminals draw those two cells wide), not wide.
+        assert unicodedata.east_asian_width(glyph) in ("N", "Na", "H"), name
+
+
+# --- cues only ---------------------------------------------------------------------------
+
+
+def test_cue_only_mode_never_loads_the_model():
+    fake = RefusingEmbedder()
+    clf = EmotionClassifier(fake)
+    cases = {
+        "I passed my exam!!": "celebrating",
+        "my grandad was taken to hospital last night": "serious",
+        "help me plan tomorrow, I have two deadlines": "focused",
+        "haha the dog stole my sandwich": "playful",
+        "looking back, I was so anxious in my twenties": "reflective",
+        "I wonder what I was like as a kid": "curious",
+        "I'm struggling to keep up with the course": "encouraging",
+    }
+    for message, expected in cases.items():
+        choice = clf.choose(message, allow_load=False)
+        assert choice.value == expected, (message, dict(choice.scores))
+        assert choice.via == "cues"
+    nothing = clf.choose("the", allow_load=False)
+    assert (nothing.value, nothing.via) == (DEFAULT, "default")
+    assert fake.calls == 0
+
+
+def test_cue_only_accuracy_on_the_eval_set_is_useful():
+    rows = load_eval()
+    clf = EmotionClassifier(None)
+    predicted = [clf.choose(row["text"]).value for row in rows]
+    accuracy = sum(r["emotion"] == p for r, p in zip(rows, predicted, strict=True)) / len(rows)
+    print(f"cue-only accuracy {accuracy:.1%}", per_register(rows, predicted))
+    assert accuracy >= 0.70, confusion_report(rows, predicted)
+
+
+def test_a_failing_embedder_falls_back_to_cues():
+    clf = EmotionClassifier(BrokenEmbedder())
+    choice = clf.choose("we did it, the house is ours!!")
+    assert choice.value == "celebrating" and choice.via == "cues"
+    assert clf.choose("nothing in particular here").via == "default"
+
+
+def test_allow_load_false_waits_for_a_warm_classifier():
+    fake = HashEmbedder(loaded=True)
+    clf = EmotionClassifier(fake)
+    assert not clf.ready
+    assert clf.choose("help me plan my week", allow_load=False).via == "cues"
+    assert fake.calls == 0  # loaded model, but centroids not ready: do not block on them
+    clf.warm()
+    assert clf.ready
+    assert clf.choose("help me plan my week", allow_load=False).via == "embedding"
+
+
+def test_allow_load_false_with_an_unloaded_model_uses_cues():
+    fake = HashEmbedder(loaded=False)
+    clf = EmotionClassifier(fake)
+    assert clf.choose("help me plan my week", allow_load=False).via == "cues"
+    assert fake.calls == 0
+    assert clf.choose("help me plan my week").via == "embedding"  # allowed to load
+
+
+def test_prototypes_are_embedded_once_per_classifier():
+    fake = HashEmbedder()
+    clf = EmotionClassifier(fake)
+    for message in ("one message here", "another message here", "and a third one"):
+        clf.choose(message)
+    prototypes = sum(len(emotions.PROTOTYPES[n]) + len(emotions.EXEMPLARS[n]) for n in EMOTIONS)
+    assert fake.calls == 1 + 3
+    assert fake.texts == prototypes + 3
+
+
+# --- defaults, robustness, determinism -------------------------------------------------------
+
+
+@pytest.mark.parametrize("message", ["", " ", "\n\t  \n"])
+def test_empty_message_gets_the_default(message, classifier):
+    fake = RefusingEmbedder()
+    for clf in (EmotionClassifier(fake), classifier):
+        choice = clf.choose(message)
+        assert choice.value == DEFAULT and choice.via == "default"
+        assert set(choice.scores) == set(EMOTIONS)
+    assert fake.calls == 0
+    assert choose_emotion(message) == DEFAULT
+
+
+def test_short_messages_without_cues_get_the_default(classifier):
+    for message in ("ok", "hmm", "hello", "thanks"):
+        assert classifier.choose(message).value == DEFAULT, message
+
+
+def test_other_languages_and_odd_text_never_crash(classifier):
+    cue_only = EmotionClassifier(RefusingEmbedder())
+    for message in OTHER_SCRIPTS:
+        for choice in (classifier.choose(message), cue_only.choose(message, allow_load=False)):
+            assert choice.value in EMOTIONS
+            assert all(np.isfinite(v) for v in choice.scores.values())
+    assert cue_only.choose("我通过了考试！！", allow_load=False).value == "celebrating"
+
+
+def test_choices_are_deterministic(classifier):
+    rows = load_eval()[::7]
+    first = [classifier.choose(r["text"]) for r in rows]
+    again = [classifier.choose(r["text"]) for r in rows]
+    assert first == again
+    fresh = EmotionClassifier(classifier.embedder)
+    assert [fresh.choose(r["text"]).value for r in rows] == [c.value for c in first]
+    cue_only = EmotionClassifier(None)
+    assert [cue_only.choose(r["text"]) for r in rows] == [
+        EmotionClassifier(None).choose(r["text"]) for r in rows
+    ]
+
+
+def test_choice_is_frozen_and_complete(classifier):
+    choice = classifier.choose("I got the job!!")
+    assert choice.value == "celebrating" and choice.via == "embedding"
+    assert tuple(choice.scores) == EMOTIONS
+    with pytest.raises(TypeError):
+        choice.scores["serious"] = 9.0  # type: ignore[index]
+    with pytest.raises(AttributeError):
+        choice.value = "serious"  # type: ignore[misc]
+
+
+def test_choose_emotion_helper(embedder):
+    assert choose_emotion("my dad was diagnosed with cancer", embedder) == "serious"
+    assert choose_emotion("haha lol") == "playful"  # no embedder: cues
+
+
+def test_import_has_no_side_effects():
+    code = (
+        "import sys; import sadie_tui.engine.emotions as e; "
+        "assert 'torch' not in sys.modules and 'sentence_transformers' not in sys.modules; "
+        "assert e.EmotionClassifier(None)._centroids is None; print('ok')"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr
+
+
+# --- the evaluation set -------------------------------------------------------------------
+
+
+def test_eval_set_is_well_formed_and_held_out():
+    rows = load_eval()
+    counts = Counter(row["emotion"] for row in rows)
+    assert len(rows) >= 84
+    assert set(counts) == set(EMOTIONS)
+    assert min(counts.values()) >= 12, counts
+    texts = [row["text"].strip().lower() for row in rows]
+    assert len(set(texts)) == len(texts), "duplicate eval messages"
+    tuning = {
+        t.strip().lower()
+        for name in EMOTIONS
+        for t in emotions.PROTOTYPES[name] + emotions.EXEMPLARS[name]
+    }
+    assert not tuning & set(texts), "eval messages leaked into the tuning sentences"
+
+
+def test_accuracy_with_embeddings(classifier):
+    rows = load_eval()
+    choices = [classifier.choose(row["text"]) for row in rows]
+    predicted = [c.value for c in choices]
+    correct = sum(r["emotion"] == p for r, p in zip(rows, predicted, strict=True))
+    accuracy = correct / len(rows)
+    print(f"accuracy {accuracy:.1%} ({correct}/{len(rows)})", per_register(rows, predicted))
+    assert all(c.via == "embedding" for c in choices)
+    assert accuracy >= MIN_ACCURACY, f"accuracy {accuracy:.1%}\n" + confusion_report(
+        rows, predicted
+    )
