@@ -80,10 +80,20 @@ def run_tui(ctx: click.Context, question: str | None) -> None:
     run_app(obj, question=question)
 
 
-@click.group(cls=SadieGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--demo", is_flag=True, help="Use the demo memory (built on first use) instead of your own.")
-@click.option("--ask", "question", metavar="QUESTION", help="Answer one question headless and exit.")
-@click.option("--persona", default=None, help="Persona for --ask (analyst, coach, friend, skeptic, …).")
+@click.group(
+    cls=SadieGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option(
+    "--demo", is_flag=True, help="Use the demo memory (built on first use) instead of your own."
+)
+@click.option(
+    "--ask", "question", metavar="QUESTION", help="Answer one question headless and exit."
+)
+@click.option(
+    "--persona", default=None, help="Persona for --ask (analyst, coach, friend, skeptic, …)."
+)
 @click.option("--json", "as_json", is_flag=True, help="With --ask: print one JSON object.")
 @click.version_option(__version__, prog_name="sadie")
 @click.pass_context

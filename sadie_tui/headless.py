@@ -46,7 +46,13 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
 
 
 def chat(
-    ctx: Context, message: str, *, conversation_id: str | None, persona: str | None, new: bool, ndjson: bool
+    ctx: Context,
+    message: str,
+    *,
+    conversation_id: str | None,
+    persona: str | None,
+    new: bool,
+    ndjson: bool,
 ) -> int:
     """Stream one chat turn to stdout. Returns the exit code."""
     from .commands.output import error_line, print_ndjson
@@ -69,12 +75,18 @@ def chat(
         nonlocal code
         streamed_any = False
         thinking_shown = False
-        async for event in companion.chat(message, conversation_id=conversation_id, persona=persona, new=new):
+        async for event in companion.chat(
+            message, conversation_id=conversation_id, persona=persona, new=new
+        ):
             if ndjson:
                 print_ndjson(to_json(event))
                 if isinstance(event, ErrorEvent):
                     error_line(event.message + (f" ({event.fix})" if event.fix else ""))
-                    code = int(ExitCode.MODEL if event.code not in ("storage", "usage") else ExitCode.STORAGE)
+                    code = int(
+                        ExitCode.MODEL
+                        if event.code not in ("storage", "usage")
+                        else ExitCode.STORAGE
+                    )
                 continue
             match event:
                 case Meta(conversation_id=cid):
@@ -105,7 +117,9 @@ def chat(
                     if streamed_any:
                         sys.stdout.write("\n")
                     error_line(msg + (f" ({fix})" if fix else ""))
-                    code = int(ExitCode.MODEL if err_code not in ("storage", "usage") else ExitCode.STORAGE)
+                    code = int(
+                        ExitCode.MODEL if err_code not in ("storage", "usage") else ExitCode.STORAGE
+                    )
 
     try:
         asyncio.run(run())

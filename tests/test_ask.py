@@ -18,7 +18,7 @@ from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 
 
 @pytest.fixture
-def server(monkeypatch):
+def server(monkeypatch, tmp_home):
     with FakeOllama() as srv:
         monkeypatch.setenv("OLLAMA_HOST", srv.url)
         yield srv
@@ -41,11 +41,21 @@ def episode(memory, title):
 def test_grounded_answer(server, memory):
     ep = episode(memory, "Race day")
     server.queue(
-        Reply(split_pieces(
-            "You finished in 3:58.\nOPINION: that is a strong first marathon.\n@@CITATIONS@@\n"
-            + json.dumps([{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58", "support": "verbatim"}]),
-            6,
-        ))
+        Reply(
+            split_pieces(
+                "You finished in 3:58.\nOPINION: that is a strong first marathon.\n@@CITATIONS@@\n"
+                + json.dumps(
+                    [
+                        {
+                            "episode": ep,
+                            "quote": "Finished the Lisbon marathon in 3:58",
+                            "support": "verbatim",
+                        }
+                    ]
+                ),
+                6,
+            )
+        )
     )
     result = ask(memory, "How fast was my marathon?")
     assert result.answer == "You finished in 3:58."
@@ -64,8 +74,21 @@ def test_grounded_answer(server, memory):
 def test_revise_when_citations_fail(server, memory):
     ep = episode(memory, "Race day")
     server.queue(
-        Reply("You ran fast.\n@@CITATIONS@@\n[{\"episode\": \"00000000-0000-4000-8000-000000000000\", \"quote\": \"x\", \"support\": \"verbatim\"}]"),
-        Reply("You finished in 3:58.\n@@CITATIONS@@\n" + json.dumps([{"episode": ep, "quote": "finished the lisbon marathon in 3:58", "support": "verbatim"}])),
+        Reply(
+            'You ran fast.\n@@CITATIONS@@\n[{"episode": "00000000-0000-4000-8000-000000000000", "quote": "x", "support": "verbatim"}]'
+        ),
+        Reply(
+            "You finished in 3:58.\n@@CITATIONS@@\n"
+            + json.dumps(
+                [
+                    {
+                        "episode": ep,
+                        "quote": "finished the lisbon marathon in 3:58",
+                        "support": "verbatim",
+                    }
+                ]
+            )
+        ),
     )
     result = ask(memory, "How fast was my marathon?")
     assert "revise" in [s["name"] for s in result.stages]
@@ -74,7 +97,9 @@ def test_revise_when_citations_fail(server, memory):
 
 
 def test_abstains_without_grounded_citation(server, memory):
-    server.queue(Reply("You climbed Everest.\n@@CITATIONS@@\n[]"), Reply("Still Everest.\n@@CITATIONS@@\n[]"))
+    server.queue(
+        Reply("You climbed Everest.\n@@CITATIONS@@\n[]"), Reply("Still Everest.\n@@CITATIONS@@\n[]")
+    )
     result = ask(memory, "Did I climb Everest?")
     assert result.abstained and result.citations == []
     assert "does not hold enough" in result.answer
@@ -98,7 +123,7 @@ def test_reframe_and_opinion_split():
     from datetime import datetime
 
     text = reframe("so what did I do last week?", datetime(2026, 11, 30, 14))
-    assert "2026-11-16" in text and "2026-11-22" in text and not text.lower().startswith("so")
+    assert "2026-11-23" in text and "2026-11-29" in text and not text.lower().startswith("so")
     assert split_opinion("Answer.\nOPINION: mine") == ("Answer.", "mine")
     assert split_opinion("Answer only") == ("Answer only", None)
 
@@ -107,16 +132,34 @@ def _cli(home, *args, env_extra=None):
     env = {**os.environ, "SADIE_HOME": str(home), **(env_extra or {})}
     return subprocess.run(
         [sys.executable, "-m", "sadie_tui.cli", *args],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
 
 
 def test_cli_ask_json_offline(memory_home, monkeypatch):
-    proc = _cli(memory_home, "--ask", "When did I finish the marathon?", "--json",
-                env_extra={"OLLAMA_HOST": "http://127.0.0.1:9"})
+    proc = _cli(
+        memory_home,
+        "--ask",
+        "When did I finish the marathon?",
+        "--json",
+        env_extra={"OLLAMA_HOST": "http://127.0.0.1:9"},
+    )
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
-    for key in ("answer", "citations", "persona", "abstained", "grounding", "stages", "emotion", "model", "offline"):
+    for key in (
+        "answer",
+        "citations",
+        "persona",
+        "abstained",
+        "grounding",
+        "stages",
+        "emotion",
+        "model",
+        "offline",
+    ):
         assert key in data
     assert data["offline"] is True and data["citations"]
     assert {"episode_id", "quote", "support"} <= set(data["citations"][0])
@@ -125,8 +168,13 @@ def test_cli_ask_json_offline(memory_home, monkeypatch):
 
 
 def test_cli_chat_ndjson(memory_home, server):
-    proc = _cli(memory_home, "chat", "How did the Warden refactor go?", "--ndjson",
-                env_extra={"OLLAMA_HOST": server.url})
+    proc = _cli(
+        memory_home,
+        "chat",
+        "How did the Warden refactor go?",
+        "--ndjson",
+        env_extra={"OLLAMA_HOST": server.url},
+    )
     assert proc.returncode == 0, proc.stderr
     events = [json.loads(line) for line in proc.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -134,15 +182,24 @@ def test_cli_chat_ndjson(memory_home, server):
     assert "conversation_id" in events[0] and events[0]["model"] == "qwen3:1.7b"
     assert all(set(e) >= {"type", "value"} for e in events if e["type"] == "token")
     cid = events[0]["conversation_id"]
-    proc2 = _cli(memory_home, "chat", "and after that?", "--conversation", cid[:8], "--ndjson",
-                 env_extra={"OLLAMA_HOST": server.url})
+    proc2 = _cli(
+        memory_home,
+        "chat",
+        "and after that?",
+        "--conversation",
+        cid[:8],
+        "--ndjson",
+        env_extra={"OLLAMA_HOST": server.url},
+    )
     assert proc2.returncode == 0, proc2.stderr
     assert json.loads(proc2.stdout.splitlines()[0])["conversation_id"] == cid
 
 
 def test_cli_chat_model_error_exit_code(memory_home, server):
     server.models[:] = []
-    proc = _cli(memory_home, "chat", "hi", env_extra={"OLLAMA_HOST": server.url, "SADIE_REASONER": "ollama"})
+    proc = _cli(
+        memory_home, "chat", "hi", env_extra={"OLLAMA_HOST": server.url, "SADIE_REASONER": "ollama"}
+    )
     assert proc.returncode == 4
     assert "ollama pull qwen3:1.7b" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith("sadie:")

@@ -29,7 +29,7 @@ from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 
 
 @pytest.fixture
-def server(monkeypatch):
+def server(monkeypatch, tmp_home):
     with FakeOllama() as srv:
         monkeypatch.setenv("OLLAMA_HOST", srv.url)
         yield srv
@@ -72,7 +72,13 @@ def tail(ep: str, quote: str, support: str = "verbatim") -> str:
 
 def test_event_order_and_rows(server, memory):
     ep, text = episode_of(memory, "Warden retro")
-    server.queue(Reply(split_pieces("You shipped the auth refactor." + tail(ep, "Shipped the auth refactor"), 3)))
+    server.queue(
+        Reply(
+            split_pieces(
+                "You shipped the auth refactor." + tail(ep, "Shipped the auth refactor"), 3
+            )
+        )
+    )
     events = run_chat(companion(memory), "How did the Warden refactor go?")
     kinds = [type(e) for e in events]
     assert kinds[0] is Meta and kinds[1] is EmotionEvent and Context in kinds
@@ -97,7 +103,9 @@ def test_event_order_and_rows(server, memory):
     assert "@@CITATIONS@@" in system and "thoughtful confidant" in system
     assert body["options"]["num_ctx"] >= 4096
     # telemetry: one turn, one retrieval row per chunk, the cited one marked
-    turn = memory.db.fetchone("SELECT kind, persona, prompt_version, grounding FROM turns WHERE kind='chat'")
+    turn = memory.db.fetchone(
+        "SELECT kind, persona, prompt_version, grounding FROM turns WHERE kind='chat'"
+    )
     assert turn[0] == "chat" and turn[1] == "friend" and turn[2] and turn[3] == 1.0
     cited = memory.db.fetchall("SELECT episode_id::VARCHAR FROM retrievals WHERE cited")
     assert {r[0] for r in cited} == {ep}
@@ -112,9 +120,7 @@ def test_assistant_row_is_streaming_before_first_token(server, memory):
     async def go():
         async for event in comp.chat("hello"):
             if isinstance(event, Token) and not seen:
-                status = memory.db.fetchone(
-                    "SELECT status FROM messages WHERE role='assistant'"
-                )[0]
+                status = memory.db.fetchone("SELECT status FROM messages WHERE role='assistant'")[0]
                 seen.append(status)
 
     asyncio.run(go())
@@ -124,7 +130,9 @@ def test_assistant_row_is_streaming_before_first_token(server, memory):
 @pytest.mark.parametrize("size", [1, 2, 3, 5, 7, 13])
 def test_cut_points_never_leak(server, memory, size):
     ep, _ = episode_of(memory, "Warden retro")
-    raw = "<think>private plan</think>\n\nThe refactor shipped." + tail(ep, "Shipped the auth refactor")
+    raw = "<think>private plan</think>\n\nThe refactor shipped." + tail(
+        ep, "Shipped the auth refactor"
+    )
     server.queue(Reply(split_pieces(raw, size)))
     events = run_chat(companion(memory), "Warden?")
     text = visible(events)
@@ -166,13 +174,19 @@ def test_citations_policed(server, memory):
     ]
     server.queue(Reply(split_pieces("Answer.\n@@CITATIONS@@\n" + json.dumps(cites), 5)))
     events = run_chat(companion(memory), "Warden?")
-    got = [(c.episode_id, c.support, c.claimed) for c in next(e for e in events if isinstance(e, CitationsEvent)).value]
+    got = [
+        (c.episode_id, c.support, c.claimed)
+        for c in next(e for e in events if isinstance(e, CitationsEvent)).value
+    ]
     assert got == [
         (ep, "paraphrase", "verbatim"),
         (ep, "verbatim", "paraphrase"),
         (ep, "inference", "inference"),
     ]
-    assert next(e for e in events if isinstance(e, CitationsEvent)).value[2].label == "reading between the lines"
+    assert (
+        next(e for e in events if isinstance(e, CitationsEvent)).value[2].label
+        == "reading between the lines"
+    )
 
 
 @pytest.mark.parametrize(
@@ -270,7 +284,9 @@ def test_cancel_marks_interrupted_and_keeps_text(server, memory):
 
 def test_history_last_twelve_and_title(server, memory):
     comp = companion(memory)
-    first = "Tell me about the Warden refactor and everything that happened around it in March please"
+    first = (
+        "Tell me about the Warden refactor and everything that happened around it in March please"
+    )
     events = run_chat(comp, first)
     cid = events[0].conversation_id
     title = conv.get_conversation(memory.db, cid).title

@@ -47,7 +47,7 @@ def add(
         return
     verb = "already attached" if chip.id in before else "attached"
     title = conv.get_conversation(db, chip.conversation_id).title
-    console().print(f"{verb} {_line(chip)} to “{escape(title)}”")
+    console().print(f"{verb} {_line(chip)} to “{escape(title)}”", soft_wrap=True)
 
 
 @group.command("list")
@@ -65,11 +65,11 @@ def list_command(ctx: Context, conversation_id: str, as_json: bool) -> None:
         out.print("no chips attached")
         return
     table = Table(box=None, padding=(0, 1), header_style="bold")
-    table.add_column("chip", no_wrap=True)
+    table.add_column("chip", no_wrap=True, min_width=8)
     table.add_column("kind", no_wrap=True)
-    table.add_column("label")
-    table.add_column("ref", no_wrap=True)
-    table.add_column("snippet", overflow="ellipsis", no_wrap=True, style="dim")
+    table.add_column("label", min_width=12)
+    table.add_column("ref", no_wrap=True, min_width=8)
+    table.add_column("snippet", overflow="ellipsis", no_wrap=True, style="dim", max_width=48)
     for c in found:
         table.add_row(
             c.id[:8], c.kind, escape(c.label), escape(c.ref_id[:8]), escape(c.snippet or "")
@@ -88,7 +88,7 @@ def remove(ctx: Context, conversation_id: str, chip_id: str, as_json: bool) -> N
     if as_json:
         print_json(chip.to_json())
         return
-    console().print(f"removed {_line(chip)}")
+    console().print(f"removed {_line(chip)}", soft_wrap=True)
 
 
 @group.command("find")
@@ -112,6 +112,8 @@ def find(ctx: Context, text: str, kind: str | None, limit: int, as_json: bool) -
         return
     for c in found:
         when = f" [dim]({c.date})[/]" if c.date else ""
-        out.print(f"[bold]{c.kind:<12}[/] {escape(c.ref_id)}  {escape(c.label)}{when}")
+        out.print(
+            f"[bold]{c.kind:<12}[/] {escape(c.ref_id)}  {escape(c.label)}{when}", soft_wrap=True
+        )
         if c.snippet:
-            out.print(f"{'':<13}[dim]{escape(c.snippet)}[/]")
+            out.print(f"{'':<13}[dim]{escape(c.snippet)}[/]", soft_wrap=True)

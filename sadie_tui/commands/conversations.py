@@ -81,9 +81,9 @@ def list_command(
             out.print("no archived conversations" if archived else "no conversations yet")
         return
     table = Table(box=None, padding=(0, 1), header_style="bold")
-    table.add_column("id", no_wrap=True)
+    table.add_column("id", no_wrap=True, min_width=8)
     table.add_column("", no_wrap=True)
-    table.add_column("title", overflow="ellipsis")
+    table.add_column("title", min_width=16)
     table.add_column("feeling", no_wrap=True)
     table.add_column("msgs", justify="right", no_wrap=True)
     table.add_column("last active", no_wrap=True)
@@ -154,7 +154,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
 
 
 def _announce(verb: str, c: conv.Conversation) -> None:
-    console().print(f"{verb} {c.id[:8]} “{escape(c.title)}”")
+    console().print(f"{verb} {c.id[:8]} “{escape(c.title)}”", soft_wrap=True)
 
 
 @group.command("pin")
@@ -232,11 +232,14 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
 
 @group.command("export")
 @click.argument("conversation_id", metavar="ID")
+@click.option("--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True)
 @click.option(
-    "--format", "fmt", type=click.Choice(["md", "json"]), default="md", show_default=True
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Write to FILE instead of standard output.",
 )
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), metavar="FILE",
-              help="Write to FILE instead of standard output.")
 @click.pass_obj
 def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) -> None:
     """Write a conversation out as Markdown or JSON (JSON can be imported again)."""

@@ -18,13 +18,19 @@ MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
 @click.pass_obj
 def command(ctx: Context, as_json: bool, quick: bool) -> None:
     """Check the home, database, vector index, embedding model and Ollama."""
-    checks = run_checks(ctx.home, ctx.settings.ollama_host, ctx.settings.model, load_model=not quick)
+    checks = run_checks(
+        ctx.home, ctx.settings.ollama_host, ctx.settings.model, load_model=not quick
+    )
     if as_json:
         print_json([c.__dict__ for c in checks])
     else:
         out = console()
         for c in checks:
             fix = f" [dim]→ {escape(c.fix)}[/]" if c.fix else ""
-            out.print(f"{MARKS[c.status]} [bold]{escape(c.name)}[/]: {escape(c.detail)}{fix}")
+            # soft_wrap: one line per check even when piped (scripts grep these lines).
+            out.print(
+                f"{MARKS[c.status]} [bold]{escape(c.name)}[/]: {escape(c.detail)}{fix}",
+                soft_wrap=True,
+            )
     if any(c.status == "fail" for c in checks):
         raise SystemExit(1)

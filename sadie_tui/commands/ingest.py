@@ -14,7 +14,12 @@ from ..engine.ingest.pipeline import IngestReport
 from .context import Context
 from .output import console, err_console, print_json
 
-STAGES = {"reading": "Reading files", "embedding": "Embedding chunks", "storing": "Storing", "done": "Done"}
+STAGES = {
+    "reading": "Reading files",
+    "embedding": "Embedding chunks",
+    "storing": "Storing",
+    "done": "Done",
+}
 
 
 def run_ingest(memory, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"):  # type: ignore[no-untyped-def]
@@ -33,7 +38,9 @@ def run_ingest(memory, paths: list[Path], *, quiet: bool = False, title: str = "
         task = bar.add_task("Reading files", total=1)
 
         def progress(stage: str, done: int, total: int) -> None:
-            bar.update(task, description=STAGES.get(stage, stage), completed=done, total=max(total, 1))
+            bar.update(
+                task, description=STAGES.get(stage, stage), completed=done, total=max(total, 1)
+            )
 
         return memory.ingest(paths, progress)
 
@@ -72,6 +79,10 @@ def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -
         if not report.changed and not report.skipped:
             out.print("Nothing changed: every file was already in the memory.")
         for skipped in report.skipped:
-            out.print(f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}")
+            # One line per file even when piped, so the names can be grepped.
+            out.print(
+                f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}",
+                soft_wrap=True,
+            )
     if report.skipped:
         raise SystemExit(int(ExitCode.PARTIAL))

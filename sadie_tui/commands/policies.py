@@ -14,7 +14,7 @@ from ..engine.policies import Policy, load_policies
 from .context import Context
 from .output import console, print_json
 
-EXAMPLE = r'''[[policy]]
+EXAMPLE = r"""[[policy]]
 name = "no-diagnoses"
 action = "block"          # rewrite | block | warn
 pattern = "(?i)you (have|suffer from) (depression|adhd)"
@@ -25,7 +25,7 @@ name = "gentle-words"
 action = "rewrite"
 pattern = "(?i)\\blazy\\b"
 replacement = "tired"
-'''
+"""
 
 
 def policies_file(ctx: Context) -> Path:
@@ -84,12 +84,16 @@ def command(click_ctx: click.Context, as_json: bool) -> None:
 def _print(path: Path, exists: bool, policies: tuple[Policy, ...], errors: tuple[str, ...]) -> None:
     out = console()
     if not exists:
-        out.print(f"no policies: write your rules in {escape(str(path))}, for example:")
+        out.print(
+            f"no policies: write your rules in {escape(str(path))}, for example:", soft_wrap=True
+        )
         out.print()
         out.print(escape(EXAMPLE))
         return
     count = len(policies)
-    out.print(f"{count} polic{'y' if count == 1 else 'ies'} from {escape(str(path))}")
+    out.print(
+        f"{count} polic{'y' if count == 1 else 'ies'} from {escape(str(path))}", soft_wrap=True
+    )
     if policies:
         table = Table(box=None, padding=(0, 1), header_style="bold")
         table.add_column("name", no_wrap=True)
@@ -104,4 +108,4 @@ def _print(path: Path, exists: bool, policies: tuple[Policy, ...], errors: tuple
             )
         out.print(table)
     for error in errors:
-        out.print(f"[red]error:[/] {escape(error)}")
+        out.print(f"[red]error:[/] {escape(error)}", soft_wrap=True)

@@ -31,7 +31,9 @@ def command(ctx: Context, as_json: bool) -> None:
         kinds = ", ".join(f"{escape(str(k))} {v}" for k, v in stats["episode_kinds"].items())
         out.print(f"[bold]episodes by kind[/] {kinds}")
     if stats["top_entities"]:
-        top = ", ".join(f"{escape(e['name'])} ({e['kind']}, {e['episodes']})" for e in stats["top_entities"])
+        top = ", ".join(
+            f"{escape(e['name'])} ({e['kind']}, {e['episodes']})" for e in stats["top_entities"]
+        )
         out.print(f"[bold]most mentioned[/] {top}")
 
 

@@ -17,7 +17,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .citations import PolicedCitations, police
-from .emotions import TONE, EmotionClassifier
+from .emotions import TONE, classifier_for
 from .errors import ModelError
 from .events import CitationView
 from .prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
@@ -56,8 +56,15 @@ class AskResult:
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["citations"] = [
-            {"episode_id": c.episode_id, "quote": c.quote, "support": c.support,
-             "label": c.label, "claimed": c.claimed, "title": c.title, "date": c.date}
+            {
+                "episode_id": c.episode_id,
+                "quote": c.quote,
+                "support": c.support,
+                "label": c.label,
+                "claimed": c.claimed,
+                "title": c.title,
+                "date": c.date,
+            }
             for c in self.citations
         ]
         return data
@@ -73,7 +80,8 @@ def reframe(question: str, now: datetime) -> str:
     start = window.start.strftime("%Y-%m-%d") if window.start else "the beginning"
     end = (
         datetime.fromordinal(window.end.toordinal() - 1).strftime("%Y-%m-%d")
-        if window.end else "now"
+        if window.end
+        else "now"
     )
     return f"{core.rstrip('?. ')} (between {start} and {end})?"
 
@@ -82,7 +90,7 @@ def split_opinion(text: str) -> tuple[str, str | None]:
     match = _OPINION.search(text)
     if not match:
         return text.strip(), None
-    return text[: match.start()].strip(), text[match.end():].strip() or None
+    return text[: match.start()].strip(), text[match.end() :].strip() or None
 
 
 def grounding_report(policed: PolicedCitations) -> dict[str, Any]:
@@ -100,29 +108,48 @@ def grounding_report(policed: PolicedCitations) -> dict[str, Any]:
     }
 
 
-async def run_ask(companion: Companion, question: str, persona_name: str | None = None) -> AskResult:
+async def run_ask(
+    companion: Companion, question: str, persona_name: str | None = None
+) -> AskResult:
     started = time.perf_counter()
     memory = companion.memory
     persona = companion._persona(persona_name, companion.settings.ask_persona)
-    emotion = EmotionClassifier(memory.embedder).choose(question).value
+    emotion = classifier_for(memory.embedder).choose(question).value
     stages: list[dict[str, Any]] = []
     notices: list[str] = []
 
     def stage(name: str, t0: float, note: str = "") -> None:
-        stages.append({"name": name, "ms": round((time.perf_counter() - t0) * 1000, 1), "note": note})
+        stages.append(
+            {"name": name, "ms": round((time.perf_counter() - t0) * 1000, 1), "note": note}
+        )
 
     reasoner, notice = await companion._pick_reasoner()
     if notice:
         notices.append(notice)
     result_base = dict(
-        question=question, persona=persona.name, emotion=emotion,
-        model=reasoner.model, offline=reasoner.offline,
+        question=question,
+        persona=persona.name,
+        emotion=emotion,
+        model=reasoner.model,
+        offline=reasoner.offline,
     )
     if await asyncio.to_thread(memory.is_empty):
         return AskResult(
-            answer=EMPTY_ASK, citations=[], abstained=True,
-            grounding={"score": 0.0, "counts": {}, "dropped": 0, "dropped_reasons": [], "parse_error": None},
-            stages=[], reframed_question=None, opinion=None, notices=notices, **result_base,
+            answer=EMPTY_ASK,
+            citations=[],
+            abstained=True,
+            grounding={
+                "score": 0.0,
+                "counts": {},
+                "dropped": 0,
+                "dropped_reasons": [],
+                "parse_error": None,
+            },
+            stages=[],
+            reframed_question=None,
+            opinion=None,
+            notices=notices,
+            **result_base,
         )
 
     now = datetime.now()
@@ -151,11 +178,16 @@ async def run_ask(companion: Companion, question: str, persona_name: str | None 
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
     briefing = build_briefing(
-        message=question, excerpts=excerpts, beliefs=result.beliefs,
+        message=question,
+        excerpts=excerpts,
+        beliefs=result.beliefs,
         observations=result.observations,
         observation_weight_high=persona.observation_weight > 1.0,
-        soul=soul, voice=persona.voice,
-        tone=TONE.get(emotion, ""), mode="ask", extra_blocks=extra,
+        soul=soul,
+        voice=persona.voice,
+        tone=TONE.get(emotion, ""),
+        mode="ask",
+        extra_blocks=extra,
     )
 
     async def draft(b: Any) -> tuple[str, PolicedCitations]:
@@ -177,9 +209,14 @@ async def run_ask(companion: Companion, question: str, persona_name: str | None 
             t0 = time.perf_counter()
             feedback = _revision_note(policed)
             revised = build_briefing(
-                message=question + "\n\n" + feedback, excerpts=excerpts, beliefs=result.beliefs,
-                observations=result.observations, soul=soul,
-                voice=persona.voice, mode="ask", extra_blocks=extra,
+                message=question + "\n\n" + feedback,
+                excerpts=excerpts,
+                beliefs=result.beliefs,
+                observations=result.observations,
+                soul=soul,
+                voice=persona.voice,
+                mode="ask",
+                extra_blocks=extra,
             )
             answer2, policed2 = await draft(revised)
             if grounding_report(policed2)["score"] >= report["score"]:
@@ -196,9 +233,13 @@ async def run_ask(companion: Companion, question: str, persona_name: str | None 
     report = grounding_report(policed)
     grounded = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
     abstained = not result.chunks or not grounded
-    titles = {c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks}
+    titles = {
+        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
+    }
     citations = [
-        CitationView(c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", "")))
+        CitationView(
+            c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
+        )
         for c in policed.citations
     ]
     if abstained:
@@ -206,13 +247,30 @@ async def run_ask(companion: Companion, question: str, persona_name: str | None 
         citations = []
     latency = (time.perf_counter() - started) * 1000
     await asyncio.to_thread(
-        _telemetry, companion, question, reasoner.model, persona.name, briefing.version,
-        report["score"], abstained, latency, result, citations,
+        _telemetry,
+        companion,
+        question,
+        reasoner.model,
+        persona.name,
+        briefing.version,
+        report["score"],
+        abstained,
+        latency,
+        result,
+        citations,
     )
     return AskResult(
-        answer=answer, citations=citations, abstained=abstained, grounding=report, stages=stages,
-        reframed_question=reframed, opinion=opinion, chunks_considered=len(result.chunks),
-        latency_ms=round(latency, 1), notices=notices, **result_base,
+        answer=answer,
+        citations=citations,
+        abstained=abstained,
+        grounding=report,
+        stages=stages,
+        reframed_question=reframed,
+        opinion=opinion,
+        chunks_considered=len(result.chunks),
+        latency_ms=round(latency, 1),
+        notices=notices,
+        **result_base,
     )
 
 
@@ -258,13 +316,29 @@ def _counter_evidence(companion: Companion, query: str, persona: Any, result: An
 
 
 def _telemetry(
-    companion: Companion, question: str, model: str, persona: str, version: str,
-    grounding: float, abstained: bool, latency: float, result: Any, citations: list[CitationView],
+    companion: Companion,
+    question: str,
+    model: str,
+    persona: str,
+    version: str,
+    grounding: float,
+    abstained: bool,
+    latency: float,
+    result: Any,
+    citations: list[CitationView],
 ) -> None:
     db = companion.memory.db
     turn = record_turn(
-        db, kind="ask", query=question, model=model, persona=persona, prompt_version=version,
-        grounding=grounding, abstained=abstained, latency_ms=latency, chunks=result.chunks,
+        db,
+        kind="ask",
+        query=question,
+        model=model,
+        persona=persona,
+        prompt_version=version,
+        grounding=grounding,
+        abstained=abstained,
+        latency_ms=latency,
+        chunks=result.chunks,
     )
     cited = {c.episode_id.lower() for c in citations}
     mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])

@@ -260,7 +260,11 @@ def remove_chip(db: Database, conversation_id: str, chip_id: str) -> Chip:
     """Detach a chip (by id or unique prefix) and return it."""
     cid = resolve_id(db, conversation_id)
     full = resolve_prefix(
-        db, "chips", chip_id, "chip on this conversation", where="conversation_id = ?",
+        db,
+        "chips",
+        chip_id,
+        "chip on this conversation",
+        where="conversation_id = ?",
         params=[cid],
     )
     chip = _get_chip(db, full)

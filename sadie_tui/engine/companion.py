@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import conversations as conv
 from .citations import police
-from .emotions import TONE, EmotionClassifier
+from .emotions import TONE, classifier_for
 from .errors import ModelError, SadieError
 from .events import (
     CitationsEvent,
@@ -84,7 +84,7 @@ class Companion:
         self.wait_for_embedder = wait_for_embedder
         self.settings = settings
         self._reasoner = reasoner
-        self._emotions = EmotionClassifier(memory.embedder)
+        self._emotions = classifier_for(memory.embedder)
         self._probe: tuple[float, ModelStatus] | None = None
 
     def warm(self) -> None:

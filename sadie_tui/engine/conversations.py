@@ -131,8 +131,15 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
-def resolve_prefix(db: Database, table: str, ref: str, noun: str, *, where: str = "",
-                   params: list[Any] | None = None) -> str:
+def resolve_prefix(
+    db: Database,
+    table: str,
+    ref: str,
+    noun: str,
+    *,
+    where: str = "",
+    params: list[Any] | None = None,
+) -> str:
     """The full UUID in ``table`` that ``ref`` names: the id itself or a unique prefix.
 
     ``table`` and ``where`` are trusted SQL from this package, never user text.
@@ -165,6 +172,18 @@ def resolve_prefix(db: Database, table: str, ref: str, noun: str, *, where: str 
 def resolve_id(db: Database, conversation_id: str) -> str:
     """The full id of the conversation that ``conversation_id`` (an id or prefix) names."""
     return resolve_prefix(db, "conversations", conversation_id, "conversation")
+
+
+def _full_id(db: Database, conversation_id: str) -> str:
+    """A full id as given (no query: the chat's hot path), else the prefix resolved."""
+    try:
+        return (
+            str(uuid.UUID(conversation_id))
+            if len(conversation_id) == 36
+            else resolve_id(db, conversation_id)
+        )
+    except ValueError:
+        return resolve_id(db, conversation_id)
 
 
 # --------------------------------------------------------------------------- conversations
@@ -204,9 +223,7 @@ def create_conversation(db: Database, title: str, *, persona: str | None = None)
 
 def get_conversation(db: Database, conversation_id: str) -> Conversation:
     cid = resolve_id(db, conversation_id)
-    row = db.fetchone(
-        f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", [cid]
-    )
+    row = db.fetchone(f"SELECT {_CONVERSATION_COLUMNS} FROM conversations c WHERE c.id = ?", [cid])
     if row is None:  # deleted between the two statements
         raise NotFoundError(f"no conversation {conversation_id!r}")
     return _conversation(row)
@@ -452,7 +469,8 @@ def update_message(
     if not parts:
         return
     db.execute(f"UPDATE messages SET {', '.join(parts)} WHERE id = ?", [*params, message_id])
-    db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", [now(), row[0]])
+    if status is not None:  # a reply finishing is activity; streaming checkpoints are not
+        db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", [now(), row[0]])
 
 
 def get_message(db: Database, message_id: str) -> Message:
@@ -485,18 +503,17 @@ def recent_messages(db: Database, conversation_id: str, limit: int = 12) -> list
         return []
     placeholders = ", ".join("?" for _ in HISTORY_STATUSES)
     rows = db.fetchall(
-        f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = TRY_CAST(? AS UUID)"
+        f"SELECT {_MESSAGE_COLUMNS} FROM messages WHERE conversation_id = ?"
         f" AND role IN ('user', 'assistant') AND status IN ({placeholders})"
         " ORDER BY created_at DESC, id DESC LIMIT ?",
-        [conversation_id, *HISTORY_STATUSES, int(limit)],
+        [_full_id(db, conversation_id), *HISTORY_STATUSES, int(limit)],
     )
     return [_message(r) for r in reversed(rows)]
 
 
 def count_messages(db: Database, conversation_id: str) -> int:
     row = db.fetchone(
-        "SELECT count(*) FROM messages WHERE conversation_id = TRY_CAST(? AS UUID)",
-        [conversation_id],
+        "SELECT count(*) FROM messages WHERE conversation_id = ?", [_full_id(db, conversation_id)]
     )
     return int(row[0]) if row else 0
 
@@ -533,8 +550,9 @@ def export(db: Database, conversation_id: str, fmt: str) -> str:
     return _markdown(conversation, items, [(k, label) for k, _r, label, _s, _t in chips])
 
 
-def _markdown(conversation: Conversation, items: list[Message],
-              chips: list[tuple[str, str]]) -> str:
+def _markdown(
+    conversation: Conversation, items: list[Message], chips: list[tuple[str, str]]
+) -> str:
     lines = [f"# {conversation.title}", ""]
     facts = [f"started {conversation.created_at:%Y-%m-%d %H:%M}"]
     if conversation.emotion:
@@ -626,12 +644,10 @@ def import_json(db: Database, text: str) -> Conversation:
                     str(item.get("content") or ""),
                     status,
                     item.get("emotion"),
-                    _dump(item.get("citations") if isinstance(item.get("citations"), list)
-                          else []),
+                    _dump(item.get("citations") if isinstance(item.get("citations"), list) else []),
                     item.get("model"),
                     item.get("latency_ms"),
-                    _dump(item.get("metadata") if isinstance(item.get("metadata"), dict)
-                          else {}),
+                    _dump(item.get("metadata") if isinstance(item.get("metadata"), dict) else {}),
                     _parse_time(item.get("created_at")) or now(),
                 ],
             )
@@ -641,8 +657,15 @@ def import_json(db: Database, text: str) -> Conversation:
             db.execute(
                 "INSERT INTO chips (id, conversation_id, kind, ref_id, label, snippet, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [new_id(), cid, str(chip["kind"]), str(chip["ref_id"]),
-                 str(chip.get("label") or chip["ref_id"]), chip.get("snippet"), now()],
+                [
+                    new_id(),
+                    cid,
+                    str(chip["kind"]),
+                    str(chip["ref_id"]),
+                    str(chip.get("label") or chip["ref_id"]),
+                    chip.get("snippet"),
+                    now(),
+                ],
             )
     return get_conversation(db, cid)
 

@@ -34,12 +34,16 @@ def check_database(home: Path) -> list[Check]:
     checks: list[Check] = []
     try:
         ext = vss_extension_path()
-        checks.append(Check("vss extension", "ok", f"{ext.parent.name} from {ext.parent.parent.parent.name}"))
+        checks.append(
+            Check("vss extension", "ok", f"{ext.parent.name} from {ext.parent.parent.parent.name}")
+        )
     except SadieError as exc:
         return [Check("vss extension", "fail", exc.message, exc.fix)]
     path = db_path(home)
     if not path.exists():
-        checks.append(Check("database", "warn", f"no memory yet at {path}", "run `sadie ingest PATH`"))
+        checks.append(
+            Check("database", "warn", f"no memory yet at {path}", "run `sadie ingest PATH`")
+        )
         return checks
     try:
         db = Database.open(path, read_only=True, wait=0.3)
@@ -50,8 +54,12 @@ def check_database(home: Path) -> list[Check]:
         chunks = db.fetchone("SELECT count(*) FROM chunks")
         episodes = db.fetchone("SELECT count(*) FROM episodes")
         checks.append(
-            Check("database", "ok", f"{path} ({episodes[0] if episodes else 0} episodes, "
-                  f"{chunks[0] if chunks else 0} chunks)")
+            Check(
+                "database",
+                "ok",
+                f"{path} ({episodes[0] if episodes else 0} episodes, "
+                f"{chunks[0] if chunks else 0} chunks)",
+            )
         )
         probe = "[" + ",".join(["0.05"] * 384) + "]"
         used = db.vector_index_used(
@@ -61,8 +69,14 @@ def check_database(home: Path) -> list[Check]:
         if used:
             checks.append(Check("vector index", "ok", "HNSW index in use"))
         else:
-            checks.append(Check("vector index", "fail", "HNSW index not used: vector search is a full scan",
-                                "run `sadie compact` to rebuild it"))
+            checks.append(
+                Check(
+                    "vector index",
+                    "fail",
+                    "HNSW index not used: vector search is a full scan",
+                    "run `sadie compact` to rebuild it",
+                )
+            )
     except SadieError as exc:
         checks.append(Check("database", "fail", exc.message, exc.fix))
     finally:
@@ -94,8 +108,12 @@ def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
     except (httpx.HTTPError, ValueError) as exc:
         reason = "connection refused" if isinstance(exc, httpx.ConnectError) else type(exc).__name__
         return [
-            Check("ollama", "warn", f"not reachable at {host} ({reason}); answers will be offline "
-                  "extracts", "start it with `ollama serve`, or set OLLAMA_HOST"),
+            Check(
+                "ollama",
+                "warn",
+                f"not reachable at {host} ({reason}); answers will be offline extracts",
+                "start it with `ollama serve`, or set OLLAMA_HOST",
+            ),
             Check("model", "warn", f"{model} not checked (Ollama unreachable)"),
         ]
     names = {m.get("name") for m in tags} | {m.get("model") for m in tags}
@@ -105,7 +123,9 @@ def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
     if found:
         checks.append(Check("model", "ok", f"{model} is pulled"))
     else:
-        checks.append(Check("model", "fail", f"{model} is not pulled", f"run `ollama pull {model}`"))
+        checks.append(
+            Check("model", "fail", f"{model} is not pulled", f"run `ollama pull {model}`")
+        )
     return checks
 
 

@@ -700,8 +700,8 @@ _default_classifiers: dict[int, EmotionClassifier] = {}
 _default_lock = threading.Lock()
 
 
-def choose_emotion(message: str, embedder: Encoder | None = None) -> str:
-    """The register name for ``message`` (classifier cached per embedder)."""
+def classifier_for(embedder: Encoder | None) -> EmotionClassifier:
+    """One classifier per embedder, so the prototype sentences are embedded once a process."""
     key = id(embedder)
     with _default_lock:
         classifier = _default_classifiers.get(key)
@@ -710,4 +710,9 @@ def choose_emotion(message: str, embedder: Encoder | None = None) -> str:
                 _default_classifiers.clear()
             classifier = EmotionClassifier(embedder)
             _default_classifiers[key] = classifier
-    return classifier.choose(message).value
+    return classifier
+
+
+def choose_emotion(message: str, embedder: Encoder | None = None) -> str:
+    """The register name for ``message`` (classifier cached per embedder)."""
+    return classifier_for(embedder).choose(message).value

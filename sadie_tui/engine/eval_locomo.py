@@ -220,3 +220,111 @@ def question_metrics(evidence: Sequence[str], ranked: Sequence[set[str]],
 
 
 Ranker = Callable[[str], Mapping[str, Sequence[int]]]
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class QuestionRun:
+    """One question's rankings by every channel (chunk evidence sets, best first)."""
+
+    conversation: str
+    question: Question
+    ranked: dict[str, list[set[str]]]
+
+
+@dataclass
+class Report:
+    questions: int = 0
+    overall: dict[str, Tally] = field(default_factory=dict)
+    by_category: dict[str, dict[str, Tally]] = field(default_factory=dict)
+    by_conversation: dict[str, dict[str, Tally]] = field(default_factory=dict)
+    chunks: dict[str, int] = field(default_factory=dict)
+
+    def add(self, conv: str, question: Question, ranked: Mapping[str, Sequence[set[str]]],
+            all_chunks: Sequence[set[str]], k: int) -> None:
+        self.questions += 1
+        cat = CATEGORIES.get(question.category, str(question.category))
+        for channel in CHANNELS:
+            m = question_metrics(question.evidence, list(ranked.get(channel, []))[:k], all_chunks)
+            self.overall.setdefault(channel, Tally()).add(m)
+            self.by_category.setdefault(cat, {}).setdefault(channel, Tally()).add(m)
+            self.by_conversation.setdefault(conv, {}).setdefault(channel, Tally()).add(m)
+
+    def as_dict(self) -> dict[str, Any]:
+        def block(tallies: Mapping[str, Tally]) -> dict[str, Any]:
+            out: dict[str, Any] = {ch: tallies[ch].means() for ch in CHANNELS if ch in tallies}
+            out["questions"] = next(iter(tallies.values())).n if tallies else 0
+            return out
+
+        overall = {ch: self.overall[ch].means() for ch in CHANNELS if ch in self.overall}
+        return {
+            "questions": self.questions,
+            "overall": overall,
+            "by_category": {c: block(t) for c, t in self.by_category.items()},
+            "by_conversation": {c: block(t) for c, t in self.by_conversation.items()},
+            "chunks": dict(self.chunks),
+        }
+
+
+Progress = Callable[[str], None]
+
+
+def session_now(conv: Conversation) -> datetime:
+    """The conversation's present: the day after its last session (time words resolve to it)."""
+    last = max((s.occurred_at for s in conv.sessions), default=datetime(2000, 1, 1))
+    return datetime(last.year, last.month, last.day) + timedelta(days=2)
+
+
+def run_conversation(conv: Conversation, home: Path, report: Report, *, k: int = 10,
+                     persona_name: str = "analyst", embedder: Any = None) -> None:
+    """Ingest one conversation into ``home`` (a scratch folder) and score its questions."""
+    from .memory import Memory
+    from .personas import get_persona
+    from .retrieval.pipeline import fetch_vectors, gather, prepare_query, rank
+
+    persona = get_persona(persona_name)
+    source = home / "sessions"
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest(write_sessions(conv, source))
+        rows = memory.db.fetchall("SELECT id, text FROM chunks ORDER BY id")
+        evidence = {int(cid): evidence_in(text) for cid, text in rows}
+        all_chunks = list(evidence.values())
+        report.chunks[conv.id] = len(all_chunks)
+        now = session_now(conv)
+        for question in conv.questions:
+            prepared = prepare_query(memory, question.text, now=now, previous=None,
+                                     use_vector=True)
+            cands, _window = gather(memory, prepared, persona, k=k, now=now)
+            ranked: dict[str, list[set[str]]] = {ch: [] for ch in CHANNELS}
+            if cands is not None:
+                chosen, _fused, _final = rank(
+                    cands, persona, k, vector_used=True,
+                    vectors_of=lambda ids: fetch_vectors(memory, ids),
+                )
+                ranked["fused"] = [evidence[cands.ids[i]] for i in chosen]
+                for channel, hits in cands.channel_hits.items():
+                    ranked[channel] = [evidence[c] for c in hits[:k]]
+            report.add(conv.id, question, ranked, all_chunks, k)
+
+
+def run_locomo(path: Path, *, conversations: Iterable[str] | None = None, k: int = 10,
+               persona: str = "analyst", progress: Progress | None = None,
+               embedder: Any = None) -> Report:
+    """The whole benchmark, each conversation in its own temporary home, deleted afterwards."""
+    convs = load_conversations(path, conversations)
+    report = Report()
+    notify = progress or (lambda message: None)
+    for conv in convs:
+        scratch = Path(tempfile.mkdtemp(prefix=f"sadie-locomo-{conv.id}-"))
+        try:
+            notify(f"conversation {conv.id}: {len(conv.sessions)} sessions, "
+                   f"{len(conv.questions)} questions")
+            run_conversation(conv, scratch, report, k=k, persona_name=persona, embedder=embedder)
+        finally:
+            from .retrieval.keyword import forget_cached
+
+            forget_cached(scratch)
+            shutil.rmtree(scratch, ignore_errors=True)
+    return report

@@ -111,7 +111,15 @@ class ErrorEvent:
 
 
 Event = (
-    Meta | Status | EmotionEvent | Context | Thinking | Token | CitationsEvent | Replace | Done
+    Meta
+    | Status
+    | EmotionEvent
+    | Context
+    | Thinking
+    | Token
+    | CitationsEvent
+    | Replace
+    | Done
     | ErrorEvent
 )
 
@@ -121,7 +129,5 @@ def to_json(event: Event) -> dict[str, Any]:
     data = asdict(event)
     kind = data.pop("type")
     if isinstance(event, CitationsEvent):
-        data["value"] = [
-            {**asdict(c), "label": c.label} for c in event.value
-        ]
+        data["value"] = [{**asdict(c), "label": c.label} for c in event.value]
     return {"type": kind, **data}

@@ -129,14 +129,12 @@ class Memory:
         wal = path.with_suffix(".duckdb.wal")
         wal.unlink(missing_ok=True)
         self.db = Database.open(path)
-        # COPY FROM DATABASE does not carry the HNSW index: build it anew in the fresh file.
-        has_index = self.db.fetchone(
-            "SELECT count(*) FROM duckdb_indexes() WHERE index_name = 'chunks_embedding'"
+        # COPY FROM DATABASE copies the HNSW index without its options (the metric falls back
+        # to l2sq, so cosine queries stop using it): always rebuild it with the cosine metric.
+        self.db.execute("DROP INDEX IF EXISTS chunks_embedding")
+        self.db.execute(
+            "CREATE INDEX chunks_embedding ON chunks USING HNSW (embedding)"
+            " WITH (metric = 'cosine')"
         )
-        if not has_index or has_index[0] == 0:
-            self.db.execute(
-                "CREATE INDEX chunks_embedding ON chunks USING HNSW (embedding)"
-                " WITH (metric = 'cosine')"
-            )
         self.db.execute("CHECKPOINT")
         return before, path.stat().st_size

@@ -113,14 +113,16 @@ def ingest(
             pieces.append((ep.id, ordinal, text))
     report.chunks = len(pieces)
 
-    vectors = np.zeros((0, 384), dtype=np.float32)
+    vectors = np.zeros((len(pieces), 384), dtype=np.float32)
     if pieces:
-        batches: list[np.ndarray] = []
+        # Longest first across the whole ingest, so every model batch holds texts of similar
+        # length (little padding); the slices only exist to move the progress bar.
+        order = np.argsort([-len(p[2]) for p in pieces], kind="stable")
         step = 256
-        for start in range(0, len(pieces), step):
+        for start in range(0, len(order), step):
             notify("embedding", start, len(pieces))
-            batches.append(embedder.encode([p[2] for p in pieces[start : start + step]]))
-        vectors = np.concatenate(batches)
+            idx = order[start : start + step]
+            vectors[idx] = embedder.encode([pieces[i][2] for i in idx])
         notify("embedding", len(pieces), len(pieces))
 
     notify("storing", 0, 1)
@@ -295,6 +297,9 @@ def _store_derived(db: Database, derived: list[Derived], embedder: Embedder, rep
     for table, items in by_table.items():
         report.derived[table] = 0
         if table == "soul":
+            current = db.fetchone("SELECT text FROM soul WHERE id = 1")
+            if current is not None and current[0] == items[-1].fields["text"]:
+                continue  # unchanged: a re-ingest must report nothing changed
             db.execute("DELETE FROM soul")
             db.execute("INSERT INTO soul (id, text) VALUES (1, ?)", [items[-1].fields["text"]])
             report.derived[table] = 1

@@ -7,6 +7,7 @@ files under ``wiki/``, ``briefs/`` and ``today/`` become derived records instead
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -23,7 +24,15 @@ MAX_BYTES = 10 * 1024 * 1024
 NAMESPACE = uuid.UUID("6f1d0c52-3b0a-4c55-9d56-5ad1e0000001")
 
 _DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
+# Terminal escape sequences first (CSI, OSC, other ESC pairs, 8-bit CSI), then stray controls:
+# the other way round a bare ESC is removed and "[31m" is left in the text.
+_CONTROL = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]"
+    r"|\x9b[0-?]*[ -/]*[@-~]"
+    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 DERIVED_DIRS = {"wiki": "wiki", "briefs": "brief", "today": "today"}
 KIND_BY_FOLDER = (
@@ -33,6 +42,7 @@ KIND_BY_FOLDER = (
     ("memo", "voice_memo"),
     ("record", "record"),
 )
+_FOLDER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # "VoiceMemos" → Voice, Memos
 
 
 def episode_id(source_key: str) -> str:
@@ -58,7 +68,14 @@ class RawEpisode:
     @property
     def content_hash(self) -> str:
         payload = json.dumps(
-            [self.kind, self.title, self.occurred_at.isoformat(), self.salience, self.tags, self.text]
+            [
+                self.kind,
+                self.title,
+                self.occurred_at.isoformat(),
+                self.salience,
+                self.tags,
+                self.text,
+            ]
         )
         return hashlib.sha256(payload.encode()).hexdigest()
 
@@ -125,7 +142,7 @@ def _os_reason(exc: OSError) -> str:
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if not text.startswith("---\n"):
         return {}, text
-    end = text.find("\n---", 4)
+    end = text.find("\n---", 3)  # 3: an empty block ("---\n---") closes at once
     if end == -1:
         raise Unreadable("front matter is not closed with ---")
     import yaml
@@ -134,12 +151,15 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     rest = text[end + 4 :]
     rest = rest[rest.find("\n") + 1 :] if "\n" in rest else ""
     try:
-        meta = yaml.safe_load(block)
+        # libyaml's safe loader when built in: same results, several times faster.
+        meta = yaml.load(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 2})" if mark is not None else ""
         raise Unreadable(f"bad front matter{where}: {first}") from exc
+    except (ValueError, TypeError) as exc:  # e.g. "date: 2026-13-45" fails in the constructor
+        raise Unreadable(f"bad front matter: {exc}") from exc
     if meta is None:
         return {}, rest
     if not isinstance(meta, dict):
@@ -179,10 +199,12 @@ def _mtime(path: Path) -> datetime:
 
 
 def _kind_for(path: Path) -> str:
-    folders = " ".join(p.lower() for p in path.parts[:-1][-3:])
-    for needle, kind in KIND_BY_FOLDER:
-        if needle in folders:
-            return kind
+    # Whole words of the nearest folders first ("Memories/" is not a memo, "meetings/" is).
+    for folder in reversed(path.parts[:-1][-3:]):
+        words = {w.lower().removesuffix("s") for w in _FOLDER_WORD.findall(folder)}
+        for needle, kind in KIND_BY_FOLDER:
+            if needle in words:
+                return kind
     return "note"
 
 
@@ -382,10 +404,13 @@ def discover(paths: list[Path], result: ReadResult) -> list[Path]:
         try:
             real = os.path.realpath(path, strict=True)
         except (OSError, RuntimeError) as exc:
-            reason = "symlink loop" if "loop" in str(exc).lower() or path.is_symlink() else None
-            result.skipped.append(
-                Skipped(str(path), reason or "no such file or directory")
-            )
+            if getattr(exc, "errno", None) == errno.ELOOP or "loop" in str(exc).lower():
+                reason = "symlink loop"
+            elif path.is_symlink():
+                reason = "broken symlink (its target does not exist)"
+            else:
+                reason = "no such file or directory"
+            result.skipped.append(Skipped(str(path), reason))
             return
         if real in seen:
             if path.is_symlink():
@@ -409,7 +434,9 @@ def discover(paths: list[Path], result: ReadResult) -> list[Path]:
                     and suffix not in TEXT_SUFFIXES | {".jsonl"}
                 ):
                     # Inside a folder, other kinds of file are not notes: say so once each.
-                    result.skipped.append(Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})"))
+                    result.skipped.append(
+                        Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})")
+                    )
                     continue
                 visit(child)
         elif os.path.isfile(real):

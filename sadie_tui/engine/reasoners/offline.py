@@ -36,7 +36,9 @@ def _terms(text: str) -> set[str]:
     return {w.casefold() for w in _WORD.findall(text) if w.casefold() not in STOP and len(w) > 1}
 
 
-def pick_quotes(excerpts: list[Excerpt], query: str, limit: int = MAX_QUOTES) -> list[tuple[Excerpt, str]]:
+def pick_quotes(
+    excerpts: list[Excerpt], query: str, limit: int = MAX_QUOTES
+) -> list[tuple[Excerpt, str]]:
     """The best sentence from each of the best excerpts, in excerpt rank order."""
     wanted = _terms(query)
     scored: list[tuple[float, int, Excerpt, str]] = []

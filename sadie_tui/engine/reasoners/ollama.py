@@ -49,7 +49,8 @@ def translate(exc: BaseException, host: str, model: str) -> ModelError:
         )
     if isinstance(exc, httpx.ConnectError | ConnectionError):
         return ModelUnreachable(
-            f"Ollama is not reachable at {host}", fix="start it with `ollama serve`, or set OLLAMA_HOST"
+            f"Ollama is not reachable at {host}",
+            fix="start it with `ollama serve`, or set OLLAMA_HOST",
         )
     if isinstance(exc, httpx.HTTPError):
         return ModelStreamError(f"the connection to Ollama broke mid-reply ({type(exc).__name__})")
@@ -59,7 +60,9 @@ def translate(exc: BaseException, host: str, model: str) -> ModelError:
 class OllamaReasoner:
     offline = False
 
-    def __init__(self, host: str, model: str, *, connect_timeout: float = 3.0, read_timeout: float = 120.0) -> None:
+    def __init__(
+        self, host: str, model: str, *, connect_timeout: float = 3.0, read_timeout: float = 120.0
+    ) -> None:
         self.host = host
         self.model = model
         self.connect_timeout = connect_timeout

@@ -5,16 +5,24 @@ with PyStemmer's English (Snowball) stemmer. The index lives in ``<home>/bm25/``
 loaded lazily on the first search; it remembers the chunk count and largest chunk id it was
 built from, so a missing or stale index (an ingest by another process, a crash before the
 rebuild) is rebuilt on the next search instead of answering from old text.
+
+Besides BM25 itself the index keeps a small catalogue of every chunk, in episode and ordinal
+order: its episode and its date. That lets the pipeline find a chunk's neighbours, score whole
+episodes and test a time window without asking the database. ``passage_scores`` scores the
+best two-sentence passage of a chunk with the same statistics, so a chunk whose one sentence
+answers the question is not drowned by its other fifteen.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,11 +33,14 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 1  # bump when tokenisation changes: older indexes then rebuild themselves
+FORMAT = 2  # bump when tokenisation or the catalogue change: older indexes then rebuild
 K1 = 1.2
 B = 0.75
+PASSAGE_SENTENCES = 2
+EPOCH = datetime(1970, 1, 1)
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 
 # Function words that carry no topic. Wider than Lucene's 33-word list: pronouns and auxiliaries
 # dominate conversational notes and only add noise to BM25.
@@ -48,6 +59,11 @@ STOPWORDS = frozenset(
 )
 
 
+# Words that frame a question rather than name its subject ("what kind of", "how long",
+# "would she likely"): dropped from queries only, since in notes they can carry meaning.
+QUESTION_FRAME = frozenset("kind type sort many much long often likely might would ever".split())
+
+
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
     import Stemmer
@@ -57,24 +73,76 @@ def _stemmer() -> Any:
 
 def tokenize(text: str) -> list[str]:
     """Stemmed content words of ``text`` (the same function for documents and queries)."""
-    words = [w for w in _WORD.findall(text.lower().replace("’", "'").replace("'", "")) if w not in STOPWORDS]
+    text = text.lower().replace("’", "").replace("'", "")
+    words = [w for w in _WORD.findall(text) if w not in STOPWORDS]
     return list(_stemmer().stemWords(words)) if words else []
+
+
+def query_tokens(text: str) -> list[str]:
+    """``tokenize`` for a question: its framing words dropped too."""
+    text = text.lower().replace("’", "").replace("'", "")
+    words = [w for w in _WORD.findall(text) if w not in STOPWORDS and w not in QUESTION_FRAME]
+    return list(_stemmer().stemWords(words)) if words else []
+
+
+def sentences(text: str) -> list[str]:
+    return [s for s in _SENTENCE.split(text) if s.strip()]
+
+
+def to_seconds(when: datetime) -> float:
+    """Naive datetime as seconds since 1970 (the same reading as DuckDB's ``epoch()``)."""
+    return (when - EPOCH).total_seconds()
 
 
 @dataclass
 class KeywordIndex:
-    """A bm25s index over chunks; row ``i`` of the index is chunk ``chunk_ids[i]``."""
+    """A bm25s index over chunks plus their catalogue; row ``i`` is chunk ``chunk_ids[i]``.
 
-    chunk_ids: np.ndarray
-    retriever: Any  # bm25s.BM25, or None for an empty memory
+    Rows are in episode, then ordinal order, so an episode's chunks are consecutive and
+    ``episode_starts`` marks where each episode begins.
+    """
+
+    chunk_ids: np.ndarray  # int64[n]
+    episode: np.ndarray  # int32[n], 0..episodes-1
+    when: np.ndarray  # float64[n], the episode's occurred_at in epoch seconds
+    retriever: Any  # bm25s.BM25, or None when nothing is indexed
+    idf: np.ndarray  # float32[vocabulary], BM25 idf by token id
+    passage_length: float  # mean tokens in a passage of PASSAGE_SENTENCES sentences
     signature: tuple[int, int]
+
+    def __post_init__(self) -> None:
+        self._order = np.argsort(self.chunk_ids, kind="stable")
+        n = len(self.chunk_ids)
+        starts = np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
+        self.episode_starts = np.asarray(starts, dtype=np.int64)
 
     @property
     def size(self) -> int:
         return len(self.chunk_ids)
 
+    def rows_of(self, ids: Sequence[int]) -> np.ndarray:
+        """Row of each chunk id (-1 for ids not in the index)."""
+        ids_arr = np.asarray(ids, dtype=np.int64)
+        if self.size == 0 or ids_arr.size == 0:
+            return np.full(ids_arr.shape, -1, dtype=np.int64)
+        pos = np.searchsorted(self.chunk_ids, ids_arr, sorter=self._order)
+        pos = np.minimum(pos, self.size - 1)
+        rows = self._order[pos]
+        return np.where(self.chunk_ids[rows] == ids_arr, rows, -1)
+
+    def neighbour_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(next row, previous row) in the same episode, -1 where there is none."""
+        rows = np.asarray(rows, dtype=np.int64)
+        nxt = rows + 1
+        prv = rows - 1
+        ok_next = (rows >= 0) & (nxt < self.size)
+        ok_next[ok_next] = self.episode[nxt[ok_next]] == self.episode[rows[ok_next]]
+        ok_prev = (rows >= 0) & (prv >= 0)
+        ok_prev[ok_prev] = self.episode[prv[ok_prev]] == self.episode[rows[ok_prev]]
+        return np.where(ok_next, nxt, -1), np.where(ok_prev, prv, -1)
+
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
-        """BM25 score of every chunk for the query tokens (zeros when none is indexed)."""
+        """BM25 score of every row for the query tokens (zeros when none is indexed)."""
         if self.retriever is None or not tokens:
             return np.zeros(self.size, dtype=np.float32)
         ids = self.retriever.get_tokens_ids(list(tokens))
@@ -82,40 +150,143 @@ class KeywordIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float32)
 
+    def episode_max(self, scores: np.ndarray) -> np.ndarray:
+        """Each row's best score within its episode (how much the whole episode is about it)."""
+        if self.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        best = np.maximum.reduceat(scores, self.episode_starts)
+        return best[self.episode]
+
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """(chunk id, score) of the best ``limit`` chunks with a positive score."""
-        scores = self.scores(tokenize(query))
-        return top_positive(self.chunk_ids, scores, limit)
+        scores = self.scores(query_tokens(query))
+        return [(int(self.chunk_ids[r]), s) for r, s in top_rows(scores, limit)]
+
+    def passage_scores(self, texts: Sequence[str], tokens: Sequence[str]) -> np.ndarray:
+        """BM25 of each text's best run of PASSAGE_SENTENCES sentences, with corpus idf."""
+        out = np.zeros(len(texts), dtype=np.float64)
+        if self.retriever is None or not tokens:
+            return out
+        vocab = self.retriever.vocab_dict
+        weights = {t: float(self.idf[vocab[t]]) for t in set(tokens) if t in vocab}
+        if weights:
+            avg = self.passage_length or 1.0
+            for i, text in enumerate(texts):
+                out[i] = best_passage(text, weights, avg)
+        return out
 
 
-def top_positive(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
+def best_passage(text: str, weights: Mapping[str, float], avg_length: float,
+                 span: int = PASSAGE_SENTENCES) -> float:
+    """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences."""
+    text = text.lower().replace("’", "").replace("'", "")
+    starts = [m.end() for m in _SENTENCE.finditer(text)]
+    n = len(starts) + 1
+    lengths = [0] * n
+    hits: list[dict[str, int]] = [{} for _ in range(n)]
+    sentence = 0
+    for m in _WORD.finditer(text):
+        word = m.group()
+        if word in STOPWORDS:
+            continue
+        while sentence < n - 1 and m.start() >= starts[sentence]:
+            sentence += 1
+        lengths[sentence] += 1
+        stem = _stem(word)
+        if stem in weights:
+            bag = hits[sentence]
+            bag[stem] = bag.get(stem, 0) + 1
+    filled = [i for i in range(n) if lengths[i]]
+    lengths = [lengths[i] for i in filled]
+    hits = [hits[i] for i in filled]
+    span = max(1, min(span, len(lengths)))
+    best = 0.0
+    for j in range(len(lengths) - span + 1):
+        counts: dict[str, int] = {}
+        for bag in hits[j : j + span]:
+            for t, c in bag.items():
+                counts[t] = counts.get(t, 0) + c
+        if not counts:
+            continue
+        norm = K1 * (1 - B + B * sum(lengths[j : j + span]) / avg_length)
+        score = sum(weights[t] * c * (K1 + 1) / (c + norm) for t, c in counts.items())
+        best = max(best, score)
+    return best
+
+
+_stems: dict[str, str] = {}
+
+
+def _stem(word: str) -> str:
+    stem = _stems.get(word)
+    if stem is None:
+        if len(_stems) > 200_000:
+            _stems.clear()
+        stem = _stems[word] = _stemmer().stemWord(word)
+    return stem
+
+
+def top_rows(scores: np.ndarray, limit: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+    """(row, score) of the best ``limit`` positive scores (within ``mask``), best first."""
     if limit <= 0 or scores.size == 0:
         return []
-    if scores.size > limit:
-        part = np.argpartition(-scores, limit - 1)[:limit]
+    values = scores if mask is None else np.where(mask, scores, 0.0)
+    if values.size > limit:
+        part = np.argpartition(-values, limit - 1)[:limit]
     else:
-        part = np.arange(scores.size)
-    order = part[np.lexsort((ids[part], -scores[part]))]
-    return [(int(ids[i]), float(scores[i])) for i in order if scores[i] > 0]
+        part = np.arange(values.size)
+    part = part[values[part] > 0]
+    order = part[np.lexsort((part, -values[part]))]
+    return [(int(r), float(values[r])) for r in order]
 
 
-def build_index(chunk_ids: Iterable[int], texts: Iterable[str]) -> KeywordIndex:
+def build_index(
+    chunk_ids: Iterable[int],
+    texts: Iterable[str],
+    episodes: Iterable[str] | None = None,
+    when: Iterable[float] | None = None,
+) -> KeywordIndex:
+    """An index over chunks given in episode/ordinal order (one episode each when not given)."""
     import bm25s
 
     ids = np.fromiter(chunk_ids, dtype=np.int64)
-    corpus = [tokenize(t) for t in texts]
-    signature = (len(ids), int(ids.max()) if len(ids) else 0)
+    text_list = list(texts)
+    n = len(ids)
+    episode_keys = list(episodes) if episodes is not None else [str(i) for i in range(n)]
+    codes: dict[str, int] = {}
+    episode = np.array([codes.setdefault(e, len(codes)) for e in episode_keys], dtype=np.int32)
+    times = np.fromiter(when, dtype=np.float64) if when is not None else np.zeros(n)
+    corpus = [tokenize(t) for t in text_list]
+    signature = (n, int(ids.max()) if n else 0)
+    sentence_count = sum(max(1, len(sentences(t))) for t in text_list)
+    tokens_total = sum(len(c) for c in corpus)
+    per_sentence = tokens_total / sentence_count if sentence_count else 0.0
+    passage_length = per_sentence * PASSAGE_SENTENCES
     if not any(corpus):
-        return KeywordIndex(ids, None, signature)
+        return KeywordIndex(ids, episode, times, None, np.zeros(0, np.float32), passage_length,
+                            signature)
     retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
     retriever.index(corpus, show_progress=False)
-    return KeywordIndex(ids, retriever, signature)
+    return KeywordIndex(ids, episode, times, retriever, _idf(retriever, n), passage_length,
+                        signature)
+
+
+def _idf(retriever: Any, n: int) -> np.ndarray:
+    """Lucene idf per token id, from the document frequencies in the score matrix."""
+    indptr = np.asarray(retriever.scores["indptr"])
+    df = np.diff(indptr).astype(np.float64)
+    return np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+
+def bm25_idf(n: int, df: int) -> float:
+    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 # --------------------------------------------------------------------------- persistence
 
 _cache: dict[str, KeywordIndex] = {}
 _cache_lock = threading.Lock()
+_build_lock = threading.Lock()
 
 
 def index_dir(home: Path) -> Path:
@@ -132,9 +303,17 @@ def _save(index: KeywordIndex, folder: Path) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     np.save(tmp / "chunk_ids.npy", index.chunk_ids)
+    np.save(tmp / "episode.npy", index.episode)
+    np.save(tmp / "when.npy", index.when)
+    np.save(tmp / "idf.npy", index.idf)
     if index.retriever is not None:
         index.retriever.save(str(tmp), show_progress=False)
-    meta = {"format": FORMAT, "count": index.signature[0], "max_id": index.signature[1]}
+    meta = {
+        "format": FORMAT,
+        "count": index.signature[0],
+        "max_id": index.signature[1],
+        "passage_length": index.passage_length,
+    }
     (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
@@ -145,28 +324,43 @@ def _load(folder: Path) -> KeywordIndex | None:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         if meta.get("format") != FORMAT:
             return None
-        ids = np.load(folder / "chunk_ids.npy")
         retriever = None
         if (folder / "params.index.json").is_file():
             import bm25s
 
-            retriever = bm25s.BM25.load(str(folder), show_progress=False, verbosity=0)
-        return KeywordIndex(ids, retriever, (int(meta["count"]), int(meta["max_id"])))
+            retriever = bm25s.BM25.load(str(folder), show_progress=False)
+        return KeywordIndex(
+            np.load(folder / "chunk_ids.npy"),
+            np.load(folder / "episode.npy"),
+            np.load(folder / "when.npy"),
+            retriever,
+            np.load(folder / "idf.npy"),
+            float(meta["passage_length"]),
+            (int(meta["count"]), int(meta["max_id"])),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
 
 def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     """Build the index from every chunk and persist it (best effort on a read-only home)."""
-    rows = memory.db.fetchall("SELECT id, text FROM chunks ORDER BY id")
-    index = build_index((r[0] for r in rows), (r[1] for r in rows))
-    if not memory.db.read_only:
-        try:
-            _save(index, index_dir(memory.home))
-        except OSError:
-            pass  # the in-memory index still serves; the next process rebuilds it
-    with _cache_lock:
-        _cache[str(memory.home)] = index
+    with _build_lock:
+        rows = memory.db.fetchall(
+            "SELECT c.id, c.text, c.episode_id::VARCHAR, epoch(e.occurred_at)"
+            " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+            " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
+        )
+        index = build_index(
+            (r[0] for r in rows), (r[1] for r in rows), (r[2] for r in rows),
+            (float(r[3]) for r in rows),
+        )
+        if not memory.db.read_only:
+            try:
+                _save(index, index_dir(memory.home))
+            except OSError:
+                pass  # the in-memory index still serves; the next process rebuilds it
+        with _cache_lock:
+            _cache[str(memory.home)] = index
     return index
 
 

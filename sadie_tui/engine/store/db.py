@@ -21,6 +21,9 @@ from ..errors import LockedError, StorageError
 EF_SEARCH = 128
 
 _PID = re.compile(r"PID (\d+)")
+# "Could not set lock on file … Conflicting lock is held in … (PID n)". A bare "lock" would also
+# match "block" in a corrupt-file error, which must not be reported as "in use".
+_LOCKED = re.compile(r"\block\b", re.I)
 
 
 def vss_extension_path() -> Path:
@@ -45,7 +48,7 @@ def vss_extension_path() -> Path:
 
 def _translate(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
-    if "lock" in text.lower():
+    if _LOCKED.search(text):
         pid = _PID.search(text)
         who = f"another sadie (pid {pid.group(1)})" if pid else "another process"
         return LockedError(
@@ -66,9 +69,7 @@ class Database:
         self.lock = threading.RLock()
 
     @classmethod
-    def open(
-        cls, path: Path, *, read_only: bool = False, wait: float = 1.5
-    ) -> Database:
+    def open(cls, path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
         path = Path(path)
         if not read_only:
             try:
@@ -123,7 +124,9 @@ class Database:
     def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
         with self.lock:
             try:
-                return self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+                return (
+                    self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+                )
             except duckdb.Error as exc:
                 raise StorageError(f"database error: {str(exc).splitlines()[0]}") from exc
 

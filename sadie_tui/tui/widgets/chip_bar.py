@@ -57,7 +57,13 @@ class ChipView(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("delete,backspace", "remove", "Remove chip", id="remove-chip"),
+        Binding(
+            "delete,backspace",
+            "remove",
+            "Remove chip",
+            id="remove-chip",
+            tooltip="Remove this chip",
+        ),
     ]
 
     class RemoveRequested(Message):
@@ -105,13 +111,15 @@ class ChipBar(HorizontalScroll, can_focus=False):
         self.items: list[ChipItem] = []
 
     def compose(self):  # type: ignore[no-untyped-def]
-        yield Static("no context attached · ctrl+t attaches notes, wiki, briefs, people", id="chip-hint", markup=False)
+        yield Static(
+            "no context attached · ctrl+t attaches notes, wiki, briefs, people",
+            id="chip-hint",
+            markup=False,
+        )
 
     async def set_items(self, items: list[ChipItem]) -> None:
         self.items = list(items)
-        focused_key = (
-            self.app.focused.item.key if isinstance(self.app.focused, ChipView) else None
-        )
+        focused_key = self.app.focused.item.key if isinstance(self.app.focused, ChipView) else None
         await self.query(ChipView).remove()
         await self.mount_all([ChipView(item) for item in self.items])
         self.query_one("#chip-hint").display = not self.items

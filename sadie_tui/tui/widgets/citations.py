@@ -47,8 +47,14 @@ class CitationItem(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("enter", "open", "Open episode", id="open-citation"),
-        Binding("y", "copy", "Copy quote", id="copy-citation"),
+        Binding(
+            "enter",
+            "open",
+            "Open episode",
+            id="open-citation",
+            tooltip="Open the episode with the quote highlighted",
+        ),
+        Binding("y", "copy", "Copy quote", id="copy-citation", tooltip="Copy the quote"),
     ]
 
     class Selected(Message):
@@ -121,16 +127,10 @@ class CitationSidebar(VerticalScroll, can_focus=False):
     async def show(self, citations: tuple[CitationView, ...] | list[CitationView]) -> None:
         self.citations = tuple(citations)
         await self.query(CitationItem).remove()
-        await self.mount_all(
-            [CitationItem(c, n) for n, c in enumerate(self.citations, start=1)]
-        )
+        await self.mount_all([CitationItem(c, n) for n, c in enumerate(self.citations, start=1)])
         empty = self.query_one("#sources-empty", Static)
         empty.display = not self.citations
-        empty.update(
-            Text("This reply cites no notes.")
-            if not self.citations
-            else Text("")
-        )
+        empty.update(Text("This reply cites no notes.") if not self.citations else Text(""))
 
     async def reset(self) -> None:
         await self.show(())

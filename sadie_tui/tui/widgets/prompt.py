@@ -20,8 +20,15 @@ class PromptInput(TextArea):
 
     BINDINGS = [
         # Priority, or the TextArea would insert a newline before the binding is seen.
-        Binding("enter", "submit", "Send", id="send", priority=True),
-        Binding("shift+enter,ctrl+j", "newline", "New line", id="newline", priority=True),
+        Binding("enter", "submit", "Send", id="send", priority=True, tooltip="Send the message"),
+        Binding(
+            "shift+enter,ctrl+j",
+            "newline",
+            "New line",
+            id="newline",
+            priority=True,
+            tooltip="Start a new line in the message",
+        ),
     ]
 
     class Submitted(Message):

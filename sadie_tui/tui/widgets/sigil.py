@@ -8,18 +8,19 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ...engine.emotions import COLOURS, GLYPHS, MEANINGS
+from ..registers import colour, glyph, meaning
 
 TRANSITION_SECONDS = 0.4
 
 
 def sigil_text(emotion: str, *, with_name: bool = True) -> Text:
     """The glyph in its register's colour (and the name), as plain text — never markup."""
-    if emotion not in GLYPHS:
+    mark = glyph(emotion)
+    if mark is None:
         return Text("·", style="dim")
-    text = Text(GLYPHS[emotion], style=Style(color=COLOURS[emotion], bold=True))
+    text = Text(mark, style=Style(color=colour(emotion), bold=True))
     if with_name:
-        text.append(f" {emotion}", style=Style(color=COLOURS[emotion]))
+        text.append(f" {emotion}", style=Style(color=colour(emotion)))
     return text
 
 
@@ -43,7 +44,7 @@ class EmotionSigil(Widget):
         self.tooltip = "sadie's register appears here after a reply (F1 explains them)"
 
     def watch_emotion(self, old: str, new: str) -> None:
-        self.tooltip = MEANINGS.get(new, "")
+        self.tooltip = meaning(new)
         if new and new != old:
             self.styles.opacity = 0.2
             self.styles.animate("opacity", 1.0, duration=TRANSITION_SECONDS)

@@ -8,16 +8,20 @@ Markdown source), never parsed as Rich/Textual markup.
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Static
 
-from ...engine.emotions import COLOURS, GLYPHS
+from ..registers import colour, glyph
+
+if TYPE_CHECKING:
+    from textual.widgets import Markdown
+    from textual.widgets.markdown import MarkdownStream
 
 STATUS_NOTES = {
     "interrupted": "■ stopped — what you see is what was kept",
@@ -46,7 +50,9 @@ class MessageView(Widget, can_focus=True):
     }
     """
 
-    BINDINGS = [Binding("y", "copy", "Copy message", id="copy-message")]
+    BINDINGS = [
+        Binding("y", "copy", "Copy message", id="copy-message", tooltip="Copy this message"),
+    ]
 
     role = "user"
 
@@ -95,6 +101,7 @@ class AssistantMessage(MessageView):
         & > Markdown {
             padding: 0;
             margin: 0;
+            & > *:last-child { margin-bottom: 0; }
         }
         & > .note {
             color: $warning;
@@ -120,10 +127,14 @@ class AssistantMessage(MessageView):
         self.status = status
         self.live = live
         self.message_id: str | None = None
+        self.sources = 0
         self._stream: MarkdownStream | None = None
         self._placeholder = "reading your notes…" if live else ""
 
     def compose(self):  # type: ignore[no-untyped-def]
+        # Imported here: markdown-it is not needed for the first frame.
+        from textual.widgets import Markdown
+
         yield Static(self.header_text(), classes="header")
         placeholder = Static(Text(self._placeholder), classes="placeholder")
         placeholder.display = self.live and not self._text
@@ -137,18 +148,33 @@ class AssistantMessage(MessageView):
 
     def header_text(self) -> Text:
         text = Text()
-        if self.emotion in GLYPHS:
-            text.append(GLYPHS[self.emotion], style=Style(color=COLOURS[self.emotion], bold=True))
+        mark = glyph(self.emotion)
+        if mark is not None:
+            text.append(mark, style=Style(color=colour(self.emotion), bold=True))
             text.append(" ")
         text.append("sadie", style="bold")
         text.append(f" · {self.at:%H:%M}")
         if self.emotion:
             text.append(f" · {self.emotion}")
+        if self.sources:
+            text.append(f" · {self.sources} source{'s' if self.sources != 1 else ''}")
+        if self.live and self.status == "streaming":
+            text.append(" · replying… esc stops", style="italic")
         return text
+
+    @property
+    def markdown(self) -> Markdown:
+        from textual.widgets import Markdown
+
+        return self.query_one(Markdown)
 
     # -- live updates ----------------------------------------------------------------------
     def set_emotion(self, emotion: str) -> None:
         self.emotion = emotion
+        self.update_header()
+
+    def set_sources(self, count: int) -> None:
+        self.sources = count
         self.update_header()
 
     def set_placeholder(self, text: str) -> None:
@@ -164,7 +190,8 @@ class AssistantMessage(MessageView):
             return
         if self._stream is None:
             self.query_one(".placeholder", Static).display = False
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
+            markdown = self.markdown
+            self._stream = markdown.get_stream(markdown)
         self._text += fragment
         await self._stream.write(fragment)
 
@@ -173,17 +200,20 @@ class AssistantMessage(MessageView):
             stream, self._stream = self._stream, None
             await stream.stop()
         self.query_one(".placeholder", Static).display = False
+        if self.status == "streaming":
+            self.status = "stopping"  # the caller sets the real outcome next
 
     async def finish(self, status: str = "complete") -> None:
         await self._stop()
         self.status = status
+        self.update_header()
         if not self._text and status == "complete":
             self.show_note("(sadie had nothing to say)")
 
     async def replace(self, text: str, reason: str, *, blocked: bool) -> None:
         await self._stop()
         self._text = text
-        await self.query_one(Markdown).update(text)
+        await self.markdown.update(text)
         if blocked:
             self.show_note(f"⊘ blocked by {reason}: the reply was replaced by this note")
         else:
@@ -192,11 +222,13 @@ class AssistantMessage(MessageView):
     async def interrupted(self) -> None:
         await self._stop()
         self.status = "interrupted"
+        self.update_header()
         self.show_note(STATUS_NOTES["interrupted"])
 
     async def failed(self, message: str, fix: str | None) -> None:
         await self._stop()
         self.status = "error"
+        self.update_header()
         note = f"✗ {message}" + (f" — {fix}" if fix else "")
         self.show_note(note, error=True)
 

@@ -1,0 +1,153 @@
+"""The engine's own cost per chat turn, and the stream filter's throughput.
+
+    .venv/bin/python bench/engine.py [--scale 30] [--turns 40]
+
+1. On a ~10k-chunk memory (the demo replicated ×30, built once into bench/out/), with the
+   project's Ollama-protocol server answering instantly: p50/p95 from calling
+   ``Companion.chat`` to the request reaching the server — retrieval, chips, policies,
+   briefing and the message writes, everything sadie does before the model can start.
+   Goal: p50 ≤ 80 ms.
+2. The stream filter alone on a realistic 2,000-token reply cut into 3–5 character pieces:
+   MB/s (median of 20 runs). Goal: ≥ 5 MB/s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+    os.environ.setdefault(_key, "1")
+
+from ingest import replicate  # noqa: E402
+
+from sadie_tui.config import load_settings  # noqa: E402
+from sadie_tui.engine.companion import Companion  # noqa: E402
+from sadie_tui.engine.memory import Memory  # noqa: E402
+from sadie_tui.engine.stream_filter import StreamFilter  # noqa: E402
+from tests.support.ollama_server import FakeOllama, Reply  # noqa: E402
+
+QUESTIONS = [
+    "How did the Warden cutover go?",
+    "What did Henrik say about the promotion?",
+    "When did I run with Rui last week?",
+    "How was the marathon in October?",
+    "What did Funmi say about the baby?",
+    "How have I been sleeping lately?",
+    "What happened with the flat move in May?",
+    "What do I keep worrying about at work?",
+    "and the week before?",
+    "What did Tomás think of the balcony garden?",
+]
+
+
+def build_home(scale: int) -> Path:
+    home = ROOT / "bench" / "out" / f"engine-x{scale}"
+    if (home / ".built").is_file():
+        return home
+    with tempfile.TemporaryDirectory() as tmp:
+        replicate(ROOT / "data" / "demo", Path(tmp), scale)
+        print(f"building a ×{scale} demo memory in {home} (once) …", flush=True)
+        with Memory.open(home) as memory:
+            memory.ingest([Path(tmp)])
+    (home / ".built").write_text("ok\n")
+    return home
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def bench_turns(home: Path, turns: int) -> list[float]:
+    arrivals: list[float] = []
+
+    def responder(body: dict) -> Reply:
+        arrivals.append(time.perf_counter())
+        return Reply(["Noted.", "\n@@CITATIONS@@\n[]"])
+
+    latencies: list[float] = []
+    with FakeOllama(responder=responder) as server, Memory.open(home) as memory:
+        os.environ["OLLAMA_HOST"] = server.url
+        companion = Companion(memory, load_settings())
+        memory.embedder.warm()
+
+        async def one(question: str, conversation: str | None) -> str:
+            started = time.perf_counter()
+            before = len(arrivals)
+            cid = conversation
+            async for event in companion.chat(question, conversation_id=conversation):
+                if getattr(event, "type", "") == "meta":
+                    cid = event.conversation_id
+            latencies.append((arrivals[before] - started) * 1000)
+            return cid or ""
+
+        async def run() -> None:
+            cid = await one("warm-up", None)
+            latencies.clear()
+            for n in range(turns):
+                cid = await one(QUESTIONS[n % len(QUESTIONS)], cid if n % 5 else None)
+
+        asyncio.run(run())
+    return latencies
+
+
+def bench_filter(runs: int = 20) -> float:
+    words = (
+        "You wrote about the Warden cutover twice that week, and both times the worry was the "
+        "same: that Henrik would read the rollback as failure. <b>Not</b> what the notes say. "
+    ).split(" ")
+    reply = "<think>" + "planning the answer " * 50 + "</think>\n\n"
+    while len(reply) < 8000:
+        reply += " ".join(words) + "\n\n"
+    reply += '@@CITATIONS@@\n[{"episode": "x", "quote": "y", "support": "verbatim"}]'
+    sizes = [3, 4, 5, 4]
+    pieces, i, k = [], 0, 0
+    while i < len(reply):
+        pieces.append(reply[i : i + sizes[k % 4]])
+        i += sizes[k % 4]
+        k += 1
+    speeds = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        for _ in range(25):
+            filt = StreamFilter()
+            for piece in pieces:
+                filt.feed(piece)
+            filt.finish()
+        seconds = time.perf_counter() - started
+        speeds.append(25 * len(reply.encode()) / seconds / 1e6)
+    return statistics.median(speeds)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=int, default=30)
+    parser.add_argument("--turns", type=int, default=40)
+    args = parser.parse_args(argv)
+    home = build_home(args.scale)
+    with Memory.open(home) as memory:
+        chunks = memory.db.fetchone("SELECT count(*) FROM chunks")[0]
+    latencies = bench_turns(home, args.turns)
+    mbps = bench_filter()
+    p50, p95 = statistics.median(latencies), percentile(latencies, 0.95)
+    print(f"memory: {chunks} chunks (demo ×{args.scale})")
+    print(
+        f"message → request at the server: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
+        f"over {len(latencies)} turns (goal p50 ≤ 80 ms) {'OK' if p50 <= 80 else 'MISSED'}"
+    )
+    print(f"stream filter: {mbps:.1f} MB/s (goal ≥ 5 MB/s) {'OK' if mbps >= 5 else 'MISSED'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,235 @@
+"""TUI benchmark: the real `sadie` binary in tmux at 120×40, polling ``capture-pane`` every
+50 ms, against the Ollama-protocol test server.
+
+1. launch → first painted screen, 5 runs: min / median / max;
+2. launch → a message typed 1 s after paint → its first token on screen (5 runs);
+3. 2,000 tokens streamed as fast as the server can: time until the whole reply is on screen
+   divided by the time the server took to send it (plus the same at a 1 ms/token pace).
+
+Run: ``.venv/bin/python bench/tui.py [--runs 5] [--home PATH]``. Without ``--home`` a small
+memory is ingested into a temporary folder first (the same notes the tests use).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.ollama_server import FakeOllama, Reply, tokens_responder  # noqa: E402
+
+POLL = 0.05
+SIZE = (120, 40)
+PAINTED = re.compile(r"Talk to sadie")
+QUESTION = "What did Maya say about moving?"
+# The default responder's reply starts "On <date> …": its first piece is "On ".
+FIRST_TOKEN = re.compile(r"█ On\b")
+
+
+class Pane:
+    def __init__(self, env: dict[str, str]) -> None:
+        self.socket = f"sadie-bench-{os.getpid()}"
+        self.env = env
+
+    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
+        )
+
+    def launch(self, command: list[str]) -> float:
+        flags = [x for k, v in self.env.items() for x in ("-e", f"{k}={v}")]
+        shell = " ".join("'" + c.replace("'", "'\\''") + "'" for c in command) + "; sleep 60"
+        started = time.perf_counter()
+        self.tmux(
+            "new-session", "-d", "-s", "b", "-x", str(SIZE[0]), "-y", str(SIZE[1]), *flags, shell
+        )
+        return started
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "b", check=False).stdout
+
+    def wait(self, pattern: re.Pattern[str], timeout: float = 60.0) -> float:
+        deadline = time.perf_counter() + timeout
+        while time.perf_counter() < deadline:
+            if pattern.search(self.screen()):
+                return time.perf_counter()
+            time.sleep(POLL)
+        raise RuntimeError(f"{pattern.pattern!r} never appeared:\n{self.screen()}")
+
+    def keys(self, *keys: str, literal: bool = False) -> None:
+        self.tmux("send-keys", "-t", "b", *(["-l"] if literal else []), *keys)
+
+    def close(self) -> None:
+        self.keys("C-q")
+        time.sleep(0.3)
+        self.tmux("kill-server", check=False)
+        time.sleep(0.2)
+
+
+def sadie_command() -> list[str]:
+    binary = Path(sys.executable).parent / "sadie"
+    return [str(binary)] if binary.exists() else [sys.executable, "-m", "sadie_tui.cli"]
+
+
+def build_home(folder: Path) -> Path:
+    from tests.support.tui import copy_home
+
+    return copy_home(folder)
+
+
+def fresh_home(template: Path, scratch: Path, n: int) -> Path:
+    home = scratch / f"home-{n}"
+    shutil.rmtree(home, ignore_errors=True)
+    shutil.copytree(template, home)
+    return home
+
+
+def figures(values: list[float]) -> str:
+    return (
+        f"min {min(values):.3f} s · median {statistics.median(values):.3f} s · "
+        f"max {max(values):.3f} s"
+    )
+
+
+class TimedServer(FakeOllama):
+    """Records when each reply starts being sent (the request arrived) on the bench clock."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.started: list[float] = []
+
+    def _next_reply(self, body: dict) -> Reply:
+        self.started.append(time.perf_counter())
+        return super()._next_reply(body)
+
+
+def server_send_seconds(url: str, body: dict, runs: int = 3) -> float:
+    """How long the server takes to send one whole reply to a client that reads at once."""
+    import httpx
+
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        with httpx.stream("POST", f"{url}/api/chat", json=body, timeout=60) as response:
+            for _line in response.iter_lines():
+                pass
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--home", type=Path, help="an ingested home to copy for each run")
+    parser.add_argument("--tokens", type=int, default=2000)
+    args = parser.parse_args()
+    if shutil.which("tmux") is None:
+        print("tmux is not installed", file=sys.stderr)
+        return 1
+
+    scratch = Path(tempfile.mkdtemp(prefix="sadie-bench-"))
+    try:
+        template = args.home or build_home(scratch / "template")
+        base_env = {
+            "SADIE_CONFIG": str(scratch / "config"),
+            "PYTHONPATH": str(ROOT),
+            "TERM": "xterm-256color",
+            "COLORTERM": "truecolor",
+        }
+        print(
+            f"sadie TUI benchmark · tmux {SIZE[0]}×{SIZE[1]} · capture-pane every {POLL * 1000:.0f} ms"
+        )
+
+        with TimedServer() as server:
+            # 1. first paint
+            paints = []
+            for n in range(args.runs):
+                pane = Pane(
+                    {
+                        **base_env,
+                        "SADIE_HOME": str(fresh_home(template, scratch, n)),
+                        "OLLAMA_HOST": server.url,
+                    }
+                )
+                started = pane.launch(sadie_command())
+                paints.append(pane.wait(PAINTED) - started)
+                pane.close()
+            print(f"launch → first paint ({args.runs} runs): {figures(paints)}")
+
+            # 2. first token of a message typed 1 s after paint
+            firsts = []
+            for n in range(args.runs):
+                pane = Pane(
+                    {
+                        **base_env,
+                        "SADIE_HOME": str(fresh_home(template, scratch, n)),
+                        "OLLAMA_HOST": server.url,
+                    }
+                )
+                started = pane.launch(sadie_command())
+                pane.wait(PAINTED)
+                time.sleep(1.0)
+                pane.keys(QUESTION, literal=True)
+                pane.keys("Enter")
+                entered = time.perf_counter()
+                firsts.append(pane.wait(FIRST_TOKEN) - entered)
+                pane.close()
+            print(
+                f"Enter → first token, message typed 1 s after paint ({args.runs} runs): "
+                f"{figures(firsts)}"
+            )
+
+        # 3. streaming 2,000 tokens
+        for pace in (0.0, 0.001):
+            responder = tokens_responder(args.tokens, pace)
+            with TimedServer(responder=responder) as server:
+                body = {
+                    "model": "qwen3:1.7b",
+                    "stream": True,
+                    "messages": [{"role": "user", "content": "hi"}],
+                }
+                send = server_send_seconds(server.url, body)
+                server.started.clear()
+                pane = Pane(
+                    {
+                        **base_env,
+                        "SADIE_HOME": str(fresh_home(template, scratch, 99)),
+                        "OLLAMA_HOST": server.url,
+                    }
+                )
+                pane.launch(sadie_command())
+                pane.wait(PAINTED)
+                pane.wait(re.compile(r"online"))
+                pane.keys(QUESTION, literal=True)
+                pane.keys("Enter")
+                done = pane.wait(re.compile(r"verbatim|paraphrase|cites no notes"), timeout=300)
+                pane.close()
+                shown = done - server.started[-1]
+                label = "as fast as it can" if pace == 0 else f"{pace * 1000:.0f} ms/token"
+                print(
+                    f"{args.tokens} tokens, server {label}: server sent in {send:.3f} s, "
+                    f"whole reply on screen {shown:.3f} s after the request → ratio "
+                    f"{shown / send:.2f}"
+                )
+    finally:
+        subprocess.run(
+            ["tmux", "-L", f"sadie-bench-{os.getpid()}", "kill-server"], capture_output=True
+        )
+        shutil.rmtree(scratch, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    threading.excepthook = lambda args: None  # the server's threads may outlive a killed client
+    sys.exit(main())

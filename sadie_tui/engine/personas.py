@@ -1,0 +1,206 @@
+"""Personas: the lenses ask and chat look through, one TOML file each.
+
+Shipped personas live in ``personas/`` at the project root; a person may add or override
+them in ``<config folder>/personas/`` (same name wins). A file sets the chunk count, the time
+window and recency half-life, the channel weights, which channels take part (graph, beliefs,
+contested beliefs, observations and how much observations weigh), the ask stages and a short
+voice instruction. Every field is checked; a bad file is a ``ConfigError`` naming the file and
+the field. The format is documented in the README and by the shipped files themselves.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import ConfigError
+
+STAGES = ("reframe", "retrieve", "counter", "draft", "ground_check", "revise")
+CHANNELS = ("vector", "keyword", "graph")
+MAX_CHUNKS = 100
+
+_TOP_KEYS = {
+    "name", "description", "chunks", "window_days", "half_life_days", "mmr", "voice", "stages",
+    "weights", "channels",
+}
+_CHANNEL_KEYS = {"graph", "beliefs", "contested", "observations", "observation_weight"}
+
+
+@dataclass(frozen=True)
+class Persona:
+    name: str
+    description: str
+    chunks: int
+    window_days: int | None  # only the last N days; None = the whole history
+    half_life_days: float | None  # recency decay; None = age does not matter
+    weights: Mapping[str, float]  # per channel: vector, keyword, graph
+    graph: bool
+    beliefs: bool
+    contested: bool
+    observations: bool
+    observation_weight: float
+    stages: tuple[str, ...]
+    voice: str
+    source: str
+    mmr: float | None = 0.9  # MMR lambda (1 = pure relevance); None = no diversity rerank
+
+
+def _fail(path: Path, key: str, problem: str) -> ConfigError:
+    return ConfigError(f"persona file {path}: field '{key}' {problem}", title="Persona")
+
+
+def _number(path: Path, key: str, value: Any, *, low: float, high: float | None = None,
+            whole: bool = False) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _fail(path, key, f"must be a number, not {value!r}")
+    if whole and not isinstance(value, int):
+        raise _fail(path, key, f"must be a whole number, not {value!r}")
+    if value < low or (high is not None and value > high):
+        span = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
+        raise _fail(path, key, f"must be {span}, not {value!r}")
+    return value
+
+
+def _flag(path: Path, key: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(path, key, f"must be true or false, not {value!r}")
+    return value
+
+
+def _text(path: Path, key: str, value: Any, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or (not empty and not value.strip()):
+        raise _fail(path, key, "must be a non-empty string")
+    return " ".join(value.split())
+
+
+def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
+    """A validated persona from the parsed TOML of ``path``."""
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _fail(path, unknown[0], f"is not a persona field (known: {', '.join(sorted(_TOP_KEYS))})")
+    name = _text(path, "name", data.get("name", path.stem)).lower()
+    if not name.replace("-", "").replace("_", "").isalnum():
+        raise _fail(path, "name", "may hold only letters, digits, - and _")
+    if "chunks" not in data:
+        raise _fail(path, "chunks", "is required")
+    chunks = int(_number(path, "chunks", data["chunks"], low=1, high=MAX_CHUNKS, whole=True))
+    window = data.get("window_days")
+    window_days = None if window is None else int(
+        _number(path, "window_days", window, low=1, whole=True)
+    )
+    half = data.get("half_life_days")
+    half_life = None if half is None else float(
+        _number(path, "half_life_days", half, low=0.1)
+    )
+    mmr_value = data.get("mmr", 0.9)
+    if mmr_value is False:
+        mmr: float | None = None
+    elif mmr_value is True:
+        mmr = 0.9
+    else:
+        mmr = float(_number(path, "mmr", mmr_value, low=0.0, high=1.0))
+        if mmr >= 1.0:
+            mmr = None
+
+    raw_weights = data.get("weights", {})
+    if not isinstance(raw_weights, Mapping):
+        raise _fail(path, "weights", "must be a table of channel = weight")
+    weights: dict[str, float] = {}
+    for key, value in raw_weights.items():
+        if key not in CHANNELS:
+            raise _fail(path, f"weights.{key}", f"is not a channel (known: {', '.join(CHANNELS)})")
+        weights[key] = float(_number(path, f"weights.{key}", value, low=0.0))
+    for key in CHANNELS:
+        weights.setdefault(key, 0.0)
+    if not any(weights.values()):
+        raise _fail(path, "weights", "must give at least one channel a positive weight")
+
+    raw_channels = data.get("channels", {})
+    if not isinstance(raw_channels, Mapping):
+        raise _fail(path, "channels", "must be a table")
+    unknown = sorted(set(raw_channels) - _CHANNEL_KEYS)
+    if unknown:
+        raise _fail(path, f"channels.{unknown[0]}",
+                    f"is not a channel switch (known: {', '.join(sorted(_CHANNEL_KEYS))})")
+    flags = {
+        key: _flag(path, f"channels.{key}", raw_channels.get(key, default))
+        for key, default in (("graph", True), ("beliefs", True), ("contested", False),
+                             ("observations", True))
+    }
+    observation_weight = float(
+        _number(path, "channels.observation_weight", raw_channels.get("observation_weight", 1.0),
+                low=0.0, high=10.0)
+    )
+
+    raw_stages = data.get("stages", list(STAGES))
+    if not isinstance(raw_stages, list) or not raw_stages:
+        raise _fail(path, "stages", f"must be a non-empty list drawn from {', '.join(STAGES)}")
+    for stage in raw_stages:
+        if stage not in STAGES:
+            raise _fail(path, "stages", f"has unknown stage {stage!r} (known: {', '.join(STAGES)})")
+    if len(set(raw_stages)) != len(raw_stages):
+        raise _fail(path, "stages", "lists a stage twice")
+    if "retrieve" not in raw_stages:
+        raise _fail(path, "stages", "must include 'retrieve'")
+
+    return Persona(
+        name=name,
+        description=_text(path, "description", data.get("description", ""), empty=True),
+        chunks=chunks,
+        window_days=window_days,
+        half_life_days=half_life,
+        weights=MappingProxyType(weights),
+        graph=flags["graph"],
+        beliefs=flags["beliefs"],
+        contested=flags["contested"],
+        observations=flags["observations"],
+        observation_weight=observation_weight,
+        stages=tuple(raw_stages),
+        voice=_text(path, "voice", data.get("voice", "")),
+        source=str(path),
+        mmr=mmr,
+    )
+
+
+def load_persona_file(path: Path) -> Persona:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"persona file {path}: cannot be read ({exc})", title="Persona") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"persona file {path}: invalid TOML ({exc})", title="Persona") from exc
+    return parse_persona(data, path)
+
+
+def _user_dir() -> Path:
+    from ..paths import config_dir
+
+    return config_dir() / "personas"
+
+
+def load_personas(extra_dir: Path | None = None) -> dict[str, Persona]:
+    """Shipped personas, then the user's (from ``extra_dir``, default the config folder)."""
+    from ..paths import shipped_personas
+
+    found: dict[str, Persona] = {}
+    user = extra_dir if extra_dir is not None else _user_dir()
+    for folder in (shipped_personas(), user):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            persona = load_persona_file(path)
+            found[persona.name] = persona
+    return found
+
+
+def get_persona(name: str, extra_dir: Path | None = None) -> Persona:
+    personas = load_personas(extra_dir)
+    key = name.strip().lower()
+    if key not in personas:
+        known = ", ".join(sorted(personas)) or "none"
+        raise ConfigError(f"unknown persona {name!r} (known: {known})", title="Persona")
+    return personas[key]

@@ -1,0 +1,535 @@
+"""The retrieval pipeline: one question in, the persona's chunks (plus beliefs and observations) out.
+
+Steps, each timed into ``elapsed_ms``:
+
+1. Follow-ups (``is_follow_up``) are retrieved together with the previous user turn; a time
+   phrase in the message (``timewords``) becomes a window, and "the week before" shifts the
+   previous turn's window back.
+2. Channels, each a ranked list with its own score: vector (HNSW top-k), keyword (BM25 from
+   the persisted ``bm25s`` index) and graph (entities named in the query, one hop).
+3. The candidates' rows are fetched in one query; every candidate then gets every feature —
+   its exact cosine, its BM25, the BM25 of its best two-sentence passage and of its episode's
+   best chunk, its graph score — and ``fusion.fuse`` weighs them by the persona's channel
+   weights. The per-channel scores in the result stay those of the channel itself: ``None``
+   when that channel did not return the chunk.
+4. Neighbour spread, the time window (chunks inside it rank first; when it holds nothing the
+   result says ``window=None`` and nothing is narrowed), salience and recency, then MMR picks
+   the persona's chunk count. ``rank`` is that selection order.
+5. Beliefs (active, plus contested for personas that want them) and observations (weighted by
+   the persona's ``observation_weight``) ranked by cosine against the query.
+
+``retrieve`` writes nothing; callers record telemetry (``telemetry.record_turn``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ingest.embedder import vector_literal
+from . import fusion
+from .graph import graph_index
+from .keyword import STOPWORDS, KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
+from .timewords import TimeWindow, parse_time_window, strip_time_words
+from .vector import vector_search
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..personas import Persona
+
+CHANNEL_DEPTH = 50  # hits asked of each channel (at least; more when k is large)
+WINDOW_ALL = 60  # a window holding this many chunks or fewer: all of them are candidates
+NEIGHBOURS_OF = 10  # the neighbours of each channel's first hits join the candidates
+SIDE_LIMIT = 5  # beliefs / observations returned
+SIDE_FLOOR = 0.2  # below this score a belief or observation is not about the question
+PASSAGES = 40  # candidates (best BM25 first) whose best passage is scored
+
+# How the keyword channel's weight is shared between its three views of the text.
+KEYWORD_PARTS = {"keyword": 0.3, "passage": 0.55, "episode": 0.15}
+
+
+@dataclass(frozen=True)
+class RetrievedChunk:
+    chunk_id: int
+    episode_id: str
+    ordinal: int
+    title: str
+    kind: str
+    occurred_at: datetime
+    text: str
+    salience: float
+    scores: Mapping[str, float | None]
+    fused: float
+    final: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class BeliefHit:
+    id: str
+    statement: str
+    status: str
+    confidence: float
+    score: float
+
+
+@dataclass(frozen=True)
+class ObservationHit:
+    id: str
+    source: str
+    observed_at: datetime
+    text: str
+    score: float
+
+
+@dataclass(frozen=True)
+class RetrievalResult:
+    query: str
+    effective_query: str
+    chunks: tuple[RetrievedChunk, ...]
+    beliefs: tuple[BeliefHit, ...]
+    observations: tuple[ObservationHit, ...]
+    window: TimeWindow | None
+    elapsed_ms: float
+    vector_used: bool
+
+
+# --------------------------------------------------------------------------- follow-ups
+
+_OPENERS = re.compile(
+    r"^(?:and|but|so|also|or|plus|then|what about|how about|what else|what then|how so|"
+    r"tell me more|more on|same for|why not|how come|"
+    r"he|she|they|it|its|that|this|those|these|him|her|them|his|hers|their|there)\b",
+    re.IGNORECASE,
+)
+_REFERENCES = re.compile(
+    r"\b(?:he|she|they|it|him|her|them|his|hers|their|that|this|those|these|there|then)\b",
+    re.IGNORECASE,
+)
+_WORD = re.compile(r"[\w'’]+")
+
+
+def is_follow_up(message: str) -> bool:
+    """Whether a chat message leans on the previous turn, so it is retrieved together with it.
+
+    The rule: three words or fewer ("why?", "and her?", "tell me more"); or it opens with a
+    connective or pronoun ("and", "but", "so", "what about", "how about", "she", "that", …);
+    or it is six words or fewer and refers back with a pronoun or "that/there/then"
+    ("what did she say?").
+    """
+    text = message.strip()
+    words = _WORD.findall(text)
+    if not words:
+        return False
+    if len(words) <= 3:
+        return True
+    if _OPENERS.match(text):
+        return True
+    return len(words) <= 6 and bool(_REFERENCES.search(text))
+
+
+_SHIFT = re.compile(r"\b(?:the\s+)?(day|week|weekend|month|year)\s+(before|after)\b", re.I)
+
+
+def shifted_window(window: TimeWindow | None, message: str) -> TimeWindow | None:
+    """"What about the week before?": the previous turn's window moved by that unit."""
+    m = _SHIFT.search(message)
+    if window is None or m is None or window.start is None or window.end is None:
+        return None
+    unit, way = m[1].lower(), m[2].lower()
+    sign = -1 if way == "before" else 1
+    if unit in ("day", "week", "weekend"):
+        step = timedelta(days=1 if unit == "day" else 7)
+        return TimeWindow(window.start + sign * step, window.end + sign * step, m[0])
+    months = 12 if unit == "year" else 1
+    return TimeWindow(_add_months(window.start, sign * months),
+                      _add_months(window.end, sign * months), m[0])
+
+
+def _add_months(when: datetime, months: int) -> datetime:
+    import calendar
+
+    index = when.year * 12 + when.month - 1 + months
+    year, month = divmod(index, 12)
+    day = min(when.day, calendar.monthrange(year, month + 1)[1])
+    return when.replace(year=year, month=month + 1, day=day)
+
+
+# --------------------------------------------------------------------------- candidates
+
+
+@dataclass
+class Candidates:
+    """Everything the ranking needs about the candidate chunks, aligned by position."""
+
+    ids: list[int]
+    meta: list[tuple[Any, ...]]  # episode_id, ordinal, text, title, kind, occurred_at, salience
+    features: dict[str, np.ndarray]
+    found: dict[str, dict[int, float]]  # channel -> chunk id -> the channel's own score
+    inside: np.ndarray  # in the query's time window
+    next_index: np.ndarray
+    prev_index: np.ndarray
+    salience: np.ndarray
+    age_days: np.ndarray
+    channel_hits: dict[str, list[int]] = field(default_factory=dict)  # each channel's ranking
+
+
+@dataclass
+class Prepared:
+    query: str
+    effective: str
+    text_query: str
+    window: TimeWindow | None
+    vector: np.ndarray | None
+
+
+def prepare_query(memory: Memory, query: str, *, now: datetime, previous: str | None,
+                  use_vector: bool) -> Prepared:
+    follow = bool(previous and previous.strip()) and is_follow_up(query)
+    effective = f"{previous.strip()} {query.strip()}" if follow and previous else query.strip()
+    window = parse_time_window(query, now)
+    if window is None and follow and previous:
+        window = shifted_window(parse_time_window(previous, now), query) or parse_time_window(
+            previous, now
+        )
+    text_query = strip_time_words(effective, window) if window else effective
+    vector = None
+    if use_vector:
+        vector = memory.embedder.encode_one(effective)
+    return Prepared(query, effective, text_query or effective, window, vector)
+
+
+def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
+    if window is None:
+        return None
+    mask = np.ones(index.size, dtype=bool)
+    if window.start is not None:
+        mask &= index.when >= to_seconds(window.start)
+    if window.end is not None:
+        mask &= index.when < to_seconds(window.end)
+    return mask
+
+
+def gather(memory: Memory, prepared: Prepared, persona: Persona, *, k: int,
+           now: datetime) -> tuple[Candidates | None, TimeWindow | None]:
+    """Run the channels and build the candidate features (None for an empty memory)."""
+    index = keyword_index(memory)
+    if index.size == 0:
+        return None, None
+    depth = max(CHANNEL_DEPTH, 3 * k)
+    window = prepared.window
+    in_window = _window_mask(index, window)
+    if in_window is not None and not in_window.any():
+        window, in_window = None, None  # the window holds nothing: do not narrow
+    allowed = None
+    if persona.window_days:
+        allowed = index.when >= to_seconds(now - timedelta(days=persona.window_days))
+        if not allowed.any():
+            allowed = None
+
+    # Keyword: BM25 of every chunk at once; its best hits, and the window's.
+    tokens = query_tokens(prepared.text_query)
+    bm = index.scores(tokens)
+    keyword_hits = top_rows(bm, depth, allowed)
+    rows: dict[int, None] = dict.fromkeys(r for r, _ in keyword_hits)
+    if in_window is not None:
+        mask = in_window if allowed is None else in_window & allowed
+        inside_rows = np.flatnonzero(mask)
+        if inside_rows.size <= WINDOW_ALL:
+            rows.update(dict.fromkeys(int(r) for r in inside_rows))
+        else:
+            rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
+
+    # Vector: HNSW top hits.
+    vector_hits: list[tuple[int, float]] = []
+    if prepared.vector is not None:
+        vector_hits = vector_search(memory.db, prepared.vector, depth)
+    vector_rows = [int(r) for r in index.rows_of([c for c, _ in vector_hits]) if r >= 0]
+    rows.update(dict.fromkeys(vector_rows))
+
+    # Graph: named entities and their neighbours, scored for every chunk from the cache.
+    graph_all: np.ndarray | None = None
+    graph_hits: list[tuple[int, float]] = []
+    if persona.graph and persona.weights.get("graph", 0) > 0:
+        graph = graph_index(memory.db, str(memory.home), index)
+        seeds = graph.named_in(prepared.text_query)
+        if seeds:
+            graph_all = graph.scores(graph.expand(seeds.values()))
+            graph_hits = top_rows(graph_all, depth, allowed)
+            rows.update(dict.fromkeys(r for r, _ in graph_hits))
+
+    # Neighbours of each channel's first hits: a thought cut by a chunk boundary.
+    heads = [r for r, _ in keyword_hits[:NEIGHBOURS_OF]] + vector_rows[:NEIGHBOURS_OF]
+    heads += [r for r, _ in graph_hits[:NEIGHBOURS_OF]]
+    nxt, prv = index.neighbour_rows(np.array(heads, dtype=np.int64))
+    rows.update(dict.fromkeys(int(r) for r in np.r_[nxt, prv] if r >= 0))
+
+    cand_rows = np.array(list(rows), dtype=np.int64)
+    if allowed is not None:
+        cand_rows = cand_rows[allowed[cand_rows]]
+    if cand_rows.size == 0:
+        return None, window
+    ids = [int(i) for i in index.chunk_ids[cand_rows]]
+    meta, cosines = _fetch(memory, ids, prepared.vector)
+    keep = [i for i, cid in enumerate(ids) if cid in meta]
+    cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
+
+    # Every candidate gets every feature.
+    keyword_scores = bm[cand_rows].astype(np.float64)
+    passage = np.zeros(len(ids))
+    with_terms = np.flatnonzero(keyword_scores > 0)
+    if with_terms.size:
+        best = with_terms[np.argsort(-keyword_scores[with_terms], kind="stable")][:PASSAGES]
+        passage[best] = index.passage_scores([meta[ids[i]][2] for i in best], tokens)
+    features: dict[str, np.ndarray] = {
+        "keyword": keyword_scores,
+        "passage": passage,
+        "episode": index.episode_max(bm)[cand_rows].astype(np.float64),
+        "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
+    }
+    if cosines is not None:
+        features["vector"] = np.array([cosines[c] for c in ids], dtype=np.float64)
+
+    position = {int(r): i for i, r in enumerate(cand_rows)}
+    nxt, prv = index.neighbour_rows(cand_rows)
+    found = {
+        "vector": dict(vector_hits),
+        "keyword": {int(index.chunk_ids[r]): s for r, s in keyword_hits},
+        "graph": {int(index.chunk_ids[r]): s for r, s in graph_hits},
+    }
+    cands = Candidates(
+        ids=ids,
+        meta=[meta[c] for c in ids],
+        features=features,
+        found=found,
+        inside=(in_window[cand_rows] if in_window is not None
+                else np.zeros(len(ids), dtype=bool)),
+        next_index=np.array([position.get(int(r), -1) for r in nxt], dtype=np.int64),
+        prev_index=np.array([position.get(int(r), -1) for r in prv], dtype=np.int64),
+        salience=np.array([meta[c][6] for c in ids], dtype=np.float64),
+        age_days=(to_seconds(now) - index.when[cand_rows]) / 86400.0,
+        channel_hits={
+            "vector": [c for c, _ in vector_hits],
+            "keyword": [int(index.chunk_ids[r]) for r, _ in keyword_hits],
+            "graph": [int(index.chunk_ids[r]) for r, _ in graph_hits],
+        },
+    )
+    return cands, window
+
+
+def _id_list(ids: Sequence[int]) -> str:
+    return ", ".join(str(int(i)) for i in ids)
+
+
+def _fetch(memory: Memory, ids: Sequence[int], vector: np.ndarray | None
+           ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
+    """The candidates' rows, and their exact cosine to the query, in one query.
+
+    Embeddings stay in the database: reading 384 floats per candidate costs more than letting
+    DuckDB compute the cosine next to them.
+    """
+    cosine = "array_cosine_similarity(c.embedding, ?::FLOAT[384])" if vector is not None else "NULL"
+    params = [vector_literal(vector)] if vector is not None else None
+    rows = memory.db.fetchall(
+        "SELECT c.id, c.episode_id::VARCHAR, c.ordinal, c.text, e.title, e.kind, e.occurred_at,"
+        f" e.salience, {cosine} FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+        f" WHERE c.id IN ({_id_list(ids)})",
+        params,
+    )
+    meta = {int(r[0]): (r[1], int(r[2]), r[3], r[4], r[5], r[6], float(r[7])) for r in rows}
+    cosines = {int(r[0]): float(r[8] or 0.0) for r in rows} if vector is not None else None
+    return meta, cosines
+
+
+def fetch_vectors(memory: Memory, ids: Sequence[int]) -> np.ndarray:
+    """Embeddings of ``ids``, in that order (for the MMR rerank)."""
+    if not ids:
+        return np.zeros((0, 384), dtype=np.float32)
+    with memory.db.lock:
+        table = memory.db.execute(
+            f"SELECT id, embedding FROM chunks WHERE id IN ({_id_list(ids)})"
+        ).to_arrow_table()
+    found = table.column("id").to_numpy()
+    flat = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
+    matrix = flat.reshape(len(found), -1) if len(found) else np.zeros((0, 384), np.float32)
+    where = {int(c): i for i, c in enumerate(found)}
+    out = np.zeros((len(ids), matrix.shape[1] if len(found) else 384), dtype=np.float32)
+    for j, cid in enumerate(ids):
+        if int(cid) in where:
+            out[j] = matrix[where[int(cid)]]
+    return out
+
+
+# --------------------------------------------------------------------------- ranking
+
+
+def channel_weights(persona: Persona, vector_used: bool) -> dict[str, float]:
+    """Feature weights from the persona's channel weights (keyword split over its three views)."""
+    w = dict(persona.weights)
+    out = {part: w.get("keyword", 0.0) * share for part, share in KEYWORD_PARTS.items()}
+    out["vector"] = w.get("vector", 0.0) if vector_used else 0.0
+    out["graph"] = w.get("graph", 0.0) if persona.graph else 0.0
+    return out
+
+
+def rank(
+    cands: Candidates,
+    persona: Persona,
+    k: int,
+    *,
+    vector_used: bool,
+    vectors_of: Callable[[list[int]], np.ndarray] | None = None,
+    window_boost: float | None = None,
+) -> tuple[list[int], np.ndarray, np.ndarray]:
+    """(chosen candidate positions in rank order, fused scores, final scores).
+
+    ``vectors_of`` gives chunk embeddings for the MMR pool; without it MMR is skipped.
+    """
+    fused = fusion.fuse(cands.features, channel_weights(persona, vector_used))
+    spread = fusion.spread_to_neighbours(fused, cands.next_index, cands.prev_index)
+    boost = fusion.WINDOW_BOOST if window_boost is None else window_boost
+    boosted = fusion.window_boost(spread, cands.inside, boost)
+    final = fusion.adjust(boosted, cands.salience, cands.age_days, persona.half_life_days)
+    if persona.mmr is None or vectors_of is None:
+        return fusion.mmr(final, None, k, None), fused, final
+    pool = fusion.mmr_pool(final, k)
+    vectors = vectors_of([cands.ids[i] for i in pool])
+    picked = fusion.mmr(final[pool], vectors, k, persona.mmr)
+    return [pool[j] for j in picked], fused, final
+
+
+def retrieve(
+    memory: Memory,
+    query: str,
+    persona: Persona,
+    *,
+    k: int | None = None,
+    now: datetime | None = None,
+    previous: str | None = None,
+    use_vector: bool = True,
+) -> RetrievalResult:
+    started = time.perf_counter()
+    now = now or datetime.now()
+    k = k or persona.chunks
+    prepared = prepare_query(memory, query, now=now, previous=previous, use_vector=use_vector)
+    cands, window = gather(memory, prepared, persona, k=k, now=now)
+    chunks: tuple[RetrievedChunk, ...] = ()
+    if cands is not None:
+        chosen, fused, final = rank(
+            cands, persona, k, vector_used=prepared.vector is not None,
+            vectors_of=lambda ids: fetch_vectors(memory, ids),
+        )
+        chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
+    beliefs, observations = search_side(memory, prepared, persona, window)
+    return RetrievalResult(
+        query=query,
+        effective_query=prepared.effective,
+        chunks=chunks,
+        beliefs=beliefs,
+        observations=observations,
+        window=window,
+        elapsed_ms=(time.perf_counter() - started) * 1000,
+        vector_used=prepared.vector is not None,
+    )
+
+
+def _chunk(c: Candidates, i: int, rank_no: int, fused: np.ndarray,
+           final: np.ndarray) -> RetrievedChunk:
+    cid = c.ids[i]
+    episode_id, ordinal, text, title, kind, occurred_at, salience = c.meta[i]
+    return RetrievedChunk(
+        chunk_id=cid,
+        episode_id=episode_id,
+        ordinal=ordinal,
+        title=title,
+        kind=kind,
+        occurred_at=occurred_at,
+        text=text,
+        salience=salience,
+        scores={name: c.found[name].get(cid) for name in ("vector", "keyword", "graph")},
+        fused=round(float(fused[i]), 6),
+        final=round(float(final[i]), 6),
+        rank=rank_no,
+    )
+
+
+# --------------------------------------------------------------------------- beliefs, records
+
+
+def _content_words(text: str) -> list[str]:
+    words = [w for w in re.findall(r"\w{3,}", text.lower()) if w not in STOPWORDS]
+    return list(dict.fromkeys(words))[:12]
+
+
+def _score_sql(column: str, prepared: Prepared) -> tuple[str, list[Any]]:
+    """Cosine to the query vector; without one, the share of the query's words in ``column``."""
+    if prepared.vector is not None:
+        return "1 - array_cosine_distance(embedding, ?::FLOAT[384])", [
+            vector_literal(prepared.vector)
+        ]
+    words = _content_words(prepared.text_query)
+    if not words:
+        return "0.0", []
+    parts = " + ".join(f"(lower({column}) LIKE ?)::INT" for _ in words)
+    return f"({parts}) / {float(len(words))}", [f"%{w}%" for w in words]
+
+
+def search_side(memory: Memory, prepared: Prepared, persona: Persona, window: TimeWindow | None
+                ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
+    """Beliefs and observations for the persona, in one round trip.
+
+    Observations inside the query's time window come first; outside ones fill in when the
+    window holds too few (a record from another week is still a record).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    if persona.beliefs:
+        score, p = _score_sql("statement", prepared)
+        statuses = "('active', 'contested')" if persona.contested else "('active')"
+        parts.append(
+            f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
+            f" {score} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses}"
+            f"{' AND embedding IS NOT NULL' if prepared.vector is not None else ''}"
+            f" ORDER BY s DESC, id LIMIT {SIDE_LIMIT})"
+        )
+        params += p
+    if persona.observations:
+        score, p = _score_sql("text", prepared)
+        inside, bounds = "0", []
+        if window is not None:
+            conds = []
+            if window.start is not None:
+                conds.append("observed_at >= ?")
+                bounds.append(window.start)
+            if window.end is not None:
+                conds.append("observed_at < ?")
+                bounds.append(window.end)
+            inside = f"({' AND '.join(conds)})::INT"
+        parts.append(
+            f"(SELECT 'o', id::VARCHAR, text, source, NULL::DOUBLE, observed_at,"
+            f" {score} * {float(persona.observation_weight)} AS s, {inside} AS inside"
+            f" FROM observations"
+            f"{' WHERE embedding IS NOT NULL' if prepared.vector is not None else ''}"
+            f" ORDER BY inside DESC, s DESC, id LIMIT {SIDE_LIMIT})"
+        )
+        params += p + bounds
+    if not parts:
+        return (), ()
+    rows = memory.db.fetchall(" UNION ALL ".join(parts), params or None)
+    beliefs: list[BeliefHit] = []
+    observations: list[ObservationHit] = []
+    for kind, rid, text, other, confidence, when, s, _inside in rows:
+        if s is None or float(s) < SIDE_FLOOR:
+            continue
+        if kind == "b":
+            beliefs.append(BeliefHit(rid, text, other, float(confidence), round(float(s), 6)))
+        else:
+            observations.append(ObservationHit(rid, other, when, text, round(float(s), 6)))
+    beliefs.sort(key=lambda b: (-b.score, b.id))
+    return tuple(beliefs), tuple(observations)

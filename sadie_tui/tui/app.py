@@ -1,0 +1,323 @@
+"""The sadie app: owns the open memory, the companion, themes, keymap and app-wide keys.
+
+The first frame paints before anything heavy happens: the memory (DuckDB) opens in a thread
+worker after the first refresh, then the embedding model warms in another; until they are
+ready the status line says so, and a message sent meanwhile waits for the memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterable
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from textual import events, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
+from .screens.chat import ChatScreen
+from .screens.too_small import TooSmallScreen
+from .themes import DEFAULT_THEME, load_themes, resolve_defaults
+from .widgets.status import StatusLine
+
+if TYPE_CHECKING:
+    from ..commands.context import Context
+    from ..engine.memory import Memory
+
+MIN_SIZE = (50, 12)
+
+CompanionFactory = Callable[["Memory", Any], Any]
+
+
+def default_companion(memory: Memory, settings: Any) -> Any:
+    from ..engine.companion import Companion
+
+    return Companion(memory, settings)
+
+
+class SadieApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "sadie"
+    ENABLE_COMMAND_PALETTE = True
+
+    BINDINGS = [
+        Binding(
+            "ctrl+q", "quit", "Quit", id="quit", priority=True, show=False, tooltip="Quit sadie"
+        ),
+        Binding(
+            "f1",
+            "help",
+            "Help",
+            id="help",
+            tooltip="Keys of this screen, what the sigils and citation labels mean",
+        ),
+        Binding(
+            "ctrl+p",
+            "command_palette",
+            "Commands",
+            id="command-palette",
+            priority=True,
+            show=False,
+            tooltip="Open the command palette",
+        ),
+        Binding(
+            "f2",
+            "switch_persona",
+            "Persona",
+            id="switch-persona",
+            show=False,
+            tooltip="Choose the persona sadie replies as (remembered)",
+        ),
+        Binding(
+            "f3",
+            "switch_theme",
+            "Theme",
+            id="switch-theme",
+            show=False,
+            tooltip="Choose the colour theme (remembered)",
+        ),
+    ]
+
+    def __init__(
+        self,
+        ctx: Context,
+        question: str | None = None,
+        *,
+        companion_factory: CompanionFactory | None = None,
+        clock: Callable[[], datetime] | None = None,
+        warm_embedder: bool = True,
+    ) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self.settings = ctx.settings
+        self.question = question
+        self.companion_factory = companion_factory or default_companion
+        self.clock = clock or datetime.now
+        self.warm_embedder = warm_embedder
+        self.memory: Memory | None = None
+        self.companion: Any = None
+        self.memory_ready = asyncio.Event()
+        self.exit_error: Any = None
+        self.persona = self.settings.chat_persona
+        self.keymap: dict[str, str] = dict(self.settings.keymap)
+        themes, self.theme_problems = load_themes()
+        self.sadie_themes = [t.name for t in themes]
+        for theme in themes:
+            self.register_theme(theme)
+        wanted = self.settings.theme
+        self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
+        self.set_keymap(self.keymap)
+        self._too_small: TooSmallScreen | None = None
+
+    # -- themes -------------------------------------------------------------------------------
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return resolve_defaults(self.current_theme.to_color_system().generate())
+
+    def set_theme(self, name: str) -> None:
+        if name not in self.available_themes:
+            self.notify(f"No theme called {name!r}", severity="error")
+            return
+        self.theme = name
+        self._remember("theme", name)
+
+    def action_switch_theme(self) -> None:
+        from .screens.dialogs import Choose
+
+        options = [(name, "") for name in self.sadie_themes]
+        options += [
+            (n, "Textual") for n in sorted(self.available_themes) if n not in self.sadie_themes
+        ]
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.set_theme(name)
+
+        self.push_screen(Choose("Theme", options, self.theme), chosen)
+
+    # -- personas -----------------------------------------------------------------------------
+    def personas(self) -> dict[str, str]:
+        from ..engine.errors import SadieError
+        from ..engine.personas import load_personas
+
+        try:
+            return {name: p.description for name, p in load_personas().items()}
+        except SadieError as exc:  # a broken user persona file must not take the app down
+            self.notify(exc.one_line(), title="Personas", severity="error")
+            return {self.persona: ""}
+
+    def set_persona(self, name: str) -> None:
+        self.persona = name
+        for status in self.query(StatusLine):
+            status.persona = name
+        for screen in self.screen_stack:
+            for status in screen.query(StatusLine):
+                status.persona = name
+        self._remember("chat_persona", name)
+        self.notify(f"sadie now replies as the {name}", timeout=3)
+
+    def action_switch_persona(self) -> None:
+        from .screens.dialogs import Choose
+
+        options = list(self.personas().items())
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.set_persona(name)
+
+        self.push_screen(Choose("Persona", options, self.persona), chosen)
+
+    @work(thread=True, group="settings", exit_on_error=False)
+    def _remember(self, key: str, value: str) -> None:
+        from ..config import save_setting
+
+        try:
+            save_setting(key, value, self.settings.config_path)
+        except OSError as exc:
+            self.call_from_thread(self.notify, f"cannot save {key}: {exc}", severity="warning")
+
+    # -- palette and help ---------------------------------------------------------------------
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        from .commands import system_commands
+
+        yield from system_commands(self, screen)
+
+    def action_help(self) -> None:
+        from .screens.help import HelpScreen, class_bindings, screen_bindings
+        from .widgets.chip_bar import ChipView
+        from .widgets.citations import CitationItem
+        from .widgets.transcript import MessageView
+
+        if isinstance(self.screen, HelpScreen):
+            return
+        screen = self.screen
+        items = []
+        if isinstance(screen, ChatScreen):
+            items = [
+                ("On a focused chip", class_bindings(self, ChipView.BINDINGS)),
+                ("On a focused message", class_bindings(self, MessageView.BINDINGS)),
+                ("On a focused citation", class_bindings(self, CitationItem.BINDINGS)),
+            ]
+        title = {"ChatScreen": "chat", "BrowserScreen": "conversations"}.get(
+            type(screen).__name__, type(screen).__name__
+        )
+        self.push_screen(HelpScreen(title, screen_bindings(screen), items))
+
+    # -- startup ------------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        if self.theme_problems:
+            self.notify("\n".join(self.theme_problems), title="Themes skipped", severity="warning")
+        self.call_after_refresh(self._start)
+
+    def get_default_screen(self) -> Screen:
+        return ChatScreen()
+
+    async def _start(self) -> None:
+        self._check_size(self.size.width, self.size.height)
+        if self.question:
+            await self.chat_screen.send(self.question)
+        self._open_memory()
+
+    @property
+    def chat_screen(self) -> ChatScreen:
+        return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
+
+    def _status_lines(self) -> list[StatusLine]:
+        return [w for s in self.screen_stack for w in s.query(StatusLine)]
+
+    @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
+    def _open_memory(self) -> None:
+        from ..engine.errors import SadieError
+
+        try:
+            memory = self.ctx.open_memory()
+            companion = self.companion_factory(memory, self.settings)
+        except SadieError as exc:
+            self.post_message(MemoryFailed(exc))
+            return
+        except Exception as exc:  # noqa: BLE001 - no memory, no app: exit with one clear line
+            self.post_message(MemoryFailed(SadieError(f"cannot open the memory: {exc}")))
+            return
+        self.memory = memory
+        self.companion = companion
+        self.post_message(MemoryReady())
+
+    def on_memory_ready(self, _: MemoryReady) -> None:
+        self.memory_ready.set()
+        for status in self._status_lines():
+            status.memory_state = "ready"
+        assert self.memory is not None
+        if self.memory.embedder.loaded:
+            self.post_message(EmbedderReady())
+        elif self.warm_embedder:
+            self._warm_embedder()
+        self._check_model()
+
+    def on_memory_failed(self, message: MemoryFailed) -> None:
+        error = message.error
+        self.exit_error = error
+        for status in self._status_lines():
+            status.memory_state = "failed"
+        # One clear line on the terminal after the app closes (run.py prints it), no traceback.
+        self.exit(return_code=int(getattr(error, "exit_code", 1)))
+
+    @work(thread=True, exclusive=True, group="embedder", exit_on_error=False)
+    def _warm_embedder(self) -> None:
+        from ..engine.errors import SadieError
+
+        assert self.memory is not None
+        try:
+            self.memory.embedder.warm()
+        except SadieError as exc:
+            self.post_message(EmbedderReady(exc))
+            return
+        self.post_message(EmbedderReady())
+
+    def on_embedder_ready(self, message: EmbedderReady) -> None:
+        if message.error is not None:
+            self.notify(
+                f"{message.error}\nsearching by keywords and names only",
+                title="Embedding model",
+                severity="warning",
+            )
+        for status in self._status_lines():
+            status.embedder_ready = message.error is None
+
+    @work(exclusive=True, group="model", exit_on_error=False)
+    async def _check_model(self) -> None:
+        status = await self.companion.check_model()
+        self.post_message(ModelChecked(status))
+
+    def on_model_checked(self, message: ModelChecked) -> None:
+        status = message.status
+        for line in self._status_lines():
+            line.online = status.online
+            line.model = status.model
+        if not status.online:
+            fix = f"\nFix: {status.fix}" if status.fix else ""
+            self.notify(
+                f"{status.detail}{fix}\nUntil then sadie answers offline, quoting your notes.",
+                title="The model is not available",
+                severity="warning",
+                timeout=12,
+            )
+
+    # -- size ----------------------------------------------------------------------------------
+    def on_resize(self, event: events.Resize) -> None:
+        self._check_size(event.size.width, event.size.height)
+
+    def _check_size(self, width: int, height: int) -> None:
+        small = width < MIN_SIZE[0] or height < MIN_SIZE[1]
+        if small and self._too_small is None:
+            self._too_small = TooSmallScreen(MIN_SIZE)
+            self.push_screen(self._too_small)
+        elif not small and self._too_small is not None:
+            screen, self._too_small = self._too_small, None
+            if screen in self.screen_stack:
+                screen.dismiss()
+
+    # -- shutdown ------------------------------------------------------------------------------
+    async def action_quit(self) -> None:
+        self.exit()

@@ -1,0 +1,56 @@
+"""Command-palette entries (ctrl+p): every keyed action of the screen underneath (with its
+key), plus one entry per persona and per theme."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+from textual.screen import Screen
+
+if TYPE_CHECKING:
+    from .app import SadieApp
+
+# Friendlier palette titles for some binding ids: id -> (title, help).
+TITLES = {
+    "new-conversation": ("New conversation", "Start a fresh conversation"),
+    "browser": ("Conversations", "Browse, search, pin, archive, rename, forget, export"),
+    "attach-chip": ("Attach context", "Attach a wiki entry, note, brief, person or Today card"),
+    "remove-last-chip": ("Remove last chip", "Detach the most recently attached context"),
+    "toggle-sidebar": ("Toggle sources", "Show or hide the citation sidebar"),
+    "stop-reply": ("Stop the reply", "Stop streaming; what was shown is kept"),
+    "copy": ("Copy last reply", "Copy the last reply (or the focused message) to the clipboard"),
+    "help": ("Help", "Keys, sigils and citation labels"),
+    "switch-persona": ("Switch persona…", "Choose the lens sadie replies through"),
+    "switch-theme": ("Switch theme…", "Choose a colour theme (remembered)"),
+    "quit": ("Quit", "Quit sadie"),
+}
+# Keys that make no sense from the palette.
+SKIP = {"command-palette", "send", "newline"}
+
+
+def system_commands(app: SadieApp, screen: Screen) -> Iterator[SystemCommand]:
+    seen: set[str] = set()
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        if not binding.id or binding.id in SKIP or binding.id in seen:
+            continue
+        seen.add(binding.id)
+        title, help_text = TITLES.get(binding.id, (binding.description, binding.description))
+        yield SystemCommand(
+            title,
+            f"{help_text} ({app.get_key_display(binding)})",
+            partial(app.run_action, binding.action, active.node),
+        )
+    for name, description in app.personas().items():
+        yield SystemCommand(
+            f"Persona: {name}",
+            description or f"Reply as the {name}",
+            partial(app.set_persona, name),
+        )
+    for name in app.sadie_themes:
+        yield SystemCommand(
+            f"Theme: {name}", "Use this theme (remembered)", partial(app.set_theme, name)
+        )

@@ -1,0 +1,130 @@
+"""The episode a citation points to, in a modal, with the quoted words highlighted and
+scrolled into view."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+from ...engine.events import CitationView
+from ..widgets.citations import LABEL_HELP
+
+
+def quote_pattern(quote: str) -> re.Pattern[str] | None:
+    """The quote as a pattern that ignores case and runs of whitespace (as the checker does)."""
+    words = quote.split()
+    if not words:
+        return None
+    return re.compile(r"\s+".join(re.escape(w) for w in words), re.IGNORECASE)
+
+
+def highlight(paragraph: str, pattern: re.Pattern[str] | None) -> tuple[Text, bool]:
+    text = Text(paragraph)
+    found = False
+    if pattern is not None:
+        for match in pattern.finditer(paragraph):
+            text.stylize("bold reverse", match.start(), match.end())
+            found = True
+    return text, found
+
+
+def load_episode(memory: Any, episode_id: str) -> tuple[str, str, str, str] | None:
+    """(title, date, kind, text) of an episode, or None when it is gone."""
+    row = memory.db.fetchone(
+        "SELECT title, strftime(occurred_at, '%Y-%m-%d'), kind, text FROM episodes WHERE id = ?",
+        [episode_id],
+    )
+    return tuple(row) if row else None  # type: ignore[return-value]
+
+
+class EpisodeScreen(ModalScreen[None]):
+    BINDINGS = [
+        Binding("escape,q", "dismiss_screen", "Close", id="close-episode"),
+        Binding("y", "copy_quote", "Copy quote", id="copy-quote"),
+    ]
+
+    DEFAULT_CSS = """
+    EpisodeScreen {
+        align: center middle;
+        #episode-box {
+            width: 90%;
+            max-width: 110;
+            height: 85%;
+            border: round $primary;
+            background: $surface;
+            padding: 0 1;
+        }
+        #episode-head { height: auto; margin: 0 0 1 0; }
+        #episode-text { height: 1fr; }
+        #episode-text > Static { margin: 0 0 1 0; }
+        #episode-foot { height: 1; color: $sadie-muted; }
+    }
+    """
+
+    def __init__(self, memory: Any, citation: CitationView) -> None:
+        super().__init__()
+        self.memory = memory
+        self.citation = citation
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        c = self.citation
+        with Vertical(id="episode-box"):
+            head = Text(c.title or "episode", style="bold")
+            if c.date:
+                head.append(f"  {c.date}", style="dim")
+            head.append(f"\n{c.label}", style="bold")
+            help_text = LABEL_HELP.get(c.label)
+            if help_text:
+                head.append(f" — {help_text}", style="dim")
+            yield Static(head, id="episode-head")
+            yield VerticalScroll(Static(Text("loading…")), id="episode-text")
+            yield Static(Text("escape closes · y copies the quote"), id="episode-foot")
+
+    def on_mount(self) -> None:
+        self._load()
+
+    @work(thread=True, exit_on_error=False)
+    def _load(self) -> None:
+        episode = load_episode(self.memory, self.citation.episode_id)
+        self.app.call_from_thread(self._show, episode)
+
+    async def _show(self, episode: tuple[str, str, str, str] | None) -> None:
+        scroller = self.query_one("#episode-text", VerticalScroll)
+        await scroller.remove_children()
+        if episode is None:
+            await scroller.mount(Static(Text("This episode is no longer in the memory.")))
+            return
+        title, date, kind, body = episode
+        self.query_one("#episode-box").border_title = f"{kind}"
+        pattern = quote_pattern(self.citation.quote)
+        paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()] or [body]
+        target: Static | None = None
+        widgets = []
+        for paragraph in paragraphs:
+            text, found = highlight(paragraph, pattern)
+            widget = Static(text, classes="-quoted" if found else "")
+            if found and target is None:
+                target = widget
+            widgets.append(widget)
+        await scroller.mount_all(widgets)
+        if target is not None:
+            scroller.scroll_to_widget(target, animate=False, top=True)
+        elif self.citation.quote:
+            note = "the quoted words are not in this note word for word"
+            self.query_one("#episode-foot", Static).update(
+                Text(f"{note} · escape closes · y copies the quote")
+            )
+
+    def action_dismiss_screen(self) -> None:
+        self.dismiss(None)
+
+    def action_copy_quote(self) -> None:
+        self.app.copy_to_clipboard(self.citation.quote)
+        self.notify("Copied the quote", timeout=2)

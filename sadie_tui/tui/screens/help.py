@@ -1,0 +1,168 @@
+"""Help (F1): every binding of the screen it was opened from (with the person's remapped
+keys), the keys of focusable items, what each sigil means and what each citation label
+means."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rich.table import Table
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Static
+
+from ...engine.emotions import COLOURS, EMOTIONS, GLYPHS, MEANINGS
+from ..widgets.citations import LABEL_HELP
+
+# The order of the issue's keys table; other bindings follow in the order found.
+ORDER = (
+    "send",
+    "newline",
+    "new-conversation",
+    "browser",
+    "attach-chip",
+    "remove-chip",
+    "remove-last-chip",
+    "toggle-sidebar",
+    "stop-reply",
+    "copy",
+    "help",
+    "command-palette",
+    "switch-persona",
+    "switch-theme",
+    "quit",
+)
+
+Row = tuple[str, str, str, str]  # keys, name, what it does, binding id
+
+
+def _rank(row: Row) -> int:
+    return ORDER.index(row[3]) if row[3] in ORDER else len(ORDER)
+
+
+def screen_bindings(screen: Screen) -> list[Row]:
+    """Every binding with an id active on ``screen`` (its keys merged), as help rows."""
+    app = screen.app
+    rows: dict[str, tuple[list[str], Binding]] = {}
+    for active in screen.active_bindings.values():
+        binding = active.binding
+        if not binding.id:
+            continue
+        keys, _ = rows.setdefault(binding.id, ([], binding))
+        display = app.get_key_display(binding)
+        if display not in keys:
+            keys.append(display)
+    found = [
+        (" / ".join(keys), b.description or b.action, b.tooltip, binding_id)
+        for binding_id, (keys, b) in rows.items()
+    ]
+    return sorted(found, key=_rank)
+
+
+def class_bindings(app: object, bindings: Iterable[Binding]) -> list[Row]:
+    """Bindings of widgets that only apply when one is focused, with keymap overrides."""
+    keymap: dict[str, str] = getattr(app, "keymap", {})
+    rows = []
+    for binding in bindings:
+        keys = keymap.get(binding.id or "", binding.key)
+        shown = " / ".join(
+            app.get_key_display(Binding(k.strip(), binding.action))  # type: ignore[attr-defined]
+            for k in keys.split(",")
+        )
+        rows.append((shown, binding.description, binding.tooltip, binding.id or ""))
+    return rows
+
+
+def keys_table(rows: list[Row]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(no_wrap=True)
+    table.add_column(ratio=1)
+    table.add_column(style="dim", no_wrap=True)
+    for keys, name, what, binding_id in rows:
+        table.add_row(Text(keys), Text(name), Text(what), Text(binding_id))
+    return table
+
+
+def sigil_table() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(no_wrap=True)
+    table.add_column()
+    for emotion in EMOTIONS:
+        glyph = Text(f"{GLYPHS[emotion]} ", style=f"bold {COLOURS[emotion]}")
+        glyph.append(emotion, style=COLOURS[emotion])
+        table.add_row(glyph, Text(MEANINGS[emotion].split(" — ", 1)[-1]))
+    return table
+
+
+def labels_table() -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column()
+    for label, meaning in LABEL_HELP.items():
+        table.add_row(Text(label), Text(meaning))
+    return table
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,f1,q", "close", "Close", id="help.close")]
+
+    DEFAULT_CSS = """
+    HelpScreen {
+        align: center middle;
+        #help-box {
+            width: 90%;
+            max-width: 96;
+            height: 90%;
+            border: round $primary;
+            background: $surface;
+        }
+        #help-scroll { padding: 0 1; }
+        .help-heading { text-style: bold; color: $primary; margin: 1 0 0 0; }
+        #help-foot { height: 1; color: $sadie-muted; padding: 0 1; }
+    }
+    """
+
+    def __init__(
+        self,
+        title: str,
+        bindings: list[Row],
+        item_bindings: Iterable[tuple[str, list[Row]]] = (),
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.bindings_rows = bindings
+        self.item_bindings = list(item_bindings)
+
+    def compose(self):  # type: ignore[no-untyped-def]
+        with Vertical(id="help-box"):
+            with VerticalScroll(id="help-scroll"):
+                yield Static(Text(f"Keys — {self.title_text}"), classes="help-heading")
+                yield Static(keys_table(self.bindings_rows))
+                for heading, rows in self.item_bindings:
+                    yield Static(Text(heading), classes="help-heading")
+                    yield Static(keys_table(rows))
+                yield Static(
+                    Text("The sigil: sadie's register for a reply"), classes="help-heading"
+                )
+                yield Static(sigil_table())
+                yield Static(Text("Citation labels"), classes="help-heading")
+                yield Static(labels_table())
+                yield Static(
+                    Text(
+                        "Every citation is checked against the note it names before you see it; "
+                        "citations to notes sadie was not shown are dropped."
+                    )
+                )
+            yield Static(
+                Text("escape closes · remap a key by its id under [keys] in config.toml"),
+                id="help-foot",
+            )
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scroll").focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)

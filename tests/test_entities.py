@@ -1,0 +1,117 @@
+"""Entities: people, places, projects and organisations found in text; mentions and the
+co-occurrence graph written to the memory."""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import permutations
+from pathlib import Path
+
+from sadie_tui.engine.ingest.entities import (
+    EntityIndex,
+    entity_key,
+    find_names,
+    guess_kind,
+    query_entities,
+)
+from sadie_tui.engine.memory import Memory
+
+SAMPLE = [
+    "Had coffee with Ines and Pedro in Lisbon. We talked about Project Warden and the launch.",
+    "Marta from Acme Labs flew to Berlin for the Warden Migration. Later she met Kofi at "
+    "Oxford University.",
+    "Ines thinks the Harbor App is late. Drove to Porto with Pedro on Saturday.",
+    "Marta called. Pedro said the Harbor App demo went fine at the Lisbon office.",
+]
+
+
+def _index(known=None) -> tuple[EntityIndex, list[Counter[str]]]:  # type: ignore[no-untyped-def]
+    index = EntityIndex(known)
+    index.learn(SAMPLE)
+    return index, [index.mentions(text) for text in SAMPLE]
+
+
+def test_people_places_projects_and_organisations_are_found() -> None:
+    index, found = _index()
+    assert found[0] == Counter({"ines": 1, "pedro": 1, "lisbon": 1, "project warden": 1})
+    kinds = {key: index.kind_of(key) for key in index.votes}
+    assert kinds["ines"] == "person"
+    assert kinds["pedro"] == "person"
+    assert kinds["kofi"] == "person"
+    assert kinds["lisbon"] == "place"
+    assert kinds["berlin"] == "place"
+    assert kinds["porto"] == "place"
+    assert kinds["project warden"] == "project"
+    assert kinds["warden migration"] == "project"
+    assert kinds["harbor app"] == "project"
+    assert kinds["acme labs"] == "organisation"
+    assert kinds["oxford university"] == "organisation"
+    assert index.names["acme labs"] == "Acme Labs"
+
+
+def test_sentence_starts_count_only_for_known_names() -> None:
+    # "Marta" opens both of her sentences: unknown there, so not an entity on its own...
+    assert "marta" not in [entity_key(n) for n, _ in find_names(SAMPLE[1], {})]
+    # ...but "Ines" at a sentence start is found once she is known from mid-sentence use.
+    index, found = _index()
+    assert found[2]["ines"] == 1
+    # Wiki titles make a name known with a fixed kind.
+    index, found = _index({"marta": ("Marta", "person"), "warden": ("Warden", "project")})
+    assert found[1]["marta"] == 1 and found[3]["marta"] == 1
+    assert index.kind_of("marta") == "person"
+
+
+def test_stop_words_dates_and_noise_are_not_entities() -> None:
+    text = (
+        "On Monday I went to the gym. The weather was Good. Yesterday TV was boring, "
+        "and I said OK to everything in December. Then Ines laughed."
+    )
+    names = [entity_key(n) for n, _ in find_names(text, {"ines": "person"})]
+    assert names == ["ines"]
+
+
+def test_guess_kind_cues() -> None:
+    assert guess_kind("Lisbon", "we flew to ") == "place"
+    assert guess_kind("Bay Clinic", "met at the ") == "organisation"
+    assert guess_kind("Warden", "the project ") == "project"
+    assert guess_kind("Loom Refactor", "") == "project"
+    assert guess_kind("Tomás", "talked with ") == "person"
+
+
+def test_query_entities_matches_whole_words() -> None:
+    known = ["ines", "project warden", "porto"]
+    assert query_entities("What did Ines say about Project Warden?", known) == {
+        "ines",
+        "project warden",
+    }
+    assert query_entities("inessential opporto", known) == set()
+
+
+def test_mentions_and_cooccurrence_edges_are_written(memory_home: Path) -> None:
+    with Memory.open(memory_home) as memory:
+        db = memory.db
+        entities = {
+            key: (eid, kind) for eid, key, kind in db.fetchall("SELECT id, key, kind FROM entities")
+        }
+        assert {"ines", "pedro", "lisbon", "marta"} <= set(entities)
+        assert entities["ines"][1] == "person"  # the wiki says so
+        assert entities["pedro"][1] == "person"
+        mentions = db.fetchall("SELECT entity_id, chunk_id, episode_id, count FROM entity_mentions")
+        chunk_episode = dict(db.fetchall("SELECT id, episode_id FROM chunks"))
+        for _, chunk_id, episode_id, count in mentions:
+            assert chunk_episode[chunk_id] == episode_id and count >= 1
+        ines_episodes = {m[2] for m in mentions if m[0] == entities["ines"][0]}
+        assert len(ines_episodes) == 3
+        # Edges: both directions, weight = number of chunks naming both.
+        by_chunk: dict[int, set[int]] = {}
+        for entity_id, chunk_id, _, _ in mentions:
+            by_chunk.setdefault(chunk_id, set()).add(entity_id)
+        expected: Counter[tuple[int, int]] = Counter()
+        for ids in by_chunk.values():
+            expected.update(permutations(sorted(ids), 2))
+        edges = {(s, d): w for s, d, w in db.fetchall("SELECT src, dst, weight FROM entity_edges")}
+        assert edges == {pair: float(n) for pair, n in expected.items()}
+        ines, pedro, lisbon = (entities[k][0] for k in ("ines", "pedro", "lisbon"))
+        assert edges[(ines, pedro)] == edges[(pedro, ines)] >= 1
+        assert edges[(ines, lisbon)] >= 1
+        assert (ines, ines) not in edges

@@ -1,0 +1,397 @@
+"""Pilot tests of the chat screen on the real engine: a real ingested DuckDB memory, the real
+embedder and the Ollama-protocol test server. They assert on widget state and on what the
+engine stored, for every key of the chat screen."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from sadie_tui.engine import conversations as conv
+from sadie_tui.tui.screens.chat import ChatScreen
+from sadie_tui.tui.screens.episode import EpisodeScreen
+from sadie_tui.tui.widgets.chip_bar import ChipBar
+from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
+from sadie_tui.tui.widgets.prompt import PromptInput
+from sadie_tui.tui.widgets.sigil import EmotionSigil
+from sadie_tui.tui.widgets.status import StatusLine
+from sadie_tui.tui.widgets.transcript import AssistantMessage, Transcript, UserMessage
+from tests.support.ollama_server import FakeOllama, Reply
+from tests.support.tui import (
+    make_app,
+    make_context,
+    wait_until,
+)
+
+pytest_plugins = ["tests.support.tui"]
+pytestmark = pytest.mark.asyncio
+
+QUESTION = "What did Maya say about moving?"
+
+
+def screen(app) -> ChatScreen:  # type: ignore[no-untyped-def]
+    return app.chat_screen
+
+
+async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
+    await wait_until(pilot, pilot.app.memory_ready.is_set, what="the memory to open")
+
+
+async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped-def]
+    chat = screen(pilot.app)
+    prompt = chat.query_one(PromptInput)
+    prompt.focus()
+    prompt.insert(text)
+    await pilot.press("enter")
+    return await wait_until(pilot, lambda: chat.reply, what="the reply widget")
+
+
+async def finished(pilot, reply: AssistantMessage) -> AssistantMessage:  # type: ignore[no-untyped-def]
+    chat = screen(pilot.app)
+    await wait_until(
+        pilot,
+        lambda: reply.status != "streaming" and not chat.streaming,
+        what="the reply to finish",
+    )
+    await pilot.pause()
+    return reply
+
+
+async def test_enter_sends_and_the_reply_streams_with_citations(ctx, ollama) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        chat = screen(app)
+        views = chat.query_one(Transcript).messages
+        assert [type(v) for v in views] == [UserMessage, AssistantMessage]
+        assert views[0].text == QUESTION
+        assert reply.status == "complete"
+        assert "you wrote:" in reply.text
+        assert "@@CITATIONS@@" not in reply.text
+        sidebar = chat.query_one(CitationSidebar)
+        assert len(sidebar.citations) == 1
+        assert sidebar.citations[0].label == "verbatim"
+        assert len(chat.query(CitationItem)) == 1
+        assert chat.query_one(EmotionSigil).emotion in reply.header_text().plain
+        status = chat.query_one(StatusLine)
+        assert status.online is True
+        assert status.context is not None and status.context.chunks > 0
+        assert status.tokens_per_s
+        assert chat.conversation_id is not None
+        assert chat.title_text != "New conversation"
+        # Both sides are stored.
+        stored = conv.messages(app.memory.db, chat.conversation_id)
+        assert [(m.role, m.status) for m in stored] == [
+            ("user", "complete"),
+            ("assistant", "complete"),
+        ]
+        assert stored[1].content == reply.text
+        assert len(ollama.requests) == 1
+
+
+async def test_newline_keys_do_not_send(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        prompt = screen(app).query_one(PromptInput)
+        await pilot.press("a", "ctrl+j", "b", "shift+enter", "c")
+        assert prompt.text == "a\nb\nc"
+        assert screen(app).reply is None
+        prompt.clear()
+        await pilot.press("space", "enter")  # blank: nothing is sent
+        assert screen(app).reply is None
+
+
+async def test_escape_stops_the_reply_and_keeps_what_was_shown(ctx, ollama) -> None:
+    ollama.queue(Reply(content=["Hello ", "there, ", "friend ", "and ", "more"], stall_after=3))
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        reply = await send(pilot, "Say hello")
+        await wait_until(pilot, lambda: "friend" in reply.text, what="three pieces")
+        await pilot.press("escape")
+        await finished(pilot, reply)
+        assert reply.status == "interrupted"
+        assert reply.has_class("-has-note")
+        assert reply.text.startswith("Hello there, friend")
+        stored = conv.messages(app.memory.db, screen(app).conversation_id)
+        assert stored[-1].status == "interrupted"
+        assert stored[-1].content.strip() == reply.text.strip()
+
+
+async def test_thinking_shows_elapsed_seconds_then_the_answer(ctx, ollama) -> None:
+    ollama.queue(
+        Reply(
+            thinking=["I should ", "look at ", "the notes."],
+            content=["Here ", "it is."],
+            stall_after=0,
+        )
+    )
+    app = make_app(ctx, stable=False)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        reply = await send(pilot, "Think about it")
+        placeholder = reply.query_one(".placeholder")
+        await wait_until(pilot, lambda: "thinking…" in str(placeholder.render()), what="thinking")
+        assert "look at" not in reply.text  # the reasoning itself is never shown
+        await pilot.press("escape")
+        await finished(pilot, reply)
+
+
+async def test_ctrl_n_starts_a_new_conversation(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await finished(pilot, await send(pilot, QUESTION))
+        first = screen(app).conversation_id
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: not screen(app).query_one(Transcript).messages)
+        chat = screen(app)
+        assert chat.conversation_id is None
+        assert chat.title_text == "New conversation"
+        assert chat.query_one(CitationSidebar).citations == ()
+        assert chat.query_one(EmotionSigil).emotion == ""
+        await finished(pilot, await send(pilot, "How was the pottery class?"))
+        assert chat.conversation_id not in (None, first)
+        assert len(conv.list_conversations(app.memory.db)) == 2
+
+
+async def test_ctrl_b_toggles_the_sidebar(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        sidebar = screen(app).query_one(CitationSidebar)
+        assert sidebar.display  # wide: shown by default
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+        await pilot.press("ctrl+b")
+        assert sidebar.display
+        await pilot.resize_terminal(70, 30)
+        await pilot.pause()
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+        await pilot.press("ctrl+b")
+        assert sidebar.display
+
+
+async def test_copy_last_reply_a_focused_message_and_a_quote(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        await pilot.press("ctrl+y")
+        assert app.clipboard == reply.text
+        user = screen(app).query_one(UserMessage)
+        user.focus()
+        await pilot.press("y")
+        assert app.clipboard == QUESTION
+        citation = screen(app).query_one(CitationItem)
+        citation.focus()
+        await pilot.press("y")
+        assert app.clipboard == citation.citation.quote
+        citation.focus()
+        await pilot.press("ctrl+y")
+        assert app.clipboard == citation.citation.quote
+
+
+async def test_ctrl_y_with_nothing_to_copy_says_so(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+y")
+        await pilot.pause()
+        assert app.clipboard == ""
+        assert any("no reply to copy" in str(n.message) for n in app._notifications)
+
+
+async def test_selecting_a_citation_opens_the_episode_with_the_quote_highlighted(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        await finished(pilot, await send(pilot, QUESTION))
+        item = screen(app).query_one(CitationItem)
+        item.focus()
+        await pilot.press("enter")
+        episode = await wait_until(
+            pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen, what="episode"
+        )
+        await wait_until(pilot, lambda: episode.query(".-quoted"), what="the highlighted quote")
+        quoted = episode.query_one(".-quoted")
+        assert item.citation.quote.lower() in str(quoted.render()).lower()
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChatScreen))
+
+
+async def test_a_missing_model_is_explained_and_offline_still_answers(home, ollama) -> None:
+    ctx = make_context(home, ollama.url, model="llama-nope:7b")
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        status = screen(app).query_one(StatusLine)
+        await wait_until(pilot, lambda: status.online is False, what="the model check")
+        notes = " ".join(str(n.message) for n in app._notifications)
+        assert "ollama pull llama-nope:7b" in notes
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        assert reply.status == "complete"
+        assert reply.text  # the offline reader quotes the notes
+        assert status.online is False
+        assert ollama.requests == []
+
+
+async def test_ollama_down_is_explained_and_offline_still_answers(home) -> None:
+    with FakeOllama() as server:
+        url = server.url
+    ctx = make_context(home, url)  # nothing listens there any more
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        status = screen(app).query_one(StatusLine)
+        await wait_until(pilot, lambda: status.online is False, what="the model check")
+        assert any(n.severity == "warning" for n in app._notifications)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        assert reply.status == "complete" and reply.text
+
+
+async def test_an_error_mid_stream_shows_why(ctx, ollama) -> None:
+    ollama.queue(
+        Reply(content=["Part ", "of ", "it"], error_after=2, error_message="GPU fell over")
+    )
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        assert reply.status == "error"
+        assert reply.has_class("-error")
+        note = str(reply.query_one(".note").render())
+        assert note.startswith("✗")
+        assert any(n.severity == "error" for n in app._notifications)
+
+
+async def test_a_blocked_reply_shows_the_rule(ctx, ollama) -> None:
+    (ctx.home / "policies.toml").write_text(
+        textwrap.dedent(
+            """
+            [[policy]]
+            name = "no-diagnoses"
+            action = "block"
+            pattern = "(?i)you have depression"
+            message = "sadie does not diagnose"
+            """
+        ),
+        encoding="utf-8",
+    )
+    ollama.queue("It sounds like you have depression.\n@@CITATIONS@@\n[]")
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, "Why am I so tired?"))
+        assert reply.status == "blocked"
+        assert "no-diagnoses" in str(reply.query_one(".note").render())
+        assert "you have depression" not in reply.text
+        assert screen(app).query_one(EmotionSigil).emotion == "serious"
+
+
+async def test_markup_in_notes_replies_and_messages_is_shown_as_text(ctx, ollama) -> None:
+    evil = "[@click=app.quit]quit[/] and [bold]bold[/bold] and [link=x]y[/link]"
+    ollama.queue(f"Your note says {evil}.\n@@CITATIONS@@\n[]")
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, f"odd brackets {evil}"))
+        user = screen(app).query_one(UserMessage)
+        assert evil in str(user.query_one(".body").render())
+        markdown_text = "".join(str(b._content) for b in reply.query("MarkdownBlock"))
+        assert "[@click=app.quit]" in markdown_text and "[bold]" in markdown_text
+        # Clicking the words does nothing: the app is still running.
+        await pilot.click(AssistantMessage, offset=(20, 1))
+        await pilot.pause()
+        assert app.is_running
+        # A note holding markup, opened as an episode and found by the chip picker, stays text.
+        from sadie_tui.engine.events import CitationView
+
+        episode_id = app.memory.db.fetchone(
+            "SELECT id::VARCHAR FROM episodes WHERE title = 'Odd brackets'"
+        )[0]
+        quote = "[bold]not bold[/bold]"
+        await app.push_screen(
+            EpisodeScreen(
+                app.memory,
+                CitationView(
+                    episode_id, quote, "verbatim", "verbatim", "Odd brackets", "2026-04-02"
+                ),
+            )
+        )
+        episode = app.screen
+        await wait_until(pilot, lambda: episode.query(".-quoted"))
+        shown = str(episode.query_one(".-quoted").render())
+        assert "[@click=app.quit]" in shown and "[bold]not bold[/bold]" in shown
+        await pilot.click(".-quoted", offset=(25, 0))
+        await pilot.pause()
+        assert app.is_running
+
+
+async def test_a_message_sent_before_the_memory_opens_waits_for_it(ctx) -> None:
+    import time
+
+    from tests.support.tui import StableCompanion
+
+    def slow_companion(memory, settings):  # type: ignore[no-untyped-def]
+        time.sleep(1.0)  # runs in the memory worker thread
+        return StableCompanion(memory, settings)
+
+    app = make_app(ctx, companion_factory=slow_companion)
+    async with app.run_test(size=(100, 30)) as pilot:
+        assert not app.memory_ready.is_set()
+        reply = await send(pilot, QUESTION)  # accepted at once
+        assert screen(app).query_one(UserMessage).text == QUESTION
+        placeholder = reply.query_one(".placeholder")
+        await wait_until(pilot, lambda: "opening your memory" in str(placeholder.render()))
+        await finished(pilot, reply)
+        assert reply.status == "complete"
+
+
+async def test_a_question_on_the_command_line_opens_already_answering(ctx) -> None:
+    app = make_app(ctx, question=QUESTION)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: screen(app).query(UserMessage))
+        assert screen(app).query_one(UserMessage).text == QUESTION
+        reply = await finished(pilot, await wait_until(pilot, lambda: screen(app).reply))
+        assert reply.status == "complete" and "you wrote" in reply.text
+
+
+async def test_a_second_sadie_on_the_same_home_gets_the_lock_message(ctx) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
+            import duckdb, sys, time
+            con = duckdb.connect({str(ctx.home / "sadie.duckdb")!r})
+            print('locked', flush=True)
+            time.sleep(60)
+        """),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
+        app = make_app(ctx)
+        async with app.run_test(size=(100, 30)) as pilot:
+            await wait_until(pilot, lambda: app.exit_error is not None, timeout=10)
+        assert type(app.exit_error).__name__ == "LockedError"
+        assert "in use" in app.exit_error.one_line()
+        assert app.return_code == 3
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+async def test_chip_bar_starts_empty_with_a_hint(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)):
+        bar = screen(app).query_one(ChipBar)
+        assert bar.items == []
+        assert bar.query_one("#chip-hint").display

@@ -1,0 +1,183 @@
+"""SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
+clock and frozen timings: the chat mid-stream and finished (in each theme), the offline
+state, the chip picker, the browser, help, an opened episode and the too-small message.
+
+Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
+and look at the report before committing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from textual.widgets import Input, TextArea
+
+from sadie_tui.tui.screens.chip_picker import ChipPickerScreen
+from sadie_tui.tui.screens.conversations import BrowserScreen
+from sadie_tui.tui.screens.episode import EpisodeScreen
+from sadie_tui.tui.screens.help import HelpScreen
+from sadie_tui.tui.widgets.citations import CitationItem
+from sadie_tui.tui.widgets.prompt import PromptInput
+from tests.support.ollama_server import Reply
+from tests.support.tui import (
+    make_app,
+    make_context,
+    seed_conversations,
+    wait_until,
+)
+
+pytest_plugins = ["tests.support.tui"]
+SIZE = (100, 32)
+QUESTION = "What did Maya say about moving?"
+
+
+def steady(app) -> None:  # type: ignore[no-untyped-def]
+    """No blinking cursors in a snapshot."""
+    for screen in app.screen_stack:
+        for widget in screen.query("TextArea, Input"):
+            if isinstance(widget, TextArea | Input):
+                widget.cursor_blink = False
+
+
+async def ask(pilot, text: str = QUESTION, *, finish: bool = True):  # type: ignore[no-untyped-def]
+    app = pilot.app
+    await wait_until(pilot, app.memory_ready.is_set)
+    await wait_until(pilot, lambda: app.chat_screen.query_one("StatusLine").online is not None)
+    prompt = app.chat_screen.query_one(PromptInput)
+    prompt.insert(text)
+    await pilot.press("enter")
+    chat = app.chat_screen
+    reply = await wait_until(pilot, lambda: chat.reply)
+    if finish:
+        await wait_until(pilot, lambda: reply.status != "streaming" and not chat.streaming)
+    return reply
+
+
+async def settle(pilot) -> None:  # type: ignore[no-untyped-def]
+    steady(pilot.app)
+    await pilot.pause(0.1)
+    await pilot.wait_for_scheduled_animations()
+    steady(pilot.app)
+
+
+@pytest.mark.parametrize("theme", ["sadie-dark", "sadie-light", "sadie-high-contrast"])
+def test_chat_finished(snap_compare, ctx, theme) -> None:
+    ctx.settings = dataclasses.replace(ctx.settings, theme=theme)
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await ask(pilot)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_chat_mid_stream(snap_compare, ctx, ollama) -> None:
+    words = (
+        "You wrote that **Maya** is moving to Leeds in May, and that you did not know what to say. "
+    )
+    pieces = [w + " " for w in words.split()]
+    ollama.queue(Reply(content=pieces, stall_after=12))
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        reply = await ask(pilot, finish=False)
+        await wait_until(pilot, lambda: "and that" in reply.text, what="twelve pieces")
+        await pilot.pause(0.2)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_offline_state(snap_compare, home, ollama) -> None:
+    ctx = make_context(home, ollama.url, model="llama-nope:7b")
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await ask(pilot)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_chip_picker(snap_compare, ctx) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("ctrl+t")
+        picker = await wait_until(
+            pilot, lambda: isinstance(app.screen, ChipPickerScreen) and app.screen
+        )
+        await pilot.press(*"maya")
+        await wait_until(
+            pilot,
+            lambda: (
+                picker.candidates
+                and picker.query_one(Input).value == "maya"
+                and all("maya" in (c.label + c.snippet).lower() for c in picker.candidates)
+            ),
+        )
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_chip_bar_with_chips(snap_compare, ctx) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        from sadie_tui.engine.chips import find_attachable
+
+        found = find_attachable(app.memory.db, "maya")
+        for kind in ("wiki", "graph_entity", "discourse"):
+            await app.chat_screen.attach(next(c for c in found if c.kind == kind))
+        await wait_until(pilot, lambda: len(app.chat_screen.query("ChipView")) == 3)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_browser(snap_compare, ctx) -> None:
+    seed_conversations(ctx.home)
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("ctrl+l")
+        browser = await wait_until(
+            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
+        )
+        await wait_until(pilot, lambda: browser.conversations)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_help(snap_compare, ctx) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, HelpScreen))
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(100, 50), run_before=run)
+
+
+def test_episode_with_the_quote_highlighted(snap_compare, ctx) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await ask(pilot)
+        app.chat_screen.query_one(CitationItem).focus()
+        await pilot.press("enter")
+        episode = await wait_until(
+            pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen
+        )
+        await wait_until(pilot, lambda: episode.query(".-quoted"))
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_too_small(snap_compare, ctx) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_until(pilot, lambda: type(pilot.app.screen).__name__ == "TooSmallScreen")
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(40, 10), run_before=run)
