@@ -96,7 +96,8 @@ def build(home: Path, sessions: list, vectors: dict[str, np.ndarray], size: int)
         mentions = [index.mentions(p[2]) for p in pieces]
         _store_episodes(memory.db, todo, pieces, matrix, mentions, index)
         print(f"  {done} chunks", file=sys.stderr, flush=True)
-    memory.db.execute("CHECKPOINT")
+    # Batched writes grow the file (the HNSW index); compact it as a person's `sadie compact` would.
+    memory.compact()
     rebuild_keyword_index(memory)
     return memory
 
@@ -120,9 +121,18 @@ def measure(memory: Memory, questions: list[str], queries: int) -> dict[str, obj
         floor.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
         result = retrieve(memory, q, persona)
-        record_turn(memory.db, kind="search", query=q, model=None, persona=persona.name,
-                    prompt_version=None, grounding=None, abstained=None,
-                    latency_ms=result.elapsed_ms, chunks=result.chunks)
+        record_turn(
+            memory.db,
+            kind="search",
+            query=q,
+            model=None,
+            persona=persona.name,
+            prompt_version=None,
+            grounding=None,
+            abstained=None,
+            latency_ms=result.elapsed_ms,
+            chunks=result.chunks,
+        )
         whole.append((time.perf_counter() - t0) * 1000)
         inner.append(result.elapsed_ms)
     w, f = percentiles(whole), percentiles(floor)
@@ -173,12 +183,16 @@ def main() -> int:
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
-    print(f"{'chunks':>8} {'queries':>7} {'whole p50':>10} {'whole p95':>10} "
-          f"{'floor p50':>10} {'floor p95':>10} {'ratio':>6}")
+    print(
+        f"{'chunks':>8} {'queries':>7} {'whole p50':>10} {'whole p95':>10} "
+        f"{'floor p50':>10} {'floor p95':>10} {'ratio':>6}"
+    )
     for r in results:
         w, f = r["whole_ms"], r["floor_ms"]
-        print(f"{r['chunks']:>8} {r['queries']:>7} {w['p50']:>8.1f}ms {w['p95']:>8.1f}ms "
-              f"{f['p50']:>8.1f}ms {f['p95']:>8.1f}ms {r['ratio_p50']:>6.2f}")
+        print(
+            f"{r['chunks']:>8} {r['queries']:>7} {w['p50']:>8.1f}ms {w['p95']:>8.1f}ms "
+            f"{f['p50']:>8.1f}ms {f['p95']:>8.1f}ms {r['ratio_p50']:>6.2f}"
+        )
     return 0
 
 

@@ -6,6 +6,7 @@ Command modules (and the TUI) are imported lazily, so `sadie --ask` never import
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import sys
 from typing import Any
@@ -52,6 +53,10 @@ class SadieGroup(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         if args and self.get_command(ctx, args[0]) is None and not args[0].startswith("-"):
+            close = difflib.get_close_matches(args[0], self.list_commands(ctx), n=1, cutoff=0.75)
+            if close and " " not in args[0]:
+                # A typo of a command, not a question: say so instead of opening the app.
+                raise click.UsageError(f"no such command {args[0]!r}; did you mean {close[0]!r}?")
             ctx.meta["sadie.question"] = " ".join(args)
             return "open", _open_command, []
         return super().resolve_command(ctx, args)

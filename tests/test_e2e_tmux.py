@@ -35,8 +35,12 @@ class Tmux:
         self.session = "sadie"
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        # The tmux server copies this environment into its panes: a COLUMNS/LINES left over
+        # from the test process would pin the app to 80×24 whatever the pane's size.
+        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check
+            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check,
+            env=env,
         )
 
     def start(

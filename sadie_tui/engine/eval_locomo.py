@@ -41,9 +41,17 @@ _MONTHS = {
     name: i
     for i, names in enumerate(
         (
-            ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"),
-            ("may",), ("june", "jun"), ("july", "jul"), ("august", "aug"),
-            ("september", "sep", "sept"), ("october", "oct"), ("november", "nov"),
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
             ("december", "dec"),
         ),
         start=1,
@@ -186,8 +194,9 @@ def recall_at(evidence: Sequence[str], ranked: Sequence[set[str]], k: int) -> fl
     return sum(1 for e in evidence if _DIA_ID.match(e) and e in found) / len(evidence)
 
 
-def ndcg_at(evidence: Sequence[str], ranked: Sequence[set[str]], all_chunks: Iterable[set[str]],
-            k: int = 10) -> float:
+def ndcg_at(
+    evidence: Sequence[str], ranked: Sequence[set[str]], all_chunks: Iterable[set[str]], k: int = 10
+) -> float:
     """Binary nDCG: a chunk is relevant when it holds an evidence id."""
     wanted = {e for e in evidence if _DIA_ID.match(e)}
     ideal_n = sum(1 for ids in all_chunks if ids & wanted)
@@ -212,8 +221,9 @@ class Tally:
         return {k: round(v / self.n, 4) if self.n else 0.0 for k, v in self.sums.items()}
 
 
-def question_metrics(evidence: Sequence[str], ranked: Sequence[set[str]],
-                     all_chunks: Sequence[set[str]]) -> dict[str, float]:
+def question_metrics(
+    evidence: Sequence[str], ranked: Sequence[set[str]], all_chunks: Sequence[set[str]]
+) -> dict[str, float]:
     out = {f"recall@{k}": recall_at(evidence, ranked, k) for k in KS}
     out["ndcg@10"] = ndcg_at(evidence, ranked, all_chunks, 10)
     return out
@@ -242,8 +252,14 @@ class Report:
     by_conversation: dict[str, dict[str, Tally]] = field(default_factory=dict)
     chunks: dict[str, int] = field(default_factory=dict)
 
-    def add(self, conv: str, question: Question, ranked: Mapping[str, Sequence[set[str]]],
-            all_chunks: Sequence[set[str]], k: int) -> None:
+    def add(
+        self,
+        conv: str,
+        question: Question,
+        ranked: Mapping[str, Sequence[set[str]]],
+        all_chunks: Sequence[set[str]],
+        k: int,
+    ) -> None:
         self.questions += 1
         cat = CATEGORIES.get(question.category, str(question.category))
         for channel in CHANNELS:
@@ -262,7 +278,11 @@ class Report:
         return {
             "questions": self.questions,
             "overall": overall,
-            "by_category": {c: block(t) for c, t in self.by_category.items()},
+            "by_category": {
+                name: block(self.by_category[name])
+                for name in CATEGORIES.values()
+                if name in self.by_category
+            },
             "by_conversation": {c: block(t) for c, t in self.by_conversation.items()},
             "chunks": dict(self.chunks),
         }
@@ -274,11 +294,18 @@ Progress = Callable[[str], None]
 def session_now(conv: Conversation) -> datetime:
     """The conversation's present: the day after its last session (time words resolve to it)."""
     last = max((s.occurred_at for s in conv.sessions), default=datetime(2000, 1, 1))
-    return datetime(last.year, last.month, last.day) + timedelta(days=2)
+    return datetime(last.year, last.month, last.day) + timedelta(days=1, hours=12)
 
 
-def run_conversation(conv: Conversation, home: Path, report: Report, *, k: int = 10,
-                     persona_name: str = "analyst", embedder: Any = None) -> None:
+def run_conversation(
+    conv: Conversation,
+    home: Path,
+    report: Report,
+    *,
+    k: int = 10,
+    persona_name: str = "analyst",
+    embedder: Any = None,
+) -> None:
     """Ingest one conversation into ``home`` (a scratch folder) and score its questions."""
     from .memory import Memory
     from .personas import get_persona
@@ -294,13 +321,15 @@ def run_conversation(conv: Conversation, home: Path, report: Report, *, k: int =
         report.chunks[conv.id] = len(all_chunks)
         now = session_now(conv)
         for question in conv.questions:
-            prepared = prepare_query(memory, question.text, now=now, previous=None,
-                                     use_vector=True)
+            prepared = prepare_query(memory, question.text, now=now, previous=None, use_vector=True)
             cands, _window = gather(memory, prepared, persona, k=k, now=now)
             ranked: dict[str, list[set[str]]] = {ch: [] for ch in CHANNELS}
             if cands is not None:
                 chosen, _fused, _final = rank(
-                    cands, persona, k, vector_used=True,
+                    cands,
+                    persona,
+                    k,
+                    vector_used=True,
                     vectors_of=lambda ids: fetch_vectors(memory, ids),
                 )
                 ranked["fused"] = [evidence[cands.ids[i]] for i in chosen]
@@ -309,9 +338,15 @@ def run_conversation(conv: Conversation, home: Path, report: Report, *, k: int =
             report.add(conv.id, question, ranked, all_chunks, k)
 
 
-def run_locomo(path: Path, *, conversations: Iterable[str] | None = None, k: int = 10,
-               persona: str = "analyst", progress: Progress | None = None,
-               embedder: Any = None) -> Report:
+def run_locomo(
+    path: Path,
+    *,
+    conversations: Iterable[str] | None = None,
+    k: int = 10,
+    persona: str = "analyst",
+    progress: Progress | None = None,
+    embedder: Any = None,
+) -> Report:
     """The whole benchmark, each conversation in its own temporary home, deleted afterwards."""
     convs = load_conversations(path, conversations)
     report = Report()
@@ -319,12 +354,15 @@ def run_locomo(path: Path, *, conversations: Iterable[str] | None = None, k: int
     for conv in convs:
         scratch = Path(tempfile.mkdtemp(prefix=f"sadie-locomo-{conv.id}-"))
         try:
-            notify(f"conversation {conv.id}: {len(conv.sessions)} sessions, "
-                   f"{len(conv.questions)} questions")
+            notify(
+                f"conversation {conv.id}: {len(conv.sessions)} sessions, "
+                f"{len(conv.questions)} questions"
+            )
             run_conversation(conv, scratch, report, k=k, persona_name=persona, embedder=embedder)
         finally:
-            from .retrieval.keyword import forget_cached
+            from .retrieval import graph, keyword
 
-            forget_cached(scratch)
+            keyword.forget_cached(scratch)
+            graph.forget_cached(str(scratch))
             shutil.rmtree(scratch, ignore_errors=True)
     return report

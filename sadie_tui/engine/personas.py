@@ -24,8 +24,16 @@ CHANNELS = ("vector", "keyword", "graph")
 MAX_CHUNKS = 100
 
 _TOP_KEYS = {
-    "name", "description", "chunks", "window_days", "half_life_days", "mmr", "voice", "stages",
-    "weights", "channels",
+    "name",
+    "description",
+    "chunks",
+    "window_days",
+    "half_life_days",
+    "mmr",
+    "voice",
+    "stages",
+    "weights",
+    "channels",
 }
 _CHANNEL_KEYS = {"graph", "beliefs", "contested", "observations", "observation_weight"}
 
@@ -53,8 +61,9 @@ def _fail(path: Path, key: str, problem: str) -> ConfigError:
     return ConfigError(f"persona file {path}: field '{key}' {problem}", title="Persona")
 
 
-def _number(path: Path, key: str, value: Any, *, low: float, high: float | None = None,
-            whole: bool = False) -> float:
+def _number(
+    path: Path, key: str, value: Any, *, low: float, high: float | None = None, whole: bool = False
+) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(path, key, f"must be a number, not {value!r}")
     if whole and not isinstance(value, int):
@@ -81,7 +90,9 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
     """A validated persona from the parsed TOML of ``path``."""
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
-        raise _fail(path, unknown[0], f"is not a persona field (known: {', '.join(sorted(_TOP_KEYS))})")
+        raise _fail(
+            path, unknown[0], f"is not a persona field (known: {', '.join(sorted(_TOP_KEYS))})"
+        )
     name = _text(path, "name", data.get("name", path.stem)).lower()
     if not name.replace("-", "").replace("_", "").isalnum():
         raise _fail(path, "name", "may hold only letters, digits, - and _")
@@ -89,13 +100,11 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
         raise _fail(path, "chunks", "is required")
     chunks = int(_number(path, "chunks", data["chunks"], low=1, high=MAX_CHUNKS, whole=True))
     window = data.get("window_days")
-    window_days = None if window is None else int(
-        _number(path, "window_days", window, low=1, whole=True)
+    window_days = (
+        None if window is None else int(_number(path, "window_days", window, low=1, whole=True))
     )
     half = data.get("half_life_days")
-    half_life = None if half is None else float(
-        _number(path, "half_life_days", half, low=0.1)
-    )
+    half_life = None if half is None else float(_number(path, "half_life_days", half, low=0.1))
     mmr_value = data.get("mmr", 0.9)
     if mmr_value is False:
         mmr: float | None = None
@@ -124,16 +133,28 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
         raise _fail(path, "channels", "must be a table")
     unknown = sorted(set(raw_channels) - _CHANNEL_KEYS)
     if unknown:
-        raise _fail(path, f"channels.{unknown[0]}",
-                    f"is not a channel switch (known: {', '.join(sorted(_CHANNEL_KEYS))})")
+        raise _fail(
+            path,
+            f"channels.{unknown[0]}",
+            f"is not a channel switch (known: {', '.join(sorted(_CHANNEL_KEYS))})",
+        )
     flags = {
         key: _flag(path, f"channels.{key}", raw_channels.get(key, default))
-        for key, default in (("graph", True), ("beliefs", True), ("contested", False),
-                             ("observations", True))
+        for key, default in (
+            ("graph", True),
+            ("beliefs", True),
+            ("contested", False),
+            ("observations", True),
+        )
     }
     observation_weight = float(
-        _number(path, "channels.observation_weight", raw_channels.get("observation_weight", 1.0),
-                low=0.0, high=10.0)
+        _number(
+            path,
+            "channels.observation_weight",
+            raw_channels.get("observation_weight", 1.0),
+            low=0.0,
+            high=10.0,
+        )
     )
 
     raw_stages = data.get("stages", list(STAGES))

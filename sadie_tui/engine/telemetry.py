@@ -42,8 +42,19 @@ def record_turn(
             "INSERT INTO turns (id, kind, query, model, persona, prompt_version, grounding,"
             " abstained, latency_ms, conversation_id, message_id)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [turn_id, kind, query, model, persona, prompt_version, grounding, abstained,
-             latency_ms, conversation_id, message_id],
+            [
+                turn_id,
+                kind,
+                query,
+                model,
+                persona,
+                prompt_version,
+                grounding,
+                abstained,
+                latency_ms,
+                conversation_id,
+                message_id,
+            ],
         )
         if chunks:
             values = ", ".join(_row(turn_id, c, c.chunk_id in cited) for c in chunks)

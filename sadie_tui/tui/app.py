@@ -35,7 +35,8 @@ CompanionFactory = Callable[["Memory", Any], Any]
 def default_companion(memory: Memory, settings: Any) -> Any:
     from ..engine.companion import Companion
 
-    return Companion(memory, settings)
+    # Answer at once while torch loads: keyword + graph retrieval, cue-only emotions.
+    return Companion(memory, settings, wait_for_embedder=False)
 
 
 class SadieApp(App[None]):
@@ -249,10 +250,10 @@ class SadieApp(App[None]):
         for status in self._status_lines():
             status.memory_state = "ready"
         assert self.memory is not None
-        if self.memory.embedder.loaded:
-            self.post_message(EmbedderReady())
-        elif self.warm_embedder:
+        if self.warm_embedder:
             self._warm_embedder()
+        elif self.memory.embedder.loaded:
+            self.post_message(EmbedderReady())
         self._check_model()
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
@@ -269,7 +270,8 @@ class SadieApp(App[None]):
 
         assert self.memory is not None
         try:
-            self.memory.embedder.warm()
+            # The embedding model and the emotion centroids, so no reply pays for them.
+            self.companion.warm()
         except SadieError as exc:
             self.post_message(EmbedderReady(exc))
             return

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
 def run(ctx: Context, question: str | None = None) -> None:
     """Run the app; a memory that cannot be opened (another sadie holds it) ends it with one
     clear line on stderr and the error's exit status, never a traceback."""
-    # The TUI answers at once while the embedder loads (keyword + graph retrieval meanwhile).
-    os.environ.setdefault("SADIE_FAST_START", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     if ctx.demo:

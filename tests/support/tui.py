@@ -111,7 +111,10 @@ class StableCompanion:
     def __init__(self, memory: Any, settings: Any) -> None:
         from sadie_tui.engine.companion import Companion
 
-        self.inner = Companion(memory, settings)
+        self.inner = Companion(memory, settings, wait_for_embedder=False)
+
+    def warm(self) -> None:
+        self.inner.warm()
 
     async def check_model(self, **kwargs: Any) -> Any:
         return await self.inner.check_model(**kwargs)
@@ -176,9 +179,8 @@ async def wait_until(
 
 @pytest.fixture
 def tui_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Its own config folder (never the person's real one); the TUI's fast start."""
+    """Its own config folder (never the person's real one), no model settings from outside."""
     monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
-    monkeypatch.setenv("SADIE_FAST_START", "1")
     for name in ("OLLAMA_HOST", "SADIE_MODEL", "SADIE_REASONER", "SADIE_HOME"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path

@@ -59,7 +59,9 @@ def fuse(features: Mapping[str, np.ndarray], weights: Mapping[str, float]) -> np
     return total
 
 
-def rrf(ranks: Mapping[str, np.ndarray], weights: Mapping[str, float], k: float = 60.0) -> np.ndarray:
+def rrf(
+    ranks: Mapping[str, np.ndarray], weights: Mapping[str, float], k: float = 60.0
+) -> np.ndarray:
     """Weighted reciprocal rank fusion (ranks 1-based, 0 = not found); kept for comparison."""
     total: np.ndarray | None = None
     for name, weight in weights.items():

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 2  # bump when tokenisation or the catalogue change: older indexes then rebuild
+FORMAT = 4  # bump when tokenisation or the catalogue change: older indexes then rebuild
 K1 = 1.2
 B = 0.75
 PASSAGE_SENTENCES = 2
@@ -54,7 +54,8 @@ STOPWORDS = frozenset(
     should shouldn so some such than that the their theirs them themselves then there these they
     this those through to too under until up very was wasn we were weren what when where which
     while who whom why will with won would wouldn you your yours yourself yourselves ll ve re
-    im ive id youre thats dont doesnt didnt isnt wasnt cant wont
+    im ive id youre thats dont doesnt didnt isnt wasnt cant wont shes hes theyre weve youve
+    theyve youll theyll arent werent hasnt havent hadnt wouldnt couldnt shouldnt
     """.split()
 )
 
@@ -71,16 +72,25 @@ def _stemmer() -> Any:
     return Stemmer.Stemmer("english")
 
 
+_POSSESSIVE = re.compile(r"['’]s\b")
+_APOSTROPHE = re.compile(r"['’]")
+
+
+def _fold(text: str) -> str:
+    """Lower case; "Ines's" → "ines", "don't" → "dont"."""
+    return _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower()))
+
+
 def tokenize(text: str) -> list[str]:
     """Stemmed content words of ``text`` (the same function for documents and queries)."""
-    text = text.lower().replace("’", "").replace("'", "")
+    text = _fold(text)
     words = [w for w in _WORD.findall(text) if w not in STOPWORDS]
     return list(_stemmer().stemWords(words)) if words else []
 
 
 def query_tokens(text: str) -> list[str]:
     """``tokenize`` for a question: its framing words dropped too."""
-    text = text.lower().replace("’", "").replace("'", "")
+    text = _fold(text)
     words = [w for w in _WORD.findall(text) if w not in STOPWORDS and w not in QUESTION_FRAME]
     return list(_stemmer().stemWords(words)) if words else []
 
@@ -176,10 +186,11 @@ class KeywordIndex:
         return out
 
 
-def best_passage(text: str, weights: Mapping[str, float], avg_length: float,
-                 span: int = PASSAGE_SENTENCES) -> float:
+def best_passage(
+    text: str, weights: Mapping[str, float], avg_length: float, span: int = PASSAGE_SENTENCES
+) -> float:
     """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences."""
-    text = text.lower().replace("’", "").replace("'", "")
+    text = _fold(text)
     starts = [m.end() for m in _SENTENCE.finditer(text)]
     n = len(starts) + 1
     lengths = [0] * n
@@ -226,7 +237,9 @@ def _stem(word: str) -> str:
     return stem
 
 
-def top_rows(scores: np.ndarray, limit: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
+def top_rows(
+    scores: np.ndarray, limit: int, mask: np.ndarray | None = None
+) -> list[tuple[int, float]]:
     """(row, score) of the best ``limit`` positive scores (within ``mask``), best first."""
     if limit <= 0 or scores.size == 0:
         return []
@@ -263,12 +276,14 @@ def build_index(
     per_sentence = tokens_total / sentence_count if sentence_count else 0.0
     passage_length = per_sentence * PASSAGE_SENTENCES
     if not any(corpus):
-        return KeywordIndex(ids, episode, times, None, np.zeros(0, np.float32), passage_length,
-                            signature)
+        return KeywordIndex(
+            ids, episode, times, None, np.zeros(0, np.float32), passage_length, signature
+        )
     retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
     retriever.index(corpus, show_progress=False)
-    return KeywordIndex(ids, episode, times, retriever, _idf(retriever, n), passage_length,
-                        signature)
+    return KeywordIndex(
+        ids, episode, times, retriever, _idf(retriever, n), passage_length, signature
+    )
 
 
 def _idf(retriever: Any, n: int) -> np.ndarray:
@@ -351,7 +366,9 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
             " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
         )
         index = build_index(
-            (r[0] for r in rows), (r[1] for r in rows), (r[2] for r in rows),
+            (r[0] for r in rows),
+            (r[1] for r in rows),
+            (r[2] for r in rows),
             (float(r[3]) for r in rows),
         )
         if not memory.db.read_only:

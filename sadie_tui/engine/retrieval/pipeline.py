@@ -1,29 +1,33 @@
 """The retrieval pipeline: one question in, the persona's chunks (plus beliefs and observations) out.
 
-Steps, each timed into ``elapsed_ms``:
+1. The query: a chat follow-up (``followup.is_follow_up``) is retrieved together with the
+   previous user turn; a time phrase (``timewords``) becomes a window and is taken out of the
+   text the keyword and graph channels see; "the week before" shifts the previous window.
+2. Channels, each a ranked list with its own score: vector (HNSW top hits), keyword (BM25 of
+   every chunk from the persisted ``bm25s`` index) and graph (entities named in the query, one
+   hop, from a cached mention index). The window's own best keyword hits join the candidates
+   (all of its chunks when it holds few), and so do the neighbours of each channel's first
+   hits.
+3. The candidates' rows and exact cosines come back in one query; every candidate then gets
+   every feature — cosine, BM25, the BM25 of its best two-sentence passage and of its
+   episode's best chunk, graph score — and ``fusion.fuse`` weighs them by the persona's channel
+   weights (``KEYWORD_PARTS`` shares the keyword weight among its three views). The
+   per-channel scores in the result stay the channel's own: ``None`` when that channel did not
+   return the chunk.
+4. Rerank (``fusion``): neighbour spread; chunks inside the time window gain
+   ``WINDOW_BOOST`` (0.4, where fused scores run 0–1, so they come first unless clearly less
+   relevant); salience and recency (the persona's half-life); then MMR (unless
+   the persona turns it off) picks the persona's chunk count. ``rank`` is that selection order.
+   A window holding no episode at all narrows nothing and the result says ``window=None``; a
+   persona's ``window_days`` is a hard limit unless it would leave nothing.
+5. Beliefs and observations (``side``), for the personas that want them.
 
-1. Follow-ups (``is_follow_up``) are retrieved together with the previous user turn; a time
-   phrase in the message (``timewords``) becomes a window, and "the week before" shifts the
-   previous turn's window back.
-2. Channels, each a ranked list with its own score: vector (HNSW top-k), keyword (BM25 from
-   the persisted ``bm25s`` index) and graph (entities named in the query, one hop).
-3. The candidates' rows are fetched in one query; every candidate then gets every feature —
-   its exact cosine, its BM25, the BM25 of its best two-sentence passage and of its episode's
-   best chunk, its graph score — and ``fusion.fuse`` weighs them by the persona's channel
-   weights. The per-channel scores in the result stay those of the channel itself: ``None``
-   when that channel did not return the chunk.
-4. Neighbour spread, the time window (chunks inside it rank first; when it holds nothing the
-   result says ``window=None`` and nothing is narrowed), salience and recency, then MMR picks
-   the persona's chunk count. ``rank`` is that selection order.
-5. Beliefs (active, plus contested for personas that want them) and observations (weighted by
-   the persona's ``observation_weight``) ranked by cosine against the query.
-
-``retrieve`` writes nothing; callers record telemetry (``telemetry.record_turn``).
+``retrieve`` writes nothing; callers record telemetry (``telemetry.record_turn``). Measured on
+LoCoMo and timed at 10k/100k chunks by ``sadie eval locomo`` and ``bench/retrieval.py``.
 """
 
 from __future__ import annotations
 
-import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -34,8 +38,10 @@ import numpy as np
 
 from ..ingest.embedder import vector_literal
 from . import fusion
+from .followup import is_follow_up, shifted_window
 from .graph import graph_index
-from .keyword import STOPWORDS, KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
+from .keyword import KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
+from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
 from .vector import vector_search
 
@@ -46,8 +52,6 @@ if TYPE_CHECKING:
 CHANNEL_DEPTH = 50  # hits asked of each channel (at least; more when k is large)
 WINDOW_ALL = 60  # a window holding this many chunks or fewer: all of them are candidates
 NEIGHBOURS_OF = 10  # the neighbours of each channel's first hits join the candidates
-SIDE_LIMIT = 5  # beliefs / observations returned
-SIDE_FLOOR = 0.2  # below this score a belief or observation is not about the question
 PASSAGES = 40  # candidates (best BM25 first) whose best passage is scored
 
 # How the keyword channel's weight is shared between its three views of the text.
@@ -71,24 +75,6 @@ class RetrievedChunk:
 
 
 @dataclass(frozen=True)
-class BeliefHit:
-    id: str
-    statement: str
-    status: str
-    confidence: float
-    score: float
-
-
-@dataclass(frozen=True)
-class ObservationHit:
-    id: str
-    source: str
-    observed_at: datetime
-    text: str
-    score: float
-
-
-@dataclass(frozen=True)
 class RetrievalResult:
     query: str
     effective_query: str
@@ -98,67 +84,6 @@ class RetrievalResult:
     window: TimeWindow | None
     elapsed_ms: float
     vector_used: bool
-
-
-# --------------------------------------------------------------------------- follow-ups
-
-_OPENERS = re.compile(
-    r"^(?:and|but|so|also|or|plus|then|what about|how about|what else|what then|how so|"
-    r"tell me more|more on|same for|why not|how come|"
-    r"he|she|they|it|its|that|this|those|these|him|her|them|his|hers|their|there)\b",
-    re.IGNORECASE,
-)
-_REFERENCES = re.compile(
-    r"\b(?:he|she|they|it|him|her|them|his|hers|their|that|this|those|these|there|then)\b",
-    re.IGNORECASE,
-)
-_WORD = re.compile(r"[\w'’]+")
-
-
-def is_follow_up(message: str) -> bool:
-    """Whether a chat message leans on the previous turn, so it is retrieved together with it.
-
-    The rule: three words or fewer ("why?", "and her?", "tell me more"); or it opens with a
-    connective or pronoun ("and", "but", "so", "what about", "how about", "she", "that", …);
-    or it is six words or fewer and refers back with a pronoun or "that/there/then"
-    ("what did she say?").
-    """
-    text = message.strip()
-    words = _WORD.findall(text)
-    if not words:
-        return False
-    if len(words) <= 3:
-        return True
-    if _OPENERS.match(text):
-        return True
-    return len(words) <= 6 and bool(_REFERENCES.search(text))
-
-
-_SHIFT = re.compile(r"\b(?:the\s+)?(day|week|weekend|month|year)\s+(before|after)\b", re.I)
-
-
-def shifted_window(window: TimeWindow | None, message: str) -> TimeWindow | None:
-    """"What about the week before?": the previous turn's window moved by that unit."""
-    m = _SHIFT.search(message)
-    if window is None or m is None or window.start is None or window.end is None:
-        return None
-    unit, way = m[1].lower(), m[2].lower()
-    sign = -1 if way == "before" else 1
-    if unit in ("day", "week", "weekend"):
-        step = timedelta(days=1 if unit == "day" else 7)
-        return TimeWindow(window.start + sign * step, window.end + sign * step, m[0])
-    months = 12 if unit == "year" else 1
-    return TimeWindow(_add_months(window.start, sign * months),
-                      _add_months(window.end, sign * months), m[0])
-
-
-def _add_months(when: datetime, months: int) -> datetime:
-    import calendar
-
-    index = when.year * 12 + when.month - 1 + months
-    year, month = divmod(index, 12)
-    day = min(when.day, calendar.monthrange(year, month + 1)[1])
-    return when.replace(year=year, month=month + 1, day=day)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -189,20 +114,26 @@ class Prepared:
     vector: np.ndarray | None
 
 
-def prepare_query(memory: Memory, query: str, *, now: datetime, previous: str | None,
-                  use_vector: bool) -> Prepared:
-    follow = bool(previous and previous.strip()) and is_follow_up(query)
-    effective = f"{previous.strip()} {query.strip()}" if follow and previous else query.strip()
+def prepare_query(
+    memory: Memory, query: str, *, now: datetime, previous: str | None, use_vector: bool
+) -> Prepared:
+    """The text each channel sees: time words out of the keyword/graph text, follow-ups joined."""
+    query = query.strip()
     window = parse_time_window(query, now)
-    if window is None and follow and previous:
-        window = shifted_window(parse_time_window(previous, now), query) or parse_time_window(
-            previous, now
-        )
-    text_query = strip_time_words(effective, window) if window else effective
-    vector = None
-    if use_vector:
-        vector = memory.embedder.encode_one(effective)
-    return Prepared(query, effective, text_query or effective, window, vector)
+    text = strip_time_words(query, window) if window else query
+    effective = query
+    if previous and previous.strip() and is_follow_up(query):
+        previous = previous.strip()
+        before = parse_time_window(previous, now)
+        shifted = shifted_window(before, query) if window is None else None
+        if shifted is not None:
+            text = strip_time_words(text, shifted)
+        window = window or shifted or before
+        earlier = strip_time_words(previous, before) if before else previous
+        effective = f"{previous} {query}"
+        text = f"{earlier} {text}".strip()
+    vector = memory.embedder.encode_one(effective) if use_vector else None
+    return Prepared(query, effective, text or effective, window, vector)
 
 
 def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
@@ -216,8 +147,9 @@ def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray |
     return mask
 
 
-def gather(memory: Memory, prepared: Prepared, persona: Persona, *, k: int,
-           now: datetime) -> tuple[Candidates | None, TimeWindow | None]:
+def gather(
+    memory: Memory, prepared: Prepared, persona: Persona, *, k: int, now: datetime
+) -> tuple[Candidates | None, TimeWindow | None]:
     """Run the channels and build the candidate features (None for an empty memory)."""
     index = keyword_index(memory)
     if index.size == 0:
@@ -308,8 +240,7 @@ def gather(memory: Memory, prepared: Prepared, persona: Persona, *, k: int,
         meta=[meta[c] for c in ids],
         features=features,
         found=found,
-        inside=(in_window[cand_rows] if in_window is not None
-                else np.zeros(len(ids), dtype=bool)),
+        inside=(in_window[cand_rows] if in_window is not None else np.zeros(len(ids), dtype=bool)),
         next_index=np.array([position.get(int(r), -1) for r in nxt], dtype=np.int64),
         prev_index=np.array([position.get(int(r), -1) for r in prv], dtype=np.int64),
         salience=np.array([meta[c][6] for c in ids], dtype=np.float64),
@@ -327,8 +258,9 @@ def _id_list(ids: Sequence[int]) -> str:
     return ", ".join(str(int(i)) for i in ids)
 
 
-def _fetch(memory: Memory, ids: Sequence[int], vector: np.ndarray | None
-           ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
+def _fetch(
+    memory: Memory, ids: Sequence[int], vector: np.ndarray | None
+) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
     """The candidates' rows, and their exact cosine to the query, in one query.
 
     Embeddings stay in the database: reading 384 floats per candidate costs more than letting
@@ -370,12 +302,14 @@ def fetch_vectors(memory: Memory, ids: Sequence[int]) -> np.ndarray:
 
 
 def channel_weights(persona: Persona, vector_used: bool) -> dict[str, float]:
-    """Feature weights from the persona's channel weights (keyword split over its three views)."""
+    """Feature weights from the persona's channel weights, scaled to sum to 1 (so fused scores
+    run 0–1 whatever the persona's scale), the keyword weight shared among its three views."""
     w = dict(persona.weights)
     out = {part: w.get("keyword", 0.0) * share for part, share in KEYWORD_PARTS.items()}
     out["vector"] = w.get("vector", 0.0) if vector_used else 0.0
     out["graph"] = w.get("graph", 0.0) if persona.graph else 0.0
-    return out
+    total = sum(out.values())
+    return {k: v / total for k, v in out.items()} if total > 0 else out
 
 
 def rank(
@@ -422,11 +356,16 @@ def retrieve(
     chunks: tuple[RetrievedChunk, ...] = ()
     if cands is not None:
         chosen, fused, final = rank(
-            cands, persona, k, vector_used=prepared.vector is not None,
+            cands,
+            persona,
+            k,
+            vector_used=prepared.vector is not None,
             vectors_of=lambda ids: fetch_vectors(memory, ids),
         )
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
-    beliefs, observations = search_side(memory, prepared, persona, window)
+    beliefs, observations = search_side(
+        memory, prepared.vector, prepared.text_query, persona, window
+    )
     return RetrievalResult(
         query=query,
         effective_query=prepared.effective,
@@ -439,8 +378,9 @@ def retrieve(
     )
 
 
-def _chunk(c: Candidates, i: int, rank_no: int, fused: np.ndarray,
-           final: np.ndarray) -> RetrievedChunk:
+def _chunk(
+    c: Candidates, i: int, rank_no: int, fused: np.ndarray, final: np.ndarray
+) -> RetrievedChunk:
     cid = c.ids[i]
     episode_id, ordinal, text, title, kind, occurred_at, salience = c.meta[i]
     return RetrievedChunk(
@@ -457,79 +397,3 @@ def _chunk(c: Candidates, i: int, rank_no: int, fused: np.ndarray,
         final=round(float(final[i]), 6),
         rank=rank_no,
     )
-
-
-# --------------------------------------------------------------------------- beliefs, records
-
-
-def _content_words(text: str) -> list[str]:
-    words = [w for w in re.findall(r"\w{3,}", text.lower()) if w not in STOPWORDS]
-    return list(dict.fromkeys(words))[:12]
-
-
-def _score_sql(column: str, prepared: Prepared) -> tuple[str, list[Any]]:
-    """Cosine to the query vector; without one, the share of the query's words in ``column``."""
-    if prepared.vector is not None:
-        return "1 - array_cosine_distance(embedding, ?::FLOAT[384])", [
-            vector_literal(prepared.vector)
-        ]
-    words = _content_words(prepared.text_query)
-    if not words:
-        return "0.0", []
-    parts = " + ".join(f"(lower({column}) LIKE ?)::INT" for _ in words)
-    return f"({parts}) / {float(len(words))}", [f"%{w}%" for w in words]
-
-
-def search_side(memory: Memory, prepared: Prepared, persona: Persona, window: TimeWindow | None
-                ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
-    """Beliefs and observations for the persona, in one round trip.
-
-    Observations inside the query's time window come first; outside ones fill in when the
-    window holds too few (a record from another week is still a record).
-    """
-    parts: list[str] = []
-    params: list[Any] = []
-    if persona.beliefs:
-        score, p = _score_sql("statement", prepared)
-        statuses = "('active', 'contested')" if persona.contested else "('active')"
-        parts.append(
-            f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
-            f" {score} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses}"
-            f"{' AND embedding IS NOT NULL' if prepared.vector is not None else ''}"
-            f" ORDER BY s DESC, id LIMIT {SIDE_LIMIT})"
-        )
-        params += p
-    if persona.observations:
-        score, p = _score_sql("text", prepared)
-        inside, bounds = "0", []
-        if window is not None:
-            conds = []
-            if window.start is not None:
-                conds.append("observed_at >= ?")
-                bounds.append(window.start)
-            if window.end is not None:
-                conds.append("observed_at < ?")
-                bounds.append(window.end)
-            inside = f"({' AND '.join(conds)})::INT"
-        parts.append(
-            f"(SELECT 'o', id::VARCHAR, text, source, NULL::DOUBLE, observed_at,"
-            f" {score} * {float(persona.observation_weight)} AS s, {inside} AS inside"
-            f" FROM observations"
-            f"{' WHERE embedding IS NOT NULL' if prepared.vector is not None else ''}"
-            f" ORDER BY inside DESC, s DESC, id LIMIT {SIDE_LIMIT})"
-        )
-        params += p + bounds
-    if not parts:
-        return (), ()
-    rows = memory.db.fetchall(" UNION ALL ".join(parts), params or None)
-    beliefs: list[BeliefHit] = []
-    observations: list[ObservationHit] = []
-    for kind, rid, text, other, confidence, when, s, _inside in rows:
-        if s is None or float(s) < SIDE_FLOOR:
-            continue
-        if kind == "b":
-            beliefs.append(BeliefHit(rid, text, other, float(confidence), round(float(s), 6)))
-        else:
-            observations.append(ObservationHit(rid, other, when, text, round(float(s), 6)))
-    beliefs.sort(key=lambda b: (-b.score, b.id))
-    return tuple(beliefs), tuple(observations)

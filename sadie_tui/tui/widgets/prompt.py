@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
@@ -19,14 +20,15 @@ class PromptInput(TextArea):
     """
 
     BINDINGS = [
-        # Priority, or the TextArea would insert a newline before the binding is seen.
-        Binding("enter", "submit", "Send", id="send", priority=True, tooltip="Send the message"),
+        # Not priority bindings: those run as soon as the key arrives, ahead of the keys
+        # still queued for this widget, so fast typing + enter would send half a message.
+        # Instead ``_on_key`` lets these keys pass, in order, to the binding check.
+        Binding("enter", "submit", "Send", id="send", tooltip="Send the message"),
         Binding(
             "shift+enter,ctrl+j",
             "newline",
             "New line",
             id="newline",
-            priority=True,
             tooltip="Start a new line in the message",
         ),
     ]
@@ -50,6 +52,19 @@ class PromptInput(TextArea):
             placeholder=placeholder,
             highlight_cursor_line=False,
         )
+
+    def _own_keys(self) -> set[str]:
+        keymap: dict[str, str] = getattr(self.app, "keymap", {})
+        keys: set[str] = set()
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            keys.update(k.strip() for k in keymap.get(binding.id or "", binding.key).split(","))
+        return keys
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key in self._own_keys():
+            return  # bubbles on to the app, which runs this widget's binding for it
+        await super()._on_key(event)
 
     def action_submit(self) -> None:
         text = self.text

@@ -1,0 +1,83 @@
+"""`sadie eval locomo PATH`: retrieval measured on the LoCoMo benchmark, in a scratch home.
+
+Prints recall@5, recall@10 and nDCG@10 per channel (vector, keyword, graph, fused), overall and
+by question category; ``--json`` prints ``{"questions", "overall", "by_category", …}``. The
+person's own memory is never opened.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from .context import Context
+from .output import console, err_console, print_json
+
+METRICS = ("recall@5", "recall@10", "ndcg@10")
+
+
+@click.group("eval")
+def group() -> None:
+    """Measure retrieval on benchmarks."""
+
+
+@group.command("locomo")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option(
+    "--conversations",
+    default=None,
+    metavar="IDS",
+    help="Comma-separated conversation ids (default: all in PATH).",
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=10,
+    show_default=True,
+    help="Chunks retrieved per question.",
+)
+@click.option("--persona", default="analyst", show_default=True, help="Persona for `fused`.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+def locomo(
+    ctx: Context | None, path: Path, conversations: str | None, k: int, persona: str, as_json: bool
+) -> None:
+    """Run the LoCoMo retrieval benchmark on PATH (a json file or a folder of them)."""
+    from ..engine.eval_locomo import run_locomo
+
+    ids = [c for c in conversations.split(",")] if conversations else None
+    err = err_console()
+    report = run_locomo(
+        path,
+        conversations=ids,
+        k=k,
+        persona=persona,
+        progress=lambda message: err.print(f"[dim]{escape(message)}[/]"),
+    )
+    data = report.as_dict()
+    if as_json:
+        print_json(data)
+        return
+    out = console()
+    out.print(
+        f"[bold]LoCoMo[/] {data['questions']} questions, "
+        f"{len(data['chunks'])} conversations, k={k}, persona {escape(persona)}"
+    )
+    out.print(_table("overall", data["overall"]))
+    for category, block in data["by_category"].items():
+        out.print(_table(f"{category} ({block['questions']})", block))
+
+
+def _table(title: str, block: dict) -> Table:  # type: ignore[type-arg]
+    table = Table(title=title, title_justify="left", box=None, padding=(0, 2), header_style="bold")
+    table.add_column("channel")
+    for metric in METRICS:
+        table.add_column(metric, justify="right")
+    for channel in ("vector", "keyword", "graph", "fused"):
+        if channel in block:
+            table.add_row(channel, *(f"{block[channel][m]:.3f}" for m in METRICS))
+    return table

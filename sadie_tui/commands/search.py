@@ -1,0 +1,171 @@
+"""`sadie search "query"`: the ranked chunks as retrieval sees them, with every channel's score.
+
+Writes telemetry like ask and chat do (a ``turns`` row of kind "search" and one ``retrievals``
+row per chunk); ``--json`` prints one object for scripts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+from rich.markup import escape
+from rich.table import Table
+
+from .context import Context
+from .output import console, print_json
+
+SNIPPET = 140
+
+
+def _score(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+def _snippet(text: str, width: int = SNIPPET) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
+
+
+def result_json(result: Any, persona: str, turn_id: str | None) -> dict[str, Any]:
+    window = result.window
+    return {
+        "query": result.query,
+        "effective_query": result.effective_query,
+        "persona": persona,
+        "window": None
+        if window is None
+        else {
+            "start": window.start.isoformat() if window.start else None,
+            "end": window.end.isoformat() if window.end else None,
+            "phrase": window.phrase,
+        },
+        "elapsed_ms": round(result.elapsed_ms, 1),
+        "vector_used": result.vector_used,
+        "turn_id": turn_id,
+        "chunks": [
+            {
+                "rank": c.rank,
+                "chunk_id": c.chunk_id,
+                "episode_id": c.episode_id,
+                "title": c.title,
+                "kind": c.kind,
+                "date": c.occurred_at.date().isoformat(),
+                "text": c.text,
+                "scores": dict(c.scores),
+                "fused": c.fused,
+                "final": c.final,
+            }
+            for c in result.chunks
+        ],
+        "beliefs": [
+            {
+                "id": b.id,
+                "statement": b.statement,
+                "status": b.status,
+                "confidence": b.confidence,
+                "score": b.score,
+            }
+            for b in result.beliefs
+        ],
+        "observations": [
+            {
+                "id": o.id,
+                "source": o.source,
+                "observed_at": o.observed_at.isoformat(),
+                "text": o.text,
+                "score": o.score,
+            }
+            for o in result.observations
+        ],
+    }
+
+
+@click.command("search")
+@click.argument("query")
+@click.option(
+    "--persona", default=None, help="Persona whose rules apply (default: the ask persona)."
+)
+@click.option(
+    "-k",
+    "k",
+    type=click.IntRange(1, 100),
+    default=None,
+    help="How many chunks (default: the persona's count).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+def command(ctx: Context, query: str, persona: str | None, k: int | None, as_json: bool) -> None:
+    """Show the chunks retrieval picks for QUERY, with each channel's score."""
+    from ..engine.personas import get_persona
+    from ..engine.retrieval import retrieve
+    from ..engine.telemetry import record_turn
+
+    lens = get_persona(persona or ctx.settings.ask_persona)
+    memory = ctx.open_memory()
+    result = retrieve(memory, query, lens, k=k)
+    turn_id = None
+    if not memory.db.read_only:
+        turn_id = record_turn(
+            memory.db,
+            kind="search",
+            query=query,
+            model=None,
+            persona=lens.name,
+            prompt_version=None,
+            grounding=None,
+            abstained=None,
+            latency_ms=result.elapsed_ms,
+            chunks=result.chunks,
+        )
+    if as_json:
+        print_json(result_json(result, lens.name, turn_id))
+        return
+    render(result, lens.name)
+
+
+def render(result: Any, persona: str) -> None:
+    out = console()
+    window = ""
+    if result.window is not None:
+        w = result.window
+        span = f"{w.start.date() if w.start else '…'} – {w.end.date() if w.end else '…'}"
+        window = f"  window [bold]{escape(w.phrase)}[/] ({span})"
+    out.print(
+        f"[bold]{escape(result.effective_query)}[/]  persona {escape(persona)}{window}"
+        f"  [dim]{result.elapsed_ms:.0f} ms{'' if result.vector_used else ', no vectors'}[/]"
+    )
+    if not result.chunks:
+        out.print("nothing found (is the memory empty? `sadie ingest PATH` fills it)")
+        return
+    table = Table(box=None, padding=(0, 1), header_style="bold")
+    for name, justify in (
+        ("#", "right"),
+        ("episode", "left"),
+        ("date", "left"),
+        ("vector", "right"),
+        ("keyword", "right"),
+        ("graph", "right"),
+        ("final", "right"),
+        ("snippet", "left"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=name != "snippet")  # type: ignore[arg-type]
+    for c in result.chunks:
+        table.add_row(
+            str(c.rank),
+            escape(c.title),
+            c.occurred_at.date().isoformat(),
+            _score(c.scores.get("vector")),
+            _score(c.scores.get("keyword")),
+            _score(c.scores.get("graph")),
+            f"{c.final:.3f}",
+            escape(_snippet(c.text)),
+        )
+    out.print(table)
+    for b in result.beliefs:
+        out.print(f"[bold]belief[/] ({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}")
+    for o in result.observations:
+        out.print(
+            f"[bold]record[/] {escape(o.source)} {o.observed_at:%Y-%m-%d} ({o.score:.2f})"
+            f" {escape(_snippet(o.text))}"
+        )

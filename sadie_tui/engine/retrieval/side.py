@@ -1,0 +1,121 @@
+"""Beliefs and observations beside the chunks: derived conclusions and independent records.
+
+Ranked by cosine against the query vector (or, while the model loads, by the share of the
+query's words they contain), a few of each, one round trip for both. Contested beliefs only
+for personas that ask for them; observations weighted by the persona's ``observation_weight``
+and, when the query names a time window, those inside it first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ingest.embedder import vector_literal
+from .keyword import STOPWORDS
+from .timewords import TimeWindow
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..personas import Persona
+
+SIDE_LIMIT = 5  # beliefs / observations returned
+SIDE_FLOOR = 0.2  # below this score a belief or observation is not about the question
+
+
+@dataclass(frozen=True)
+class BeliefHit:
+    id: str
+    statement: str
+    status: str
+    confidence: float
+    score: float
+
+
+@dataclass(frozen=True)
+class ObservationHit:
+    id: str
+    source: str
+    observed_at: datetime
+    text: str
+    score: float
+
+
+def _content_words(text: str) -> list[str]:
+    words = [w for w in re.findall(r"\w{3,}", text.lower()) if w not in STOPWORDS]
+    return list(dict.fromkeys(words))[:12]
+
+
+def _score_sql(column: str, vector: np.ndarray | None, text: str) -> tuple[str, list[Any]]:
+    """Cosine to the query vector; without one, the share of the query's words in ``column``."""
+    if vector is not None:
+        return "1 - array_cosine_distance(embedding, ?::FLOAT[384])", [vector_literal(vector)]
+    words = _content_words(text)
+    if not words:
+        return "0.0", []
+    parts = " + ".join(f"(lower({column}) LIKE ?)::INT" for _ in words)
+    return f"({parts}) / {float(len(words))}", [f"%{w}%" for w in words]
+
+
+def search_side(
+    memory: Memory,
+    vector: np.ndarray | None,
+    text: str,
+    persona: Persona,
+    window: TimeWindow | None,
+) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
+    """Beliefs and observations for the persona, in one round trip.
+
+    Observations inside the query's time window come first; outside ones fill in when the
+    window holds too few (a record from another week is still a record).
+    """
+    parts: list[str] = []
+    params: list[Any] = []
+    if persona.beliefs:
+        score, p = _score_sql("statement", vector, text)
+        statuses = "('active', 'contested')" if persona.contested else "('active')"
+        parts.append(
+            f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
+            f" {score} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses}"
+            f"{' AND embedding IS NOT NULL' if vector is not None else ''}"
+            f" ORDER BY s DESC, id LIMIT {SIDE_LIMIT})"
+        )
+        params += p
+    if persona.observations:
+        score, p = _score_sql("text", vector, text)
+        inside, bounds = "0", []
+        if window is not None:
+            conds = []
+            if window.start is not None:
+                conds.append("observed_at >= ?")
+                bounds.append(window.start)
+            if window.end is not None:
+                conds.append("observed_at < ?")
+                bounds.append(window.end)
+            inside = f"({' AND '.join(conds)})::INT"
+        parts.append(
+            f"(SELECT 'o', id::VARCHAR, text, source, NULL::DOUBLE, observed_at,"
+            f" ({score}) * {float(persona.observation_weight)} AS s, {inside} AS inside"
+            f" FROM observations"
+            f"{' WHERE embedding IS NOT NULL' if vector is not None else ''}"
+            f" ORDER BY inside DESC, s DESC, id LIMIT {SIDE_LIMIT})"
+        )
+        params += p + bounds
+    if not parts:
+        return (), ()
+    rows = memory.db.fetchall(" UNION ALL ".join(parts), params or None)
+    beliefs: list[BeliefHit] = []
+    observations: list[ObservationHit] = []
+    for kind, rid, text, other, confidence, when, s, _inside in rows:
+        if s is None or float(s) < SIDE_FLOOR:
+            continue
+        if kind == "b":
+            beliefs.append(BeliefHit(rid, text, other, float(confidence), round(float(s), 6)))
+        else:
+            observations.append(ObservationHit(rid, other, when, text, round(float(s), 6)))
+    beliefs.sort(key=lambda b: (-b.score, b.id))
+    return tuple(beliefs), tuple(observations)

@@ -1,0 +1,123 @@
+"""Persona files: the shipped four, user additions and overrides, and errors naming file and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sadie_tui.engine.errors import ConfigError
+from sadie_tui.engine.personas import STAGES, get_persona, load_personas
+
+GOOD = """
+name = "gardener"
+description = "Slow and seasonal."
+chunks = 7
+window_days = 365
+half_life_days = 30
+mmr = 0.8
+voice = "Speak like someone who plants things."
+stages = ["retrieve", "draft"]
+
+[weights]
+vector = 0.5
+keyword = 0.5
+
+[channels]
+graph = false
+observations = false
+"""
+
+
+def write(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_shipped_personas_follow_the_spec(tmp_path: Path) -> None:
+    personas = load_personas(tmp_path / "none")
+    assert set(personas) == {"analyst", "coach", "friend", "skeptic"}
+    counts = {name: p.chunks for name, p in personas.items()}
+    assert counts == {"analyst": 10, "coach": 10, "friend": 12, "skeptic": 20}
+    coach, friend, skeptic, analyst = (
+        personas[n] for n in ("coach", "friend", "skeptic", "analyst")
+    )
+    assert not coach.graph and coach.weights["graph"] == 0
+    assert not friend.observations and friend.graph
+    assert skeptic.contested and skeptic.observation_weight > 1.0
+    assert not analyst.contested and analyst.observation_weight == 1.0
+    for p in personas.values():
+        assert set(p.weights) == {"vector", "keyword", "graph"}
+        assert "retrieve" in p.stages and set(p.stages) <= set(STAGES)
+        assert p.voice and p.source.endswith(f"{p.name}.toml")
+    assert analyst.mmr is None  # the analyst wants the best evidence, not variety
+    assert friend.mmr is not None and 0 < friend.mmr < 1
+
+
+def test_user_personas_add_and_override(tmp_path: Path) -> None:
+    folder = tmp_path / "personas"
+    write(folder, "gardener", GOOD)
+    write(folder, "friend", GOOD.replace('name = "gardener"', 'name = "friend"'))
+    personas = load_personas(folder)
+    g = personas["gardener"]
+    assert (g.chunks, g.window_days, g.half_life_days, g.mmr) == (7, 365, 30.0, 0.8)
+    assert dict(g.weights) == {"vector": 0.5, "keyword": 0.5, "graph": 0.0}
+    assert not g.graph and not g.observations and g.beliefs and not g.contested
+    assert g.stages == ("retrieve", "draft")
+    assert personas["friend"].chunks == 7  # the user's file wins
+    assert get_persona("Gardener", folder).name == "gardener"
+
+
+def test_user_folder_defaults_to_the_config_folder(tmp_home: Path, tmp_path: Path) -> None:
+    write(tmp_path / "config" / "personas", "gardener", GOOD)  # SADIE_CONFIG from tmp_home
+    assert "gardener" in load_personas()
+
+
+def test_unknown_persona_lists_the_known_ones(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        get_persona("pirate", tmp_path / "none")
+    assert "pirate" in info.value.message
+    assert "analyst, coach, friend, skeptic" in info.value.message
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        (("chunks = 7", 'chunks = "ten"'), "chunks"),
+        (("chunks = 7", "chunks = 0"), "chunks"),
+        (("chunks = 7", "chunks = 7.5"), "chunks"),
+        (("chunks = 7\n", ""), "chunks"),
+        (("window_days = 365", "window_days = -3"), "window_days"),
+        (("half_life_days = 30", 'half_life_days = "a month"'), "half_life_days"),
+        (("mmr = 0.8", "mmr = 2"), "mmr"),
+        (("vector = 0.5", "vector = -1"), "weights.vector"),
+        (("vector = 0.5", "vectors = 0.5"), "weights.vectors"),
+        (("vector = 0.5\nkeyword = 0.5", "vector = 0\nkeyword = 0"), "weights"),
+        (("graph = false", 'graph = "no"'), "channels.graph"),
+        (("graph = false", "grpah = false"), "channels.grpah"),
+        (('stages = ["retrieve", "draft"]', 'stages = ["retrieve", "dance"]'), "stages"),
+        (('stages = ["retrieve", "draft"]', 'stages = ["draft"]'), "stages"),
+        (('voice = "Speak like someone who plants things."', 'voice = ""'), "voice"),
+        (('name = "gardener"', 'name = "gar dener"'), "name"),
+        (('description = "Slow and seasonal."', 'colour = "green"'), "colour"),
+    ],
+)
+def test_invalid_files_name_file_and_field(
+    tmp_path: Path, change: tuple[str, str], field: str
+) -> None:
+    old, new = change
+    assert old in GOOD
+    path = write(tmp_path / "personas", "gardener", GOOD.replace(old, new, 1))
+    with pytest.raises(ConfigError) as info:
+        load_personas(path.parent)
+    assert str(path) in info.value.message
+    assert f"'{field}'" in info.value.message
+
+
+def test_broken_toml_names_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "personas", "broken", "chunks = [1,\n")
+    with pytest.raises(ConfigError) as info:
+        load_personas(path.parent)
+    assert str(path) in info.value.message and "TOML" in info.value.message

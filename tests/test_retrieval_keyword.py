@@ -1,0 +1,146 @@
+"""The keyword channel: tokens, BM25 rankings checked against rank-bm25's Okapi, passages,
+and the index persisted beside the database (loaded lazily, rebuilt when stale)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.retrieval import keyword
+from sadie_tui.engine.retrieval.keyword import (
+    best_passage,
+    build_index,
+    keyword_index,
+    query_tokens,
+    tokenize,
+)
+
+CORPUS = [
+    "Ran 18 km along the river with Ines; my knee held up and the marathon plan works.",
+    "The radiator clanks every night, so I slept badly and counted the knocks.",
+    "Marta said the promotion might come in spring, which she also said last spring.",
+    "Intervals at the track: six times 800 metres with the running club.",
+    "Booked the train to Porto for the wedding; Ines wants to stay an extra night.",
+    "The Warden rollout went fine in Lisbon and Pedro wants a retro on Friday.",
+    "Cooked a mushroom risotto for Pedro and Ines, the wine was too sweet.",
+    "Knee physio again: strengthen the quads, ease off the long runs for a week.",
+    "Council officers asked for flood forecast confidence bands on the dashboard.",
+    "Slept nine hours after the wedding, the first real rest in weeks.",
+    "Sam rewrote the dashboard legend so the flood bands make sense to officers.",
+    "Long run in the rain, 24 km, knee fine, legs heavy at the end.",
+]
+QUERIES = [
+    "knee after the long run",
+    "flood dashboard for the council",
+    "wedding in Porto",
+    "promotion with Marta",
+    "slept badly at night",
+    "Pedro retro Warden",
+    "track intervals with the club",
+]
+
+
+def test_tokenize_stems_and_drops_stop_words() -> None:
+    assert tokenize("The runners were running; she's RUNNING!") == ["runner", "run", "run"]
+    assert tokenize("don't stop") == ["stop"]
+    assert tokenize("it is what it is") == []
+    assert tokenize("Ines’s knees") == ["ine", "knee"]  # curly apostrophe folded
+
+
+def test_query_tokens_drop_question_framing() -> None:
+    assert query_tokens("What kind of music does Ines like?") == ["music", "ine", "like"]
+    assert query_tokens("How long has Tim played piano?") == ["tim", "play", "piano"]
+    # ...but the same words stay in documents
+    assert "kind" in tokenize("a kind word")
+
+
+def _okapi_top(query: str, n: int) -> list[int]:
+    okapi = BM25Okapi([tokenize(t) for t in CORPUS], k1=keyword.K1, b=keyword.B)
+    scores = okapi.get_scores(tokenize(query))
+    return [int(i) for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_rankings_match_rank_bm25_okapi(query: str) -> None:
+    index = build_index(range(100, 100 + len(CORPUS)), CORPUS)
+    hits = index.search(query, 3)
+    ours = [cid - 100 for cid, _ in hits]
+    reference = _okapi_top(query, 3)
+    assert ours[0] == reference[0]
+    assert set(ours[:3]) == set(reference[:3])
+
+
+def test_scores_zero_for_unknown_words_and_empty_index() -> None:
+    index = build_index(range(len(CORPUS)), CORPUS)
+    assert index.search("zeppelin", 5) == []
+    assert not index.scores(["zeppelin"]).any()
+    empty = build_index([], [])
+    assert empty.size == 0 and empty.search("knee", 3) == []
+
+
+def test_catalogue_rows_neighbours_and_episode_max() -> None:
+    # Two episodes of two and three chunks, given in episode/ordinal order.
+    index = build_index(
+        [11, 12, 20, 21, 22],
+        ["a knee", "b", "c", "d knee knee", "e"],
+        ["x", "x", "y", "y", "y"],
+        [1.0, 1.0, 2.0, 2.0, 2.0],
+    )
+    assert index.rows_of([22, 11, 99]).tolist() == [4, 0, -1]
+    nxt, prv = index.neighbour_rows(np.array([0, 1, 2, 4]))
+    assert nxt.tolist() == [1, -1, 3, -1]
+    assert prv.tolist() == [-1, 0, -1, 3]
+    scores = index.scores(["knee"])
+    best = index.episode_max(scores)
+    assert best[0] == best[1] == scores[0]
+    assert best[2] == best[3] == best[4] == scores[3]
+
+
+def test_best_passage_finds_the_sentence_pair() -> None:
+    text = (
+        "Work was dull. The standup ran long. Lunch was soup. "
+        "The knee hurt on the long run. Physio says rest the knee. Dinner with Ines."
+    )
+    weights = {"knee": 2.0, "run": 1.0}
+    score = best_passage(text, weights, avg_length=6.0)
+    lone = best_passage("The knee hurt on the long run. Physio says rest the knee.", weights, 6.0)
+    assert score == pytest.approx(lone)
+    assert best_passage("Nothing relevant here at all.", weights, 6.0) == 0.0
+
+
+@pytest.fixture
+def keyword_memory(memory_home: Path, embedder) -> Memory:  # type: ignore[no-untyped-def]
+    memory = Memory.open(memory_home, embedder=embedder)
+    yield memory
+    memory.close()
+    keyword.forget_cached(memory_home)
+
+
+def test_index_is_persisted_loaded_and_rebuilt_when_stale(keyword_memory: Memory) -> None:
+    home = keyword_memory.home
+    folder = keyword.index_dir(home)
+    shutil.rmtree(folder, ignore_errors=True)
+    keyword.forget_cached(home)
+    index = keyword_index(keyword_memory)  # missing: rebuilt and saved
+    assert (folder / "meta.json").is_file()
+    count = keyword_memory.db.fetchone("SELECT count(*) FROM chunks")[0]
+    assert index.size == count
+
+    keyword.forget_cached(home)
+    loaded = keyword_index(keyword_memory)  # loaded from disk, same answers
+    assert loaded.signature == index.signature
+    assert loaded.search("marathon", 3) == index.search("marathon", 3)
+
+    # A chunk written behind the index's back makes it stale: the next search sees it.
+    keyword_memory.db.execute(
+        "INSERT INTO chunks (episode_id, ordinal, text, embedding)"
+        " SELECT episode_id, 99, 'zeppelin over the Tagus', embedding FROM chunks LIMIT 1"
+    )
+    fresh = keyword_index(keyword_memory)
+    assert fresh.size == count + 1
+    assert fresh.search("zeppelin", 1)
