@@ -33,13 +33,17 @@ class Tmux:
     def __init__(self, socket: str) -> None:
         self.socket = socket
         self.session = "sadie"
+        self.history: list[str] = []  # every frame read, to check nothing leaked in between
 
     def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         # The tmux server copies this environment into its panes: a COLUMNS/LINES left over
         # from the test process would pin the app to 80×24 whatever the pane's size.
         env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
         return subprocess.run(
-            ["tmux", "-L", self.socket, *args], capture_output=True, text=True, check=check,
+            ["tmux", "-L", self.socket, *args],
+            capture_output=True,
+            text=True,
+            check=check,
             env=env,
         )
 
@@ -71,12 +75,11 @@ class Tmux:
 
     def wait_for(self, pattern: str, timeout: float = 30.0, every: float = 0.05) -> str:
         deadline = time.monotonic() + timeout
-        seen: list[str] = []
+        seen = self.history
         while time.monotonic() < deadline:
             text = self.screen()
             seen.append(text)
             if re.search(pattern, text):
-                self.history = seen
                 return text
             time.sleep(every)
         raise AssertionError(
@@ -141,6 +144,7 @@ def test_a_question_typed_into_the_real_binary_gets_a_cited_reply(
     screen = tmux.wait_for(r"seems to be the heart of it", timeout=30)
     assert "you wrote:" in screen
     screen = tmux.wait_for(r"verbatim", timeout=10)  # the citation sidebar
+    screen = tmux.wait_for(r"tok/s", timeout=10)  # done: the status line has the speed
     assert "Sources" in screen
     assert "What did Maya say about moving?" in screen
     for frame in tmux.history:

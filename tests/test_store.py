@@ -231,7 +231,7 @@ def _demo_paragraphs() -> list[str]:
             text = text[text.find("\n---", 3) + 4 :]
         for para in re.split(r"\n\s*\n", text):
             para = " ".join(para.split())
-            if 60 <= len(para) <= 320 and not para.startswith("#"):
+            if 60 <= len(para) <= 240 and not para.startswith("#"):
                 paras.add(para)
     return sorted(paras)
 
@@ -282,13 +282,13 @@ def _generated_paragraphs(n: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def recall_memory(tmp_path_factory: pytest.TempPathFactory, embedder):  # type: ignore[no-untyped-def]
-    """~300 chunks of real, varied text (the demo's paragraphs) plus ≥ 50 held-out queries."""
+    """260 chunks of real, varied text (the demo's paragraphs) plus ≥ 50 held-out queries."""
     paras = _demo_paragraphs()
-    if len(paras) < 360:
-        paras = _generated_paragraphs(360)
+    if len(paras) < 320:
+        paras = _generated_paragraphs(320)
     rng = random.Random(11)
     rng.shuffle(paras)
-    queries, corpus = paras[:60], paras[60:360]
+    queries, corpus = paras[:60], paras[60:320]
     notes = tmp_path_factory.mktemp("recall-notes")
     for i, para in enumerate(corpus):
         (notes / f"p{i:03d}.md").write_text(para, encoding="utf-8")

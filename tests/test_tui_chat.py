@@ -9,6 +9,7 @@ import sys
 import textwrap
 
 import pytest
+from textual import events
 
 from sadie_tui.engine import conversations as conv
 from sadie_tui.tui.screens.chat import ChatScreen
@@ -91,6 +92,22 @@ async def test_enter_sends_and_the_reply_streams_with_citations(ctx, ollama) -> 
         ]
         assert stored[1].content == reply.text
         assert len(ollama.requests) == 1
+
+
+async def test_a_burst_of_typing_then_enter_sends_the_whole_message(ctx) -> None:
+    # Keys arriving faster than they are handled (a paste-speed burst, or tmux send-keys)
+    # must keep their order: enter must not overtake the letters before it.
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        text = "hello there"
+        for character in text:
+            app.post_message(events.Key("space" if character == " " else character, character))
+        app.post_message(events.Key("enter", "\r"))
+        reply = await wait_until(pilot, lambda: screen(app).reply)
+        assert screen(app).query_one(UserMessage).text == text
+        assert screen(app).query_one(PromptInput).text == ""
+        await finished(pilot, reply)
 
 
 async def test_newline_keys_do_not_send(ctx) -> None:

@@ -71,7 +71,8 @@ class GraphIndex:
                 continue
             rows, counts = found
             idf = np.log1p(self.size / len(rows))
-            np.add.at(out, rows, weight * idf * (1.0 + np.log(np.maximum(counts, 1))))
+            # rows are unique within one entity, so a plain fancy-index add is exact (and fast)
+            out[rows] += weight * idf * (1.0 + np.log(np.maximum(counts, 1)))
         return out
 
 

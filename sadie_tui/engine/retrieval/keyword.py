@@ -7,8 +7,9 @@ built from, so a missing or stale index (an ingest by another process, a crash b
 rebuild) is rebuilt on the next search instead of answering from old text.
 
 Besides BM25 itself the index keeps a small catalogue of every chunk, in episode and ordinal
-order: its episode and its date. That lets the pipeline find a chunk's neighbours, score whole
-episodes and test a time window without asking the database. ``passage_scores`` scores the
+order: its episode (id, title, kind, salience) and date. That lets the pipeline find a chunk's
+neighbours, score whole episodes, test a time window and label results without asking the
+database. ``passage_scores`` scores the
 best two-sentence passage of a chunk with the same statistics, so a chunk whose one sentence
 answers the question is not drowned by its other fifteen.
 """
@@ -21,8 +22,8 @@ import re
 import shutil
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 4  # bump when tokenisation or the catalogue change: older indexes then rebuild
+FORMAT = 5  # bump when tokenisation or the catalogue change: older indexes then rebuild
 K1 = 1.2
 B = 0.75
 PASSAGE_SENTENCES = 2
@@ -119,6 +120,11 @@ class KeywordIndex:
     idf: np.ndarray  # float32[vocabulary], BM25 idf by token id
     passage_length: float  # mean tokens in a passage of PASSAGE_SENTENCES sentences
     signature: tuple[int, int]
+    # Per episode code: its id, title, kind and salience (what a result shows, without a join).
+    episode_ids: list[str] = field(default_factory=list)
+    titles: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    salience: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
     def __post_init__(self) -> None:
         self._order = np.argsort(self.chunk_ids, kind="stable")
@@ -150,6 +156,21 @@ class KeywordIndex:
         ok_prev = (rows >= 0) & (prv >= 0)
         ok_prev[ok_prev] = self.episode[prv[ok_prev]] == self.episode[rows[ok_prev]]
         return np.where(ok_next, nxt, -1), np.where(ok_prev, prv, -1)
+
+    def occurred_at(self, row: int) -> datetime:
+        return EPOCH + timedelta(seconds=float(self.when[row]))
+
+    def episode_of(self, row: int) -> tuple[str, str, str, float]:
+        """(episode id, title, kind, salience) of a row's episode."""
+        code = int(self.episode[row])
+        if code >= len(self.episode_ids):
+            return "", "", "", 0.5
+        return (
+            self.episode_ids[code],
+            self.titles[code],
+            self.kinds[code],
+            float(self.salience[code]),
+        )
 
     def scores(self, tokens: Sequence[str]) -> np.ndarray:
         """BM25 score of every row for the query tokens (zeros when none is indexed)."""
@@ -190,35 +211,30 @@ def best_passage(
     text: str, weights: Mapping[str, float], avg_length: float, span: int = PASSAGE_SENTENCES
 ) -> float:
     """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences."""
-    text = _fold(text)
-    starts = [m.end() for m in _SENTENCE.finditer(text)]
-    n = len(starts) + 1
-    lengths = [0] * n
-    hits: list[dict[str, int]] = [{} for _ in range(n)]
-    sentence = 0
-    for m in _WORD.finditer(text):
-        word = m.group()
-        if word in STOPWORDS:
+    lengths: list[int] = []
+    hits: list[dict[str, int]] = []
+    stems = _stems
+    for sentence in _SENTENCE.split(_fold(text)):
+        words = [w for w in _WORD.findall(sentence) if w not in STOPWORDS]
+        if not words:
             continue
-        while sentence < n - 1 and m.start() >= starts[sentence]:
-            sentence += 1
-        lengths[sentence] += 1
-        stem = _stem(word)
-        if stem in weights:
-            bag = hits[sentence]
-            bag[stem] = bag.get(stem, 0) + 1
-    filled = [i for i in range(n) if lengths[i]]
-    lengths = [lengths[i] for i in filled]
-    hits = [hits[i] for i in filled]
+        bag: dict[str, int] = {}
+        for word in words:
+            stem = stems.get(word) or _stem(word)
+            if stem in weights:
+                bag[stem] = bag.get(stem, 0) + 1
+        lengths.append(len(words))
+        hits.append(bag)
     span = max(1, min(span, len(lengths)))
     best = 0.0
     for j in range(len(lengths) - span + 1):
+        window = hits[j : j + span]
+        if not any(window):
+            continue
         counts: dict[str, int] = {}
-        for bag in hits[j : j + span]:
+        for bag in window:
             for t, c in bag.items():
                 counts[t] = counts.get(t, 0) + c
-        if not counts:
-            continue
         norm = K1 * (1 - B + B * sum(lengths[j : j + span]) / avg_length)
         score = sum(weights[t] * c * (K1 + 1) / (c + norm) for t, c in counts.items())
         best = max(best, score)
@@ -258,8 +274,10 @@ def build_index(
     texts: Iterable[str],
     episodes: Iterable[str] | None = None,
     when: Iterable[float] | None = None,
+    info: Mapping[str, tuple[str, str, float]] | None = None,
 ) -> KeywordIndex:
-    """An index over chunks given in episode/ordinal order (one episode each when not given)."""
+    """An index over chunks given in episode/ordinal order (one episode each when not given);
+    ``info`` maps an episode id to its (title, kind, salience)."""
     import bm25s
 
     ids = np.fromiter(chunk_ids, dtype=np.int64)
@@ -269,21 +287,26 @@ def build_index(
     codes: dict[str, int] = {}
     episode = np.array([codes.setdefault(e, len(codes)) for e in episode_keys], dtype=np.int32)
     times = np.fromiter(when, dtype=np.float64) if when is not None else np.zeros(n)
+    details = [(info or {}).get(e, ("", "", 0.5)) for e in codes]
+    catalogue = {
+        "episode_ids": list(codes),
+        "titles": [d[0] for d in details],
+        "kinds": [d[1] for d in details],
+        "salience": np.array([d[2] for d in details], dtype=np.float64),
+    }
     corpus = [tokenize(t) for t in text_list]
     signature = (n, int(ids.max()) if n else 0)
     sentence_count = sum(max(1, len(sentences(t))) for t in text_list)
     tokens_total = sum(len(c) for c in corpus)
     per_sentence = tokens_total / sentence_count if sentence_count else 0.0
     passage_length = per_sentence * PASSAGE_SENTENCES
-    if not any(corpus):
-        return KeywordIndex(
-            ids, episode, times, None, np.zeros(0, np.float32), passage_length, signature
-        )
-    retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
-    retriever.index(corpus, show_progress=False)
-    return KeywordIndex(
-        ids, episode, times, retriever, _idf(retriever, n), passage_length, signature
-    )
+    retriever = None
+    idf = np.zeros(0, np.float32)
+    if any(corpus):
+        retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
+        retriever.index(corpus, show_progress=False)
+        idf = _idf(retriever, n)
+    return KeywordIndex(ids, episode, times, retriever, idf, passage_length, signature, **catalogue)
 
 
 def _idf(retriever: Any, n: int) -> np.ndarray:
@@ -323,6 +346,9 @@ def _save(index: KeywordIndex, folder: Path) -> None:
     np.save(tmp / "idf.npy", index.idf)
     if index.retriever is not None:
         index.retriever.save(str(tmp), show_progress=False)
+    np.save(tmp / "salience.npy", index.salience)
+    episodes = {"ids": index.episode_ids, "titles": index.titles, "kinds": index.kinds}
+    (tmp / "episodes.json").write_text(json.dumps(episodes), encoding="utf-8")
     meta = {
         "format": FORMAT,
         "count": index.signature[0],
@@ -344,6 +370,7 @@ def _load(folder: Path) -> KeywordIndex | None:
             import bm25s
 
             retriever = bm25s.BM25.load(str(folder), show_progress=False)
+        episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
         return KeywordIndex(
             np.load(folder / "chunk_ids.npy"),
             np.load(folder / "episode.npy"),
@@ -352,6 +379,10 @@ def _load(folder: Path) -> KeywordIndex | None:
             np.load(folder / "idf.npy"),
             float(meta["passage_length"]),
             (int(meta["count"]), int(meta["max_id"])),
+            episode_ids=list(episodes["ids"]),
+            titles=list(episodes["titles"]),
+            kinds=list(episodes["kinds"]),
+            salience=np.load(folder / "salience.npy"),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -361,8 +392,8 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     """Build the index from every chunk and persist it (best effort on a read-only home)."""
     with _build_lock:
         rows = memory.db.fetchall(
-            "SELECT c.id, c.text, c.episode_id::VARCHAR, epoch(e.occurred_at)"
-            " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+            "SELECT c.id, c.text, c.episode_id::VARCHAR, epoch(e.occurred_at), e.title, e.kind,"
+            " e.salience FROM chunks c JOIN episodes e ON e.id = c.episode_id"
             " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
         )
         index = build_index(
@@ -370,6 +401,7 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
             (r[1] for r in rows),
             (r[2] for r in rows),
             (float(r[3]) for r in rows),
+            {r[2]: (r[4], r[5], float(r[6])) for r in rows},
         )
         if not memory.db.read_only:
             try:

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 CHANNEL_DEPTH = 50  # hits asked of each channel (at least; more when k is large)
 WINDOW_ALL = 60  # a window holding this many chunks or fewer: all of them are candidates
 NEIGHBOURS_OF = 10  # the neighbours of each channel's first hits join the candidates
-PASSAGES = 40  # candidates (best BM25 first) whose best passage is scored
+PASSAGES = 30  # candidates (best BM25 first) whose best passage is scored
 
 # How the keyword channel's weight is shared between its three views of the text.
 KEYWORD_PARTS = {"keyword": 0.3, "passage": 0.55, "episode": 0.15}
@@ -208,7 +208,7 @@ def gather(
     if cand_rows.size == 0:
         return None, window
     ids = [int(i) for i in index.chunk_ids[cand_rows]]
-    meta, cosines = _fetch(memory, ids, prepared.vector)
+    meta, cosines = _fetch(memory, index, cand_rows, prepared.vector)
     keep = [i for i, cid in enumerate(ids) if cid in meta]
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
 
@@ -259,23 +259,33 @@ def _id_list(ids: Sequence[int]) -> str:
 
 
 def _fetch(
-    memory: Memory, ids: Sequence[int], vector: np.ndarray | None
+    memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: np.ndarray | None
 ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
-    """The candidates' rows, and their exact cosine to the query, in one query.
-
-    Embeddings stay in the database: reading 384 floats per candidate costs more than letting
-    DuckDB compute the cosine next to them.
-    """
-    cosine = "array_cosine_similarity(c.embedding, ?::FLOAT[384])" if vector is not None else "NULL"
+    """The candidates' text and exact cosine to the query in one query (episode details come
+    from the index's catalogue). Embeddings stay in the database: reading 384 floats per
+    candidate costs more than letting DuckDB compute the cosine next to them."""
+    ids = [int(i) for i in index.chunk_ids[rows]]
+    cosine = "array_cosine_similarity(embedding, ?::FLOAT[384])" if vector is not None else "NULL"
     params = [vector_literal(vector)] if vector is not None else None
-    rows = memory.db.fetchall(
-        "SELECT c.id, c.episode_id::VARCHAR, c.ordinal, c.text, e.title, e.kind, e.occurred_at,"
-        f" e.salience, {cosine} FROM chunks c JOIN episodes e ON e.id = c.episode_id"
-        f" WHERE c.id IN ({_id_list(ids)})",
-        params,
+    found = memory.db.fetchall(
+        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})", params
     )
-    meta = {int(r[0]): (r[1], int(r[2]), r[3], r[4], r[5], r[6], float(r[7])) for r in rows}
-    cosines = {int(r[0]): float(r[8] or 0.0) for r in rows} if vector is not None else None
+    texts = {int(r[0]): (int(r[1]), r[2], r[3]) for r in found}
+    meta: dict[int, tuple[Any, ...]] = {}
+    for cid, row in zip(ids, rows, strict=True):
+        if cid in texts:
+            episode_id, title, kind, salience = index.episode_of(int(row))
+            ordinal, text, _cos = texts[cid]
+            meta[cid] = (
+                episode_id,
+                ordinal,
+                text,
+                title,
+                kind,
+                index.occurred_at(int(row)),
+                salience,
+            )
+    cosines = {cid: float(t[2] or 0.0) for cid, t in texts.items()} if vector is not None else None
     return meta, cosines
 
 

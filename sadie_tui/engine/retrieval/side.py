@@ -50,15 +50,26 @@ def _content_words(text: str) -> list[str]:
     return list(dict.fromkeys(words))[:12]
 
 
-def _score_sql(column: str, vector: np.ndarray | None, text: str) -> tuple[str, list[Any]]:
+class _Params:
+    """Numbered parameters, so the query vector is bound (and parsed) once for both parts."""
+
+    def __init__(self) -> None:
+        self.values: list[Any] = []
+
+    def add(self, value: Any) -> str:
+        self.values.append(value)
+        return f"${len(self.values)}"
+
+
+def _score_sql(column: str, vector_ref: str | None, text: str, params: _Params) -> str:
     """Cosine to the query vector; without one, the share of the query's words in ``column``."""
-    if vector is not None:
-        return "1 - array_cosine_distance(embedding, ?::FLOAT[384])", [vector_literal(vector)]
+    if vector_ref is not None:
+        return f"1 - array_cosine_distance(embedding, {vector_ref}::FLOAT[384])"
     words = _content_words(text)
     if not words:
-        return "0.0", []
-    parts = " + ".join(f"(lower({column}) LIKE ?)::INT" for _ in words)
-    return f"({parts}) / {float(len(words))}", [f"%{w}%" for w in words]
+        return "0.0"
+    parts = " + ".join(f"(lower({column}) LIKE {params.add(f'%{w}%')})::INT" for w in words)
+    return f"({parts}) / {float(len(words))}"
 
 
 def search_side(
@@ -73,49 +84,46 @@ def search_side(
     Observations inside the query's time window come first; outside ones fill in when the
     window holds too few (a record from another week is still a record).
     """
+    if not (persona.beliefs or persona.observations):
+        return (), ()
+    params = _Params()
+    vector_ref = params.add(vector_literal(vector)) if vector is not None else None
+    with_vector = vector is not None
     parts: list[str] = []
-    params: list[Any] = []
     if persona.beliefs:
-        score, p = _score_sql("statement", vector, text)
+        score = _score_sql("statement", vector_ref, text, params)
         statuses = "('active', 'contested')" if persona.contested else "('active')"
         parts.append(
             f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
             f" {score} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses}"
-            f"{' AND embedding IS NOT NULL' if vector is not None else ''}"
+            f"{' AND embedding IS NOT NULL' if with_vector else ''}"
             f" ORDER BY s DESC, id LIMIT {SIDE_LIMIT})"
         )
-        params += p
     if persona.observations:
-        score, p = _score_sql("text", vector, text)
-        inside, bounds = "0", []
+        score = _score_sql("text", vector_ref, text, params)
+        inside = "0"
         if window is not None:
             conds = []
             if window.start is not None:
-                conds.append("observed_at >= ?")
-                bounds.append(window.start)
+                conds.append(f"observed_at >= {params.add(window.start)}")
             if window.end is not None:
-                conds.append("observed_at < ?")
-                bounds.append(window.end)
+                conds.append(f"observed_at < {params.add(window.end)}")
             inside = f"({' AND '.join(conds)})::INT"
         parts.append(
             f"(SELECT 'o', id::VARCHAR, text, source, NULL::DOUBLE, observed_at,"
             f" ({score}) * {float(persona.observation_weight)} AS s, {inside} AS inside"
-            f" FROM observations"
-            f"{' WHERE embedding IS NOT NULL' if vector is not None else ''}"
+            f" FROM observations{' WHERE embedding IS NOT NULL' if with_vector else ''}"
             f" ORDER BY inside DESC, s DESC, id LIMIT {SIDE_LIMIT})"
         )
-        params += p + bounds
-    if not parts:
-        return (), ()
-    rows = memory.db.fetchall(" UNION ALL ".join(parts), params or None)
+    rows = memory.db.fetchall(" UNION ALL ".join(parts), params.values or None)
     beliefs: list[BeliefHit] = []
     observations: list[ObservationHit] = []
-    for kind, rid, text, other, confidence, when, s, _inside in rows:
+    for kind, rid, body, other, confidence, when, s, _inside in rows:
         if s is None or float(s) < SIDE_FLOOR:
             continue
         if kind == "b":
-            beliefs.append(BeliefHit(rid, text, other, float(confidence), round(float(s), 6)))
+            beliefs.append(BeliefHit(rid, body, other, float(confidence), round(float(s), 6)))
         else:
-            observations.append(ObservationHit(rid, other, when, text, round(float(s), 6)))
+            observations.append(ObservationHit(rid, other, when, body, round(float(s), 6)))
     beliefs.sort(key=lambda b: (-b.score, b.id))
     return tuple(beliefs), tuple(observations)

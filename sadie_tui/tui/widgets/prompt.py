@@ -62,9 +62,11 @@ class PromptInput(TextArea):
         return keys
 
     async def _on_key(self, event: events.Key) -> None:
+        # Textual calls ``_on_key`` of every class in the MRO unless the default is
+        # prevented: for our keys, skip TextArea's newline and let the key bubble on to
+        # the app, which runs this widget's binding for it.
         if event.key in self._own_keys():
-            return  # bubbles on to the app, which runs this widget's binding for it
-        await super()._on_key(event)
+            event.prevent_default()
 
     def action_submit(self) -> None:
         text = self.text

@@ -7,6 +7,7 @@ Markdown source), never parsed as Rich/Textual markup.
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -20,8 +21,11 @@ from textual.widgets import Static
 from ..registers import colour, glyph
 
 if TYPE_CHECKING:
+    from textual.timer import Timer
     from textual.widgets import Markdown
     from textual.widgets.markdown import MarkdownStream
+
+FLUSH_SECONDS = 1 / 30  # the most often a streaming reply re-renders
 
 STATUS_NOTES = {
     "interrupted": "■ stopped — what you see is what was kept",
@@ -129,6 +133,9 @@ class AssistantMessage(MessageView):
         self.message_id: str | None = None
         self.sources = 0
         self._stream: MarkdownStream | None = None
+        self._unsent: list[str] = []
+        self._last_flush = 0.0
+        self._flush_timer: Timer | None = None
         self._placeholder = "reading your notes…" if live else ""
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -186,6 +193,9 @@ class AssistantMessage(MessageView):
         self.set_placeholder(f"thinking… {elapsed:.0f}s")
 
     async def write(self, fragment: str) -> None:
+        """Add a piece of the reply. The first shows at once; later ones reach the Markdown
+        at most ``FLUSH_SECONDS`` apart, so a fast model costs a few appends, not thousands
+        (each append re-lays out the growing last block)."""
         if not fragment:
             return
         if self._stream is None:
@@ -193,9 +203,24 @@ class AssistantMessage(MessageView):
             markdown = self.markdown
             self._stream = markdown.get_stream(markdown)
         self._text += fragment
-        await self._stream.write(fragment)
+        self._unsent.append(fragment)
+        if time.monotonic() - self._last_flush >= FLUSH_SECONDS:
+            await self._flush()
+        elif self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush)
+
+    async def _flush(self) -> None:
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
+        if self._unsent and self._stream is not None:
+            text = "".join(self._unsent)
+            self._unsent.clear()
+            self._last_flush = time.monotonic()
+            await self._stream.write(text)
 
     async def _stop(self) -> None:
+        await self._flush()
         if self._stream is not None:
             stream, self._stream = self._stream, None
             await stream.stop()
