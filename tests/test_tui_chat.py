@@ -347,6 +347,10 @@ async def test_markup_in_notes_replies_and_messages_is_shown_as_text(ctx, ollama
         await pilot.click(".-quoted", offset=(25, 0))
         await pilot.pause()
         assert app.is_running
+        # Notifications (errors, paths, model names) are plain text too.
+        app.screen.notify(evil)
+        await pilot.pause()
+        assert app._notifications and not any(n.markup for n in app._notifications)
 
 
 async def test_a_message_sent_before_the_memory_opens_waits_for_it(ctx) -> None:

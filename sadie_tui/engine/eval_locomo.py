@@ -229,9 +229,6 @@ def question_metrics(
     return out
 
 
-Ranker = Callable[[str], Mapping[str, Sequence[int]]]
-
-
 # --------------------------------------------------------------------------- running
 
 

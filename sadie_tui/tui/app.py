@@ -8,6 +8,7 @@ ready the status line says so, and a message sent meanwhile waits for the memory
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -15,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
@@ -112,6 +114,18 @@ class SadieApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self.set_keymap(self.keymap)
         self._too_small: TooSmallScreen | None = None
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = False,
+    ) -> None:
+        """Notifications carry file paths, model names and note text: never markup."""
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
 
     # -- themes -------------------------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:
@@ -251,7 +265,9 @@ class SadieApp(App[None]):
             status.memory_state = "ready"
         assert self.memory is not None
         if self.warm_embedder:
-            self._warm_embedder()
+            # A daemon thread, not a thread worker: those are joined at exit, and quitting
+            # must not wait ~5 s for torch to finish importing.
+            threading.Thread(target=self._warm_embedder, name="sadie-warm", daemon=True).start()
         elif self.memory.embedder.loaded:
             self.post_message(EmbedderReady())
         self._check_model()
@@ -264,7 +280,6 @@ class SadieApp(App[None]):
         # One clear line on the terminal after the app closes (run.py prints it), no traceback.
         self.exit(return_code=int(getattr(error, "exit_code", 1)))
 
-    @work(thread=True, exclusive=True, group="embedder", exit_on_error=False)
     def _warm_embedder(self) -> None:
         from ..engine.errors import SadieError
 

@@ -17,7 +17,6 @@ answers the question is not drowned by its other fifteen.
 from __future__ import annotations
 
 import json
-import math
 import re
 import shutil
 import threading
@@ -314,10 +313,6 @@ def _idf(retriever: Any, n: int) -> np.ndarray:
     indptr = np.asarray(retriever.scores["indptr"])
     df = np.diff(indptr).astype(np.float64)
     return np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
-
-
-def bm25_idf(n: int, df: int) -> float:
-    return math.log(1 + (n - df + 0.5) / (df + 0.5))
 
 
 # --------------------------------------------------------------------------- persistence

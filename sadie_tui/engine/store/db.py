@@ -98,6 +98,8 @@ class Database:
             con.execute(f"LOAD '{vss_extension_path()}'")
             con.execute("SET hnsw_enable_experimental_persistence = true")
             con.execute(f"SET hnsw_ef_search = {EF_SEARCH}")
+            # DuckDB draws progress bars on stdout for long statements; never in sadie.
+            con.execute("SET enable_progress_bar = false")
         except duckdb.Error as exc:
             con.close()
             raise StorageError(f"cannot load the vss extension: {exc}") from exc

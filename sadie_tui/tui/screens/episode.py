@@ -102,7 +102,7 @@ class EpisodeScreen(ModalScreen[None]):
             await scroller.mount(Static(Text("This episode is no longer in the memory.")))
             return
         title, date, kind, body = episode
-        self.query_one("#episode-box").border_title = f"{kind}"
+        self.query_one("#episode-box").border_title = Text(kind)  # from a note: text
         pattern = quote_pattern(self.citation.quote)
         paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()] or [body]
         target: Static | None = None

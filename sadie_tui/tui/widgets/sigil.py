@@ -44,7 +44,7 @@ class EmotionSigil(Widget):
         self.tooltip = "sadie's register appears here after a reply (F1 explains them)"
 
     def watch_emotion(self, old: str, new: str) -> None:
-        self.tooltip = meaning(new)
+        self.tooltip = Text(meaning(new))
         if new and new != old:
             self.styles.opacity = 0.2
             self.styles.animate("opacity", 1.0, duration=TRANSITION_SECONDS)
