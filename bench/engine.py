@@ -133,14 +133,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=int, default=30)
     parser.add_argument("--turns", type=int, default=40)
+    parser.add_argument("--home", type=Path, help="an existing memory to use (it is written to)")
     args = parser.parse_args(argv)
-    home = build_home(args.scale)
+    home = args.home or build_home(args.scale)
     with Memory.open(home) as memory:
         chunks = memory.db.fetchone("SELECT count(*) FROM chunks")[0]
     latencies = bench_turns(home, args.turns)
     mbps = bench_filter()
     p50, p95 = statistics.median(latencies), percentile(latencies, 0.95)
-    print(f"memory: {chunks} chunks (demo ×{args.scale})")
+    print(f"memory: {chunks} chunks ({args.home or f'demo ×{args.scale}'})")
     print(
         f"message → request at the server: p50 {p50:.1f} ms, p95 {p95:.1f} ms "
         f"over {len(latencies)} turns (goal p50 ≤ 80 ms) {'OK' if p50 <= 80 else 'MISSED'}"

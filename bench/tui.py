@@ -80,7 +80,10 @@ class Pane:
     def close(self) -> None:
         self.keys("C-q")
         time.sleep(0.3)
+        socket = self.tmux("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
         self.tmux("kill-server", check=False)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # tmux leaves it behind after kill-server
         time.sleep(0.2)
 
 

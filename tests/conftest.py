@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.register_assert_rewrite("tests.support.tui")
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")

@@ -87,7 +87,10 @@ class Tmux:
         )
 
     def kill(self) -> None:
+        socket = self.run("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
         self.run("kill-server", check=False)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # tmux leaves it behind after kill-server
 
 
 def _quote(text: str) -> str:

@@ -205,7 +205,11 @@ class Companion:
         previous = next((c for r, c in reversed(history) if r == "user"), None)
 
         reasoner, notice = await self._pick_reasoner()
-        emotion = self._emotions.choose(message, allow_load=self.wait_for_embedder).value
+        # The classifier may run the embedding model: keep it off the event loop.
+        choice = await asyncio.to_thread(
+            self._emotions.choose, message, allow_load=self.wait_for_embedder
+        )
+        emotion = choice.value
         user_id = await asyncio.to_thread(
             conv.add_message, db, cid, "user", message, "complete", emotion=emotion
         )

@@ -196,6 +196,9 @@ class ChatScreen(Screen[None]):
     async def _render_event(
         self, event: Any, reply: AssistantMessage, pending: list[ChipItem]
     ) -> None:
+        if type(event) is Token:  # the hot path: thousands a reply
+            await reply.write(event.value)
+            return
         status = self.query_one(StatusLine)
         match event:
             case Meta():
