@@ -25,7 +25,7 @@ from .reasoners.offline import OfflineReasoner
 from .retrieval import retrieve
 from .retrieval.timewords import parse_time_window, strip_time_words
 from .stream_filter import StreamFilter
-from .telemetry import mark_cited, record_turn
+from .telemetry import record_turn
 
 if TYPE_CHECKING:
     from .companion import Companion
@@ -173,7 +173,7 @@ async def run_ask(
             extra.append(counter)
         stage("counter", t0, "found" if counter else "none")
 
-    from .companion import excerpts_of
+    from .companion import citation_views, excerpts_of
 
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
@@ -233,15 +233,7 @@ async def run_ask(
     report = grounding_report(policed)
     grounded = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
     abstained = not result.chunks or not grounded
-    titles = {
-        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
-    }
-    citations = [
-        CitationView(
-            c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
-        )
-        for c in policed.citations
-    ]
+    citations = list(citation_views(policed, result))
     if abstained:
         answer = ABSTAIN
         citations = []
@@ -327,9 +319,10 @@ def _telemetry(
     result: Any,
     citations: list[CitationView],
 ) -> None:
-    db = companion.memory.db
-    turn = record_turn(
-        db,
+    from .companion import cited_chunk_ids
+
+    record_turn(
+        companion.memory.db,
         kind="ask",
         query=question,
         model=model,
@@ -339,6 +332,5 @@ def _telemetry(
         abstained=abstained,
         latency_ms=latency,
         chunks=result.chunks,
+        cited_chunk_ids=cited_chunk_ids(result, citations),
     )
-    cited = {c.episode_id.lower() for c in citations}
-    mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])

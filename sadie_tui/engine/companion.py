@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,7 +39,7 @@ from .reasoners.offline import OfflineReasoner
 from .reasoners.ollama import OllamaReasoner, probe
 from .retrieval import RetrievalResult, retrieve
 from .stream_filter import StreamFilter
-from .telemetry import mark_cited, record_turn
+from .telemetry import record_turn
 from .titles import make_title
 
 if TYPE_CHECKING:
@@ -157,20 +157,6 @@ class Companion:
                 )
             items.append(Attached(chip.kind, content.title, content.text, excerpt))
         return items
-
-    def _titles(
-        self, result: RetrievalResult, attached: list[Attached]
-    ) -> dict[str, tuple[str, str]]:
-        titles = {
-            c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d"))
-            for c in result.chunks
-        }
-        for item in attached:
-            if item.excerpt is not None:
-                titles.setdefault(
-                    item.excerpt.episode_id.lower(), (item.excerpt.title, item.excerpt.date)
-                )
-        return titles
 
     async def ask(self, question: str, *, persona: str | None = None) -> Any:
         from .ask import run_ask
@@ -311,17 +297,7 @@ class Companion:
             gen_seconds = max(1e-6, time.perf_counter() - gen_started)
 
             policed = police(filt.tail, briefing.shown)
-            titles = self._titles(result, attached)
-            views = tuple(
-                CitationView(
-                    c.episode_id,
-                    c.quote,
-                    c.support,
-                    c.claimed,
-                    *titles.get(c.episode_id.lower(), ("", "")),
-                )
-                for c in policed.citations
-            )
+            views = citation_views(policed, result, attached)
             yield CitationsEvent(views)
 
             final_text = shown_text
@@ -453,23 +429,46 @@ class Companion:
                 " VALUES (uuid(), ?, ?, ?, ?, ?)",
                 [cid, reply_id, hit.policy, hit.action, hit.match[:500]],
             )
-        grounding = grounding_score(policed)
-        turn = record_turn(
+        record_turn(
             db,
             kind="chat",
             query=message,
             model=reasoner.model,
             persona=persona.name,
             prompt_version=briefing.version,
-            grounding=grounding,
+            grounding=grounding_score(policed),
             abstained=False,
             latency_ms=latency,
             conversation_id=cid,
             message_id=reply_id,
             chunks=result.chunks,
+            cited_chunk_ids=cited_chunk_ids(result, views),
         )
-        cited = {v.episode_id.lower() for v in views}
-        mark_cited(db, turn, [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited])
+
+
+def citation_views(
+    policed: Any, result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> tuple[CitationView, ...]:
+    """The validated citations with the title and date of the episode each one names."""
+    titles = {
+        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
+    }
+    for item in attached:
+        if item.excerpt is not None:
+            key = item.excerpt.episode_id.lower()
+            titles.setdefault(key, (item.excerpt.title, item.excerpt.date))
+    return tuple(
+        CitationView(
+            c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
+        )
+        for c in policed.citations
+    )
+
+
+def cited_chunk_ids(result: RetrievalResult, views: Sequence[CitationView]) -> list[int]:
+    """Retrieved chunks whose episode a surviving citation names (telemetry's ``cited``)."""
+    cited = {v.episode_id.lower() for v in views}
+    return [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited]
 
 
 def grounding_score(policed: Any) -> float:
