@@ -65,7 +65,9 @@ def _arrow_vectors(vectors: np.ndarray):  # type: ignore[no-untyped-def]
 
 
 def _known_entities(db: Database) -> dict[str, tuple[str, str]]:
-    known = {key: (name, kind) for key, name, kind in db.fetchall("SELECT key, name, kind FROM entities")}
+    known = {
+        key: (name, kind) for key, name, kind in db.fetchall("SELECT key, name, kind FROM entities")
+    }
     for title, kind in db.fetchall("SELECT title, kind FROM wiki_entries"):
         from .entities import KINDS, entity_key
 
@@ -185,9 +187,7 @@ def _store_episodes(
         first = int(db.con.execute("SELECT nextval('chunk_ids')").fetchone()[0])  # type: ignore[index]
         chunk_ids = list(range(first, first + len(pieces)))
         # Reserve the whole id range so later nextval() calls cannot collide.
-        db.con.execute(
-            "SELECT max(nextval('chunk_ids')) FROM range(?)", [max(0, len(pieces) - 1)]
-        )
+        db.con.execute("SELECT max(nextval('chunk_ids')) FROM range(?)", [max(0, len(pieces) - 1)])
         chunk_table = pa.table(
             {
                 "id": pa.array(chunk_ids, pa.int64()),
@@ -228,16 +228,16 @@ def _store_entities(
         for key, count in found.items():
             if key not in ids:
                 ids[key] = next_id
-                new_rows.append((next_id, entity_index.names.get(key, key), key, entity_index.kind_of(key)))
+                new_rows.append(
+                    (next_id, entity_index.names.get(key, key), key, entity_index.kind_of(key))
+                )
                 next_id += 1
             m_entity.append(ids[key])
             m_chunk.append(chunk_id)
             m_episode.append(piece[0])
             m_count.append(count)
     if new_rows:
-        db.con.executemany("INSERT INTO entities VALUES (?, ?, ?, ?)", new_rows) if len(
-            new_rows
-        ) < 20 else _insert_arrow(
+        _insert_arrow(
             db,
             "entities",
             pa.table(
@@ -286,7 +286,9 @@ def rebuild_edges(db: Database) -> None:
     )
 
 
-def _store_derived(db: Database, derived: list[Derived], embedder: Embedder, report: IngestReport) -> None:
+def _store_derived(
+    db: Database, derived: list[Derived], embedder: Embedder, report: IngestReport
+) -> None:
     if not derived:
         return
     import uuid
@@ -328,15 +330,28 @@ def _store_derived(db: Database, derived: list[Derived], embedder: Embedder, rep
                         f = item.fields
                         db.execute(
                             "INSERT INTO beliefs VALUES (?, ?, ?, ?, ?::UUID[], ?, ?::FLOAT[384])",
-                            [rid, f["statement"], f["status"], f["confidence"], f["evidence"],
-                             item.source_key, vector_literal(vec)],
+                            [
+                                rid,
+                                f["statement"],
+                                f["status"],
+                                f["confidence"],
+                                f["evidence"],
+                                item.source_key,
+                                vector_literal(vec),
+                            ],
                         )
                     else:
                         f = item.fields
                         db.execute(
                             "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?::FLOAT[384])",
-                            [rid, f["source"], f["observed_at"], f["text"], item.source_key,
-                             vector_literal(vec)],
+                            [
+                                rid,
+                                f["source"],
+                                f["observed_at"],
+                                f["text"],
+                                item.source_key,
+                                vector_literal(vec),
+                            ],
                         )
                     report.derived[table] += 1
             continue
@@ -366,7 +381,9 @@ def _store_derived(db: Database, derived: list[Derived], embedder: Embedder, rep
 
 def _row_text(table: str) -> str:
     if table == "beliefs":
-        return "statement || '|' || status || '|' || confidence::VARCHAR || '|' || evidence::VARCHAR"
+        return (
+            "statement || '|' || status || '|' || confidence::VARCHAR || '|' || evidence::VARCHAR"
+        )
     return "source || '|' || strftime(observed_at, '%Y-%m-%dT%H:%M:%S') || '|' || text"
 
 
