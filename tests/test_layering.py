@@ -83,13 +83,6 @@ def test_no_engine_module_imports_textual() -> None:
     assert result["bad"] == []
 
 
-def _importable(module: str) -> bool:
-    done = subprocess.run(
-        [sys.executable, "-c", f"import {module}"], capture_output=True, cwd=ROOT, timeout=60
-    )
-    return done.returncode == 0
-
-
 def test_the_cli_does_not_import_the_tui() -> None:
     loaded = _loaded_after(["sadie_tui.cli"], ["textual", "sadie_tui.tui", "torch"])
     assert loaded == {}
