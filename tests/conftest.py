@@ -99,3 +99,22 @@ def built_home(tmp_path_factory: pytest.TempPathFactory, notes_dir: Path, embedd
 def memory_home(built_home: Path, tmp_home: Path) -> Path:
     shutil.copytree(built_home, tmp_home)
     return tmp_home
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch, tmp_home: Path):
+    """The project's Ollama-protocol server, with OLLAMA_HOST pointing at it."""
+    from tests.support.ollama_server import FakeOllama
+
+    with FakeOllama() as srv:
+        monkeypatch.setenv("OLLAMA_HOST", srv.url)
+        yield srv
+
+
+@pytest.fixture
+def memory(memory_home: Path, embedder):
+    """The small ingested memory, opened on a private copy of its home."""
+    from sadie_tui.engine.memory import Memory
+
+    with Memory.open(memory_home, embedder=embedder) as mem:
+        yield mem

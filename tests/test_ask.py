@@ -8,26 +8,11 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from sadie_tui.config import load_settings
 from sadie_tui.engine.ask import reframe, split_opinion
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.memory import Memory
-from tests.support.ollama_server import FakeOllama, Reply, split_pieces
-
-
-@pytest.fixture
-def server(monkeypatch, tmp_home):
-    with FakeOllama() as srv:
-        monkeypatch.setenv("OLLAMA_HOST", srv.url)
-        yield srv
-
-
-@pytest.fixture
-def memory(memory_home, embedder):
-    with Memory.open(memory_home, embedder=embedder) as mem:
-        yield mem
+from tests.support.ollama_server import Reply, split_pieces
 
 
 def ask(memory, question, persona=None):

@@ -25,20 +25,7 @@ from sadie_tui.engine.events import (
     Token,
 )
 from sadie_tui.engine.memory import Memory
-from tests.support.ollama_server import FakeOllama, Reply, split_pieces
-
-
-@pytest.fixture
-def server(monkeypatch, tmp_home):
-    with FakeOllama() as srv:
-        monkeypatch.setenv("OLLAMA_HOST", srv.url)
-        yield srv
-
-
-@pytest.fixture
-def memory(memory_home, embedder):
-    with Memory.open(memory_home, embedder=embedder) as mem:
-        yield mem
+from tests.support.ollama_server import Reply, split_pieces
 
 
 def companion(memory, **env) -> Companion:
