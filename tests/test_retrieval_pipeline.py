@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +17,7 @@ from sadie_tui import cli
 from sadie_tui.commands import output
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
-from sadie_tui.engine.retrieval import graph, keyword, retrieve
+from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
 from sadie_tui.engine.retrieval.followup import is_follow_up, shifted_window
 from sadie_tui.engine.retrieval.timewords import parse_time_window
 from sadie_tui.engine.retrieval.vector import exact_search, vector_search, vector_sql
@@ -159,6 +159,17 @@ def test_time_window_narrows_and_falls_back(memory: Memory) -> None:
     # July holds nothing: the window is dropped rather than returning nothing.
     july = retrieve(memory, "the marathon in July", analyst, now=NOW)
     assert july.window is None and july.chunks[0].title == "Race day"
+
+
+def test_a_window_reaches_the_notes_written_days_after_it(memory: Memory) -> None:
+    analyst = get_persona("analyst")
+    # Race day was written on 11 October: the day before is still written about then...
+    before = retrieve(memory, "what did I do on October 10?", analyst, now=NOW)
+    assert before.window is not None and before.window.end == datetime(2026, 10, 11)
+    assert before.chunks[0].title == "Race day"
+    # ...but not four days before, beyond ``RECORDED_WITHIN``: that window holds nothing.
+    assert pipeline.RECORDED_WITHIN == timedelta(days=3)
+    assert retrieve(memory, "what did I do on October 7?", analyst, now=NOW).window is None
 
 
 def test_follow_up_rule() -> None:

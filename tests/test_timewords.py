@@ -110,6 +110,29 @@ MONDAY_CASES = [
     ("after last week", at(2026, 11, 30), None, "after last week"),
     ("before March", None, at(2026, 3, 1), "before March"),
     ("until yesterday", None, at(2026, 11, 30), "until yesterday"),
+    ("how many, as of September 2025?", None, at(2025, 10, 1), "as of September 2025"),
+    ("by June", None, at(2026, 7, 1), "by June"),
+    # ranges
+    (
+        "between March 3 and March 10",
+        at(2026, 3, 3),
+        at(2026, 3, 11),
+        "between March 3 and March 10",
+    ),
+    ("from may to june", at(2026, 5, 1), at(2026, 7, 1), "from may to june"),
+    ("from 2020 through 2022", at(2020, 1, 1), at(2023, 1, 1), "from 2020 through 2022"),
+    ("between Dec 20 and Jan 5", at(2025, 12, 20), at(2026, 1, 6), "between Dec 20 and Jan 5"),
+    # a unit next to a date
+    ("the week before March 14", at(2026, 3, 7), at(2026, 3, 14), "the week before March 14"),
+    ("the day after March 14", at(2026, 3, 15), at(2026, 3, 16), "the day after March 14"),
+    ("the month after June 2025", at(2025, 7, 1), at(2025, 8, 1), "the month after June 2025"),
+    (
+        "her pups over the weekend before 4th October, 2025?",
+        at(2025, 9, 27),
+        at(2025, 9, 29),
+        "over the weekend before 4th October, 2025",
+    ),
+    ("the weekend after March 14", at(2026, 3, 21), at(2026, 3, 23), "the weekend after March 14"),
     # weekdays
     ("last Tuesday", at(2026, 11, 24), at(2026, 11, 25), "last Tuesday"),
     ("on Friday", at(2026, 11, 27), at(2026, 11, 28), "on Friday"),
@@ -206,6 +229,8 @@ def test_time_of_day_is_ignored():
         "I ate 3 may flowers",
         "what about the week before?",
         "the month before",
+        "between us and them",
+        "from the start",
         "on the 2nd time I tried",
         "I read 2025 pages",
         "room 12 days",

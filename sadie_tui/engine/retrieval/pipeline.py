@@ -14,7 +14,8 @@
    weights (``KEYWORD_PARTS`` shares the keyword weight among its three views). The
    per-channel scores in the result stay the channel's own: ``None`` when that channel did not
    return the chunk.
-4. Rerank (``fusion``): neighbour spread; chunks inside the time window gain
+4. Rerank (``fusion``): neighbour spread; chunks inside the time window (which reaches
+   ``RECORDED_WITHIN`` past its end: a day is often written about afterwards) gain
    ``WINDOW_BOOST`` (0.4, where fused scores run 0–1, so they come first unless clearly less
    relevant); salience and recency (the persona's half-life); then MMR (unless
    the persona turns it off) picks the persona's chunk count. ``rank`` is that selection order.
@@ -53,6 +54,9 @@ CHANNEL_DEPTH = 50  # hits asked of each channel (at least; more when k is large
 WINDOW_ALL = 60  # a window holding this many chunks or fewer: all of them are candidates
 NEIGHBOURS_OF = 10  # the neighbours of each channel's first hits join the candidates
 PASSAGES = 30  # candidates (best BM25 first) whose best passage is scored
+# Notes about a day are often written in the days after it ("last night we…"): a window
+# reaches this far past its end.
+RECORDED_WITHIN = timedelta(days=3)
 
 # How the keyword channel's weight is shared between its three views of the text.
 KEYWORD_PARTS = {"keyword": 0.3, "passage": 0.55, "episode": 0.15}
@@ -143,7 +147,7 @@ def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray |
     if window.start is not None:
         mask &= index.when >= to_seconds(window.start)
     if window.end is not None:
-        mask &= index.when < to_seconds(window.end)
+        mask &= index.when < to_seconds(window.end + RECORDED_WITHIN)
     return mask
 
 

@@ -25,14 +25,20 @@ Forms understood (case-insensitive):
 - ``last Tuesday``, ``on Friday``, ``Friday``: the most recent such day before today;
 - ``this spring``, ``over the summer``, ``last winter`` (meteorological,
   northern hemisphere seasons);
-- ``since X`` / ``after X`` (open end) and ``before X`` / ``until X`` (open
-  start), where X is any of the above or a bare month, year or date.
+- ``since X`` / ``after X`` (open end) and ``before X`` / ``until X`` / ``as of X`` /
+  ``by X`` (open start, ``as of`` and ``by`` counting X itself), where X is any of the
+  above or a bare month, year or date;
+- ``between X and Y``, ``from X to Y`` (``until``, ``till``, ``through``): from the start
+  of X to the end of Y; an X without a year takes Y's when it would otherwise come after Y
+  ("between August 11 and August 15 2023");
+- ``the day/week/weekend/month/year before X`` and ``… after X`` next to such an X
+  ("the weekend before 4 October, 2023").
 
 Month and weekday words are only read as dates with a preposition in front
 ("in", "on", "since", "during", …) or a day/year number after them, so "I may
 have", "we march", "sat down", "the sun" are not dates. Abbreviated weekdays
-("sat", "wed") need "on"/"last". "The week before" is left to follow-up
-handling.
+("sat", "wed") need "on"/"last". "The week before" with no date after it is left to
+follow-up handling.
 
 When several phrases appear, the leftmost wins; among phrases starting at the
 same place, the longest (most specific) wins.
@@ -414,9 +420,48 @@ def _season(m: re.Match[str], today: datetime, anchored: bool) -> _Window:
     return start, end
 
 
-_OPEN_ENDED = re.compile(r"(?<![\w-])(?P<word>since|after|before|until|till)\s+", re.IGNORECASE)
-# "the week before …" is a follow-up ("what about the week before?"), not a bound.
-_UNIT_BEFORE = re.compile(r"(?:day|week|weekend|month|year)s?\s+$", re.IGNORECASE)
+_OPEN_ENDED = re.compile(
+    r"(?<![\w-])(?P<word>since|after|before|until|till|as\s+of|by)\s+", re.IGNORECASE
+)
+# "the week before …": a unit next to an open-ended word; alone it is a follow-up ("what about
+# the week before?"), with a date after it a window of its own.
+_UNIT_BEFORE = re.compile(
+    r"(?:(?:over|during|in|on|for)\s+)?(?:(?:the|a|one)\s+)?(?P<unit>day|week|weekend|month|year)s?\s+$",
+    re.IGNORECASE,
+)
+_RANGE = re.compile(r"(?<![\w-])(?P<word>between|from)\s+", re.IGNORECASE)
+_RANGE_JOIN = {
+    "between": re.compile(r"\s*,?\s+and\s+", re.IGNORECASE),
+    "from": re.compile(r"\s*,?\s+(?:to|until|till|through|thru)\s+|\s*[-–]\s*", re.IGNORECASE),
+}
+
+
+def _unit_next_to(unit: str, way: str, start: datetime, end: datetime) -> _Window:
+    """ "The week before X" (``way`` before: ending where X starts) or after (from X's end)."""
+    if unit == "weekend":
+        if way == "before":
+            saturday = start - timedelta(days=(start.weekday() - 5) % 7 or 7)
+        else:
+            saturday = end + timedelta(days=(5 - end.weekday()) % 7)
+        return saturday, saturday + timedelta(days=2)
+    if way == "before":
+        if unit == "day":
+            return start - timedelta(days=1), start
+        if unit == "week":
+            return start - timedelta(days=7), start
+        return _shift_months(start, -1 if unit == "month" else -12), start
+    if unit == "day":
+        return end, end + timedelta(days=1)
+    if unit == "week":
+        return end, end + timedelta(days=7)
+    return end, _shift_months(end, 1 if unit == "month" else 12)
+
+
+def _same_day_in(day: datetime, year: int) -> datetime | None:
+    try:
+        return day.replace(year=year)
+    except ValueError:  # 29 February
+        return None
 
 
 # --------------------------------------------------------------------------- parsing
@@ -438,13 +483,18 @@ def _candidates(query: str, now: datetime) -> list[tuple[int, int, _Window]]:
             if window is not None:
                 found.append((m.start(), m.end(), window))
     for m in _OPEN_ENDED.finditer(query):
-        if m["word"].lower() == "before" and _UNIT_BEFORE.search(query, 0, m.start()):
-            continue
         inner = _anchored(query, m.end(), today)
         if inner is None:
             continue
         end, (start_at, end_at) = inner
-        word = m["word"].lower()
+        word = " ".join(m["word"].lower().split())
+        unit = _UNIT_BEFORE.search(query, 0, m.start())
+        if word in ("before", "after") and unit is not None:
+            if start_at is None or end_at is None:
+                continue
+            way = _unit_next_to(unit["unit"].lower(), word, start_at, end_at)
+            found.append((unit.start(), end, way))
+            continue
         if word in ("since", "after"):
             window: _Window = (start_at if word == "since" else end_at, None)
             if window[0] is None:
@@ -454,7 +504,32 @@ def _candidates(query: str, now: datetime) -> list[tuple[int, int, _Window]]:
             if window[1] is None:
                 continue
         found.append((m.start(), end, window))
+    for m in _RANGE.finditer(query):
+        found.extend(_range(query, m, today))
     return found
+
+
+def _range(query: str, m: re.Match[str], today: datetime) -> list[tuple[int, int, _Window]]:
+    """ "between X and Y" / "from X to Y" as one window from X's start to Y's end."""
+    first = _anchored(query, m.end(), today)
+    if first is None:
+        return []
+    join = _RANGE_JOIN[m["word"].lower()].match(query, first[0])
+    if join is None:
+        return []
+    second = _anchored(query, join.end(), today)
+    if second is None:
+        return []
+    (start, _), (later, end) = first[1], second[1]
+    if start is None or end is None:
+        return []
+    if later is not None and start > later:
+        # "between August 11 and August 15 2023": the first date takes the second's year.
+        moved = _same_day_in(start, later.year)
+        if moved is None or moved > later:
+            return []
+        start = moved
+    return [(m.start(), second[0], (start, end))]
 
 
 def _anchored(query: str, pos: int, today: datetime) -> tuple[int, _Window] | None:
