@@ -41,6 +41,8 @@ EPOCH = datetime(1970, 1, 1)
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
+# A word (as ``_WORD``: runs of two or more word characters) or a sentence break.
+_WORD_OR_BREAK = re.compile(r"(?u)\w\w+|(?<=[.!?…])\s|\n")
 
 # Function words that carry no topic. Wider than Lucene's 33-word list: pronouns and auxiliaries
 # dominate conversational notes and only add noise to BM25.
@@ -209,20 +211,29 @@ class KeywordIndex:
 def best_passage(
     text: str, weights: Mapping[str, float], avg_length: float, span: int = PASSAGE_SENTENCES
 ) -> float:
-    """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences."""
+    """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences.
+
+    One pass over the text's words and sentence breaks (the breaks ``sentences`` splits at);
+    sentences without a content word do not count."""
     lengths: list[int] = []
     hits: list[dict[str, int]] = []
+    length, bag = 0, {}  # the current sentence's
     stems = _stems
-    for sentence in _SENTENCE.split(_fold(text)):
-        words = [w for w in _WORD.findall(sentence) if w not in STOPWORDS]
-        if not words:
+    for token in _WORD_OR_BREAK.findall(_fold(text)):
+        if token.isspace():
+            if length:
+                lengths.append(length)
+                hits.append(bag)
+                length, bag = 0, {}
             continue
-        bag: dict[str, int] = {}
-        for word in words:
-            stem = stems.get(word) or _stem(word)
-            if stem in weights:
-                bag[stem] = bag.get(stem, 0) + 1
-        lengths.append(len(words))
+        if token in STOPWORDS:
+            continue
+        length += 1
+        stem = stems.get(token) or _stem(token)
+        if stem in weights:
+            bag[stem] = bag.get(stem, 0) + 1
+    if length:
+        lengths.append(length)
         hits.append(bag)
     span = max(1, min(span, len(lengths)))
     best = 0.0
@@ -231,8 +242,8 @@ def best_passage(
         if not any(window):
             continue
         counts: dict[str, int] = {}
-        for bag in window:
-            for t, c in bag.items():
+        for sentence in window:
+            for t, c in sentence.items():
                 counts[t] = counts.get(t, 0) + c
         norm = K1 * (1 - B + B * sum(lengths[j : j + span]) / avg_length)
         score = sum(weights[t] * c * (K1 + 1) / (c + norm) for t, c in counts.items())

@@ -3,7 +3,9 @@
 1. The query: a chat follow-up (``followup.is_follow_up``) is retrieved together with the
    previous user turn; a time phrase (``timewords``) becomes a window and is taken out of the
    text the keyword and graph channels see; "the week before" shifts the previous window.
-2. Channels, each a ranked list with its own score: vector (HNSW top hits), keyword (BM25 of
+2. Channels, each a ranked list with its own score. The query embedding is computed on a
+   background thread meanwhile (torch releases the GIL), so the keyword and graph channels and
+   the keyword hits' best passages cost no waiting: vector (HNSW top hits), keyword (BM25 of
    every chunk from the persisted ``bm25s`` index) and graph (entities named in the query, one
    hop, from a cached mention index). The window's own best keyword hits join the candidates
    (all of its chunks when it holds few), and so do the neighbours of each channel's first
@@ -29,8 +31,10 @@ LoCoMo and timed at 10k/100k chunks by ``sadie eval locomo`` and ``bench/retriev
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
@@ -111,11 +115,33 @@ class Candidates:
 
 @dataclass
 class Prepared:
+    """The query as each channel sees it. The embedding is computed in the background from
+    ``prepare_query`` on, while the keyword and graph channels run; ``vector`` waits for it."""
+
     query: str
     effective: str
     text_query: str
     window: TimeWindow | None
-    vector: np.ndarray | None
+    embedding: Future[np.ndarray] | np.ndarray | None
+
+    @property
+    def vector(self) -> np.ndarray | None:
+        if isinstance(self.embedding, Future):
+            self.embedding = self.embedding.result()
+        return self.embedding
+
+
+_embedding_pool: ThreadPoolExecutor | None = None
+_embedding_pool_lock = threading.Lock()
+
+
+def _embed_later(memory: Memory, text: str) -> Future[np.ndarray]:
+    """Encode ``text`` on the embedding thread (torch releases the GIL while it computes)."""
+    global _embedding_pool
+    with _embedding_pool_lock:
+        if _embedding_pool is None:
+            _embedding_pool = ThreadPoolExecutor(1, thread_name_prefix="sadie-embed")
+    return _embedding_pool.submit(memory.embedder.encode_one, text)
 
 
 def prepare_query(
@@ -136,8 +162,8 @@ def prepare_query(
         earlier = strip_time_words(previous, before) if before else previous
         effective = f"{previous} {query}"
         text = f"{earlier} {text}".strip()
-    vector = memory.embedder.encode_one(effective) if use_vector else None
-    return Prepared(query, effective, text or effective, window, vector)
+    embedding = _embed_later(memory, effective) if use_vector else None
+    return Prepared(query, effective, text or effective, window, embedding)
 
 
 def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
@@ -182,6 +208,9 @@ def gather(
         else:
             rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
 
+    # The best keyword hits' best passages, while the query embedding is still computing.
+    passage_of = _passages(memory, index, keyword_hits[:PASSAGES], tokens)
+
     # Vector: HNSW top hits.
     vector_hits: list[tuple[int, float]] = []
     if prepared.vector is not None:
@@ -217,15 +246,9 @@ def gather(
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
 
     # Every candidate gets every feature.
-    keyword_scores = bm[cand_rows].astype(np.float64)
-    passage = np.zeros(len(ids))
-    with_terms = np.flatnonzero(keyword_scores > 0)
-    if with_terms.size:
-        best = with_terms[np.argsort(-keyword_scores[with_terms], kind="stable")][:PASSAGES]
-        passage[best] = index.passage_scores([meta[ids[i]][2] for i in best], tokens)
     features: dict[str, np.ndarray] = {
-        "keyword": keyword_scores,
-        "passage": passage,
+        "keyword": bm[cand_rows].astype(np.float64),
+        "passage": np.array([passage_of.get(c, 0.0) for c in ids], dtype=np.float64),
         "episode": index.episode_max(bm)[cand_rows].astype(np.float64),
         "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
     }
@@ -256,6 +279,19 @@ def gather(
         },
     )
     return cands, window
+
+
+def _passages(
+    memory: Memory, index: KeywordIndex, hits: Sequence[tuple[int, float]], tokens: Sequence[str]
+) -> dict[int, float]:
+    """Chunk id → BM25 of its best passage, for the keyword channel's first hits."""
+    ids = [int(index.chunk_ids[r]) for r, score in hits if score > 0]
+    if not ids:
+        return {}
+    texts = dict(memory.db.fetchall(f"SELECT id, text FROM chunks WHERE id IN ({_id_list(ids)})"))
+    found = [c for c in ids if c in texts]
+    scores = index.passage_scores([texts[c] for c in found], tokens)
+    return {c: float(v) for c, v in zip(found, scores, strict=True)}
 
 
 def _id_list(ids: Sequence[int]) -> str:
