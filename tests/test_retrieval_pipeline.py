@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import threading
+from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -15,12 +17,13 @@ from click.testing import CliRunner
 
 from sadie_tui import cli
 from sadie_tui.commands import output
+from sadie_tui.engine.errors import SadieError
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
 from sadie_tui.engine.retrieval.followup import is_follow_up, shifted_window
 from sadie_tui.engine.retrieval.timewords import parse_time_window
-from sadie_tui.engine.retrieval.vector import exact_search, vector_search, vector_sql
+from sadie_tui.engine.retrieval.vector import bind_query, exact_search, vector_search, vector_sql
 from sadie_tui.engine.telemetry import mark_cited, record_turn
 from sadie_tui.paths import project_root
 
@@ -85,8 +88,42 @@ def test_hnsw_index_is_used() -> None:
         )
         literal = "[" + ",".join(["0.05"] * 384) + "]"
         assert db.vector_index_used(vector_sql(10), [literal])
+        # Cast once into a variable, the vector still reaches the index.
+        bound = bind_query(db, np.full(384, 0.05, dtype=np.float32))
+        assert db.vector_index_used(vector_sql(10, bound))
     finally:
         db.close()
+
+
+def test_the_query_embeds_in_the_background_and_its_errors_surface(memory: Memory) -> None:
+    prepared = pipeline.prepare_query(
+        memory, "crying at the marathon", now=NOW, previous=None, use_vector=True
+    )
+    assert isinstance(prepared.embedding, Future)  # the keyword channel runs meanwhile
+    expected = memory.embedder.encode_one("crying at the marathon")
+    assert np.allclose(prepared.vector, expected, atol=1e-6)
+
+    class Broken:
+        def encode_one(self, text: str) -> np.ndarray:
+            raise SadieError("cannot load the embedding model: test")
+
+    broken = Memory(memory.home, memory.db, Broken())  # type: ignore[arg-type]
+    later = pipeline.prepare_query(broken, "anything", now=NOW, previous=None, use_vector=True)
+    with pytest.raises(SadieError, match="embedding model"):
+        pipeline.gather(broken, later, get_persona("analyst"), k=10, now=NOW)
+
+
+def test_a_bound_vector_answers_as_the_vector_does(memory: Memory) -> None:
+    vector = memory.embedder.encode_one("crying at the marathon")
+    bound = bind_query(memory.db, vector)
+    assert vector_search(memory.db, bound, 5) == vector_search(memory.db, vector, 5)
+    # Each thread binds its own variable: another thread's query does not replace this one.
+    other = threading.Thread(
+        target=bind_query, args=(memory.db, memory.embedder.encode_one("promotion at work"))
+    )
+    other.start()
+    other.join()
+    assert vector_search(memory.db, bound, 5) == vector_search(memory.db, vector, 5)
 
 
 @pytest.fixture(scope="module")

@@ -41,14 +41,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
 from .keyword import KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
-from .vector import vector_search
+from .vector import bind_query, vector_search
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -124,11 +123,19 @@ class Prepared:
     window: TimeWindow | None
     embedding: Future[np.ndarray] | np.ndarray | None
 
+    bound: str | None = None
+
     @property
     def vector(self) -> np.ndarray | None:
         if isinstance(self.embedding, Future):
             self.embedding = self.embedding.result()
         return self.embedding
+
+    def bind(self, memory: Memory) -> str | None:
+        """The vector as an SQL expression, cast once per retrieval (``vector.bind_query``)."""
+        if self.bound is None and self.vector is not None:
+            self.bound = bind_query(memory.db, self.vector)
+        return self.bound
 
 
 _embedding_pool: ThreadPoolExecutor | None = None
@@ -213,8 +220,9 @@ def gather(
 
     # Vector: HNSW top hits.
     vector_hits: list[tuple[int, float]] = []
-    if prepared.vector is not None:
-        vector_hits = vector_search(memory.db, prepared.vector, depth)
+    bound = prepared.bind(memory)
+    if bound is not None:
+        vector_hits = vector_search(memory.db, bound, depth)
     vector_rows = [int(r) for r in index.rows_of([c for c, _ in vector_hits]) if r >= 0]
     rows.update(dict.fromkeys(vector_rows))
 
@@ -241,7 +249,7 @@ def gather(
     if cand_rows.size == 0:
         return None, window
     ids = [int(i) for i in index.chunk_ids[cand_rows]]
-    meta, cosines = _fetch(memory, index, cand_rows, prepared.vector)
+    meta, cosines = _fetch(memory, index, cand_rows, bound)
     keep = [i for i, cid in enumerate(ids) if cid in meta]
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
 
@@ -299,16 +307,16 @@ def _id_list(ids: Sequence[int]) -> str:
 
 
 def _fetch(
-    memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: np.ndarray | None
+    memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: str | None
 ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
-    """The candidates' text and exact cosine to the query in one query (episode details come
-    from the index's catalogue). Embeddings stay in the database: reading 384 floats per
-    candidate costs more than letting DuckDB compute the cosine next to them."""
+    """The candidates' text and exact cosine to the query (``vector``: its bound expression)
+    in one query; episode details come from the index's catalogue. Embeddings stay in the
+    database: reading 384 floats per candidate costs more than letting DuckDB compute the
+    cosine next to them."""
     ids = [int(i) for i in index.chunk_ids[rows]]
-    cosine = "array_cosine_similarity(embedding, ?::FLOAT[384])" if vector is not None else "NULL"
-    params = [vector_literal(vector)] if vector is not None else None
+    cosine = f"array_cosine_similarity(embedding, {vector})" if vector is not None else "NULL"
     found = memory.db.fetchall(
-        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})", params
+        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})"
     )
     texts = {int(r[0]): (int(r[1]), r[2], r[3]) for r in found}
     meta: dict[int, tuple[Any, ...]] = {}
@@ -414,7 +422,7 @@ def retrieve(
         )
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
     beliefs, observations = search_side(
-        memory, prepared.vector, prepared.text_query, persona, window
+        memory, prepared.bind(memory), prepared.text_query, persona, window
     )
     return RetrievalResult(
         query=query,

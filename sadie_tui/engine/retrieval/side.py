@@ -64,7 +64,7 @@ class _Params:
 def _score_sql(column: str, vector_ref: str | None, text: str, params: _Params) -> str:
     """Cosine to the query vector; without one, the share of the query's words in ``column``."""
     if vector_ref is not None:
-        return f"1 - array_cosine_distance(embedding, {vector_ref}::FLOAT[384])"
+        return f"1 - array_cosine_distance(embedding, {vector_ref})"
     words = _content_words(text)
     if not words:
         return "0.0"
@@ -74,12 +74,13 @@ def _score_sql(column: str, vector_ref: str | None, text: str, params: _Params) 
 
 def search_side(
     memory: Memory,
-    vector: np.ndarray | None,
+    vector: np.ndarray | str | None,
     text: str,
     persona: Persona,
     window: TimeWindow | None,
 ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
-    """Beliefs and observations for the persona, in one round trip.
+    """Beliefs and observations for the persona, in one round trip (``vector``: the query
+    vector or its bound SQL expression).
 
     Observations inside the query's time window come first; outside ones fill in when the
     window holds too few (a record from another week is still a record).
@@ -87,7 +88,11 @@ def search_side(
     if not (persona.beliefs or persona.observations):
         return (), ()
     params = _Params()
-    vector_ref = params.add(vector_literal(vector)) if vector is not None else None
+    vector_ref: str | None = None
+    if isinstance(vector, str):  # already bound (``vector.bind_query``)
+        vector_ref = vector
+    elif vector is not None:
+        vector_ref = f"{params.add(vector_literal(vector))}::FLOAT[384]"
     with_vector = vector is not None
     parts: list[str] = []
     if persona.beliefs:
