@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ingest.embedder import one_torch_thread
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
@@ -143,11 +144,14 @@ _embedding_pool_lock = threading.Lock()
 
 
 def _embed_later(memory: Memory, text: str) -> Future[np.ndarray]:
-    """Encode ``text`` on the embedding thread (torch releases the GIL while it computes)."""
+    """Encode ``text`` on the embedding thread: one core, while the caller's channels run on
+    the other (torch releases the GIL while it computes)."""
     global _embedding_pool
     with _embedding_pool_lock:
         if _embedding_pool is None:
-            _embedding_pool = ThreadPoolExecutor(1, thread_name_prefix="sadie-embed")
+            _embedding_pool = ThreadPoolExecutor(
+                1, thread_name_prefix="sadie-embed", initializer=one_torch_thread
+            )
     return _embedding_pool.submit(memory.embedder.encode_one, text)
 
 
