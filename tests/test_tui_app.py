@@ -4,6 +4,7 @@ command palette, themes (shipped, switched, remembered), personas, sizes, quitti
 from __future__ import annotations
 
 import dataclasses
+import gc
 import io
 import tomllib
 
@@ -302,3 +303,13 @@ async def test_the_status_line_says_when_the_embedder_is_loading(ctx) -> None:
         assert "embedding model loading" in str(status.render())
         status.embedder_ready = True
         assert "embedding model loading" not in str(status.render())
+
+
+async def test_the_heap_loaded_at_start_is_frozen(ctx) -> None:
+    # Collections then skip torch's long-lived objects (a ~250 ms stall each otherwise).
+    assert gc.get_freeze_count() == 0
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        status = app.chat_screen.query_one(StatusLine)
+        await wait_until(pilot, lambda: status.embedder_ready, what="the embedding model")
+        assert gc.get_freeze_count() > 0

@@ -4,12 +4,15 @@ engine stored, for every key of the chat screen."""
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import textwrap
 
 import pytest
 from textual import events
+from textual.app import App
+from textual.widgets import Markdown
 
 from sadie_tui.engine import conversations as conv
 from sadie_tui.tui.screens.chat import ChatScreen
@@ -19,8 +22,14 @@ from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
 from sadie_tui.tui.widgets.sigil import EmotionSigil
 from sadie_tui.tui.widgets.status import StatusLine
-from sadie_tui.tui.widgets.transcript import AssistantMessage, Transcript, UserMessage
-from tests.support.ollama_server import FakeOllama, Reply
+from sadie_tui.tui.widgets.transcript import (
+    FLUSH_SECONDS,
+    AssistantMessage,
+    ReplyStream,
+    Transcript,
+    UserMessage,
+)
+from tests.support.ollama_server import CITATIONS_MARKER, FakeOllama, Reply, tokens_responder
 from tests.support.tui import (
     make_app,
     make_context,
@@ -92,6 +101,82 @@ async def test_enter_sends_and_the_reply_streams_with_citations(ctx, ollama) -> 
         ]
         assert stored[1].content == reply.text
         assert len(ollama.requests) == 1
+
+
+async def test_a_burst_of_2000_tokens_ends_with_the_whole_text_and_its_sources(
+    ctx, ollama, monkeypatch
+) -> None:
+    ollama.responder = tokens_responder(2000)  # one 36,000-character paragraph, sent at once
+    sent = "".join(tokens_responder(2000)({}).content)
+    expected = sent[: sent.index(CITATIONS_MARKER)].strip()
+    shown_with_sources: list[str] = []
+    show = CitationSidebar.show
+
+    async def show_sources(sidebar, citations) -> None:  # type: ignore[no-untyped-def]
+        shown_with_sources.append(screen(sidebar.app).reply.markdown.source)
+        await show(sidebar, citations)
+
+    monkeypatch.setattr(CitationSidebar, "show", show_sources)
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        # The sources come with the end of the text, not a throttle tick before it.
+        assert shown_with_sources == [expected]
+        assert reply.status == "complete"
+        assert reply.text == expected
+        assert reply.markdown.source == expected
+        paragraphs = reply.markdown.query("MarkdownParagraph")
+        assert len(paragraphs) == 1
+        assert paragraphs.first().content.plain == expected
+        sidebar = screen(app).query_one(CitationSidebar)
+        assert sidebar.citations[0].label == "verbatim"
+        assert len(screen(app).query(CitationItem)) == 1
+
+
+class CountingMarkdown(Markdown):
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends = 0
+
+    def append(self, markdown: str):  # type: ignore[no-untyped-def]
+        self.appends += 1
+        return super().append(markdown)
+
+
+class MarkdownApp(App[None]):
+    def compose(self):  # type: ignore[no-untyped-def]
+        yield CountingMarkdown()
+
+
+async def test_the_reply_stream_appends_a_burst_once_and_stop_shows_all_of_it() -> None:
+    async with MarkdownApp().run_test() as pilot:
+        markdown = pilot.app.query_one(CountingMarkdown)
+        stream = ReplyStream(markdown)
+        words = [f"w{n} " for n in range(1000)]
+        for word in words:  # all written before the stream's task first runs
+            stream.write(word)
+        await stream.stop()
+        assert markdown.source == "".join(words)
+        assert markdown.appends == 1
+
+
+async def test_the_reply_stream_appends_at_most_every_flush_seconds() -> None:
+    async with MarkdownApp().run_test() as pilot:
+        markdown = pilot.app.query_one(CountingMarkdown)
+        stream = ReplyStream(markdown)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        written = []
+        while loop.time() - started < 0.3:
+            written.append(f"w{len(written)} ")
+            stream.write(written[-1])
+            await asyncio.sleep(0.002)
+        await wait_until(pilot, lambda: markdown.appends >= 2, what="a second append")
+        await stream.stop()
+        elapsed = loop.time() - started
+        assert markdown.source == "".join(written)
+        assert markdown.appends <= elapsed / FLUSH_SECONDS + 2
 
 
 async def test_a_burst_of_typing_then_enter_sends_the_whole_message(ctx) -> None:

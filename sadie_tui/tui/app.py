@@ -8,6 +8,7 @@ ready the status line says so, and a message sent meanwhile waits for the memory
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
@@ -293,6 +294,11 @@ class SadieApp(App[None]):
         self.post_message(EmbedderReady())
 
     def on_embedder_ready(self, message: EmbedderReady) -> None:
+        # Torch and the embedding model add ~400,000 objects that live as long as the app.
+        # Frozen, collections no longer walk them: otherwise each full one stalls the event
+        # loop ~250 ms, typically as a long reply finishes (rendering it triggers one), and
+        # the last one makes quitting take a second longer.
+        gc.freeze()
         if message.error is not None:
             self.notify(
                 f"{message.error}\nsearching by keywords and names only",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import dataclasses
+import gc
 import shutil
 import tempfile
 import threading
@@ -175,6 +176,14 @@ async def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or predicate}")
         await pilot.pause(0.02)
+
+
+@pytest.fixture(autouse=True)
+def unfreeze_heap() -> Iterator[None]:
+    """The app freezes the heap once the embedding model is loaded (``gc.freeze``); one test
+    process runs many apps, so each test's become collectable again after it."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

@@ -197,7 +197,7 @@ class ChatScreen(Screen[None]):
         self, event: Any, reply: AssistantMessage, pending: list[ChipItem]
     ) -> None:
         if type(event) is Token:  # the hot path: thousands a reply
-            await reply.write(event.value)
+            reply.write(event.value)
             return
         status = self.query_one(StatusLine)
         match event:
@@ -226,10 +226,14 @@ class ChatScreen(Screen[None]):
             case Thinking(elapsed=elapsed):
                 reply.thinking(elapsed)
             case Token(value=value):
-                await reply.write(value)
+                reply.write(value)
             case CitationsEvent(value=citations):
-                reply.set_sources(len(citations))
-                await self.query_one(CitationSidebar).show(citations)
+                # The text is complete: its end shows at once, not a throttle tick later,
+                # and in the same frame as its sources (one layout pass, not two).
+                with self.app.batch_update():
+                    await reply.end_text()
+                    reply.set_sources(len(citations))
+                    await self.query_one(CitationSidebar).show(citations)
             case Replace(value=value, reason=reason):
                 self._replace_reason = reason
                 await reply.replace(value, reason, blocked=False)

@@ -1,5 +1,5 @@
 """The conversation pane: the person's messages and sadie's, each with its time and (for
-sadie) its register; the reply streams in as Markdown through ``Markdown.get_stream``.
+sadie) its register; the reply streams in as Markdown through a throttled ``ReplyStream``.
 
 Everything from notes, the model and the person is shown as text (``rich.text.Text`` or
 Markdown source), never parsed as Rich/Textual markup.
@@ -7,6 +7,8 @@ Markdown source), never parsed as Rich/Textual markup.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -21,9 +23,7 @@ from textual.widgets import Static
 from ..registers import colour, glyph
 
 if TYPE_CHECKING:
-    from textual.timer import Timer
     from textual.widgets import Markdown
-    from textual.widgets.markdown import MarkdownStream
 
 FLUSH_SECONDS = 1 / 30  # the most often a streaming reply re-renders
 
@@ -33,6 +33,51 @@ STATUS_NOTES = {
     "error": "✗ this reply failed",
     "streaming": "… this reply was cut off (sadie closed while it streamed)",
 }
+
+
+class ReplyStream:
+    """Feeds a streaming reply to its Markdown from one task.
+
+    Appends start at most ``FLUSH_SECONDS`` apart, so a fast model costs a few appends, not
+    thousands (each one re-parses and re-lays out the growing last block). Each append takes
+    everything written up to the moment it starts: while the event loop is busy (reading a
+    burst of tokens, say) nothing is queued that would show text already out of date.
+    ``stop`` appends the rest at once.
+    """
+
+    def __init__(self, markdown: Markdown) -> None:
+        self._markdown = markdown
+        self._pending: list[str] = []
+        self._written = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self._task = asyncio.create_task(self._run())
+
+    def write(self, fragment: str) -> None:
+        self._pending.append(fragment)
+        self._written.set()
+
+    async def stop(self) -> None:
+        """Show all that was written and end; shielded, so cancelling the caller (escape)
+        still leaves the whole written text in the Markdown."""
+        self._stopping.set()
+        self._written.set()
+        await asyncio.shield(self._task)
+
+    async def _run(self) -> None:
+        while True:
+            await self._written.wait()
+            self._written.clear()
+            started = time.monotonic()
+            if self._pending:
+                text = "".join(self._pending)
+                self._pending.clear()
+                await self._markdown.append(text)
+            if self._stopping.is_set() and not self._pending:
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._stopping.wait(), started + FLUSH_SECONDS - time.monotonic()
+                )
 
 
 class MessageView(Widget, can_focus=True):
@@ -132,10 +177,7 @@ class AssistantMessage(MessageView):
         self.live = live
         self.message_id: str | None = None
         self.sources = 0
-        self._stream: MarkdownStream | None = None
-        self._unsent: list[str] = []
-        self._last_flush = 0.0
-        self._flush_timer: Timer | None = None
+        self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -192,38 +234,25 @@ class AssistantMessage(MessageView):
     def thinking(self, elapsed: float) -> None:
         self.set_placeholder(f"thinking… {elapsed:.0f}s")
 
-    async def write(self, fragment: str) -> None:
-        """Add a piece of the reply. The first shows at once; later ones reach the Markdown
-        at most ``FLUSH_SECONDS`` apart, so a fast model costs a few appends, not thousands
-        (each append re-lays out the growing last block)."""
+    def write(self, fragment: str) -> None:
+        """Add a piece of the reply; the first shows at once, later ones in batches (see
+        ``ReplyStream``)."""
         if not fragment:
             return
         if self._stream is None:
             self.query_one(".placeholder", Static).display = False
-            markdown = self.markdown
-            self._stream = markdown.get_stream(markdown)
+            self._stream = ReplyStream(self.markdown)
         self._text += fragment
-        self._unsent.append(fragment)
-        if time.monotonic() - self._last_flush >= FLUSH_SECONDS:
-            await self._flush()
-        elif self._flush_timer is None:
-            self._flush_timer = self.set_timer(FLUSH_SECONDS, self._flush)
+        self._stream.write(fragment)
 
-    async def _flush(self) -> None:
-        if self._flush_timer is not None:
-            self._flush_timer.stop()
-            self._flush_timer = None
-        if self._unsent and self._stream is not None:
-            text = "".join(self._unsent)
-            self._unsent.clear()
-            self._last_flush = time.monotonic()
-            await self._stream.write(text)
-
-    async def _stop(self) -> None:
-        await self._flush()
+    async def end_text(self) -> None:
+        """The reply's text is complete: show all of it now, without waiting for the throttle."""
         if self._stream is not None:
             stream, self._stream = self._stream, None
             await stream.stop()
+
+    async def _stop(self) -> None:
+        await self.end_text()
         self.query_one(".placeholder", Static).display = False
         if self.status == "streaming":
             self.status = "stopping"  # the caller sets the real outcome next
