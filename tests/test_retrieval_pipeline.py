@@ -7,7 +7,6 @@ import json
 import math
 import shutil
 import threading
-from concurrent.futures import Future
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -17,7 +16,6 @@ from click.testing import CliRunner
 
 from sadie_tui import cli
 from sadie_tui.commands import output
-from sadie_tui.engine.errors import SadieError
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
@@ -93,24 +91,6 @@ def test_hnsw_index_is_used() -> None:
         assert db.vector_index_used(vector_sql(10, bound))
     finally:
         db.close()
-
-
-def test_the_query_embeds_in_the_background_and_its_errors_surface(memory: Memory) -> None:
-    prepared = pipeline.prepare_query(
-        memory, "crying at the marathon", now=NOW, previous=None, use_vector=True
-    )
-    assert isinstance(prepared.embedding, Future)  # the keyword channel runs meanwhile
-    expected = memory.embedder.encode_one("crying at the marathon")
-    assert np.allclose(prepared.vector, expected, atol=1e-6)
-
-    class Broken:
-        def encode_one(self, text: str) -> np.ndarray:
-            raise SadieError("cannot load the embedding model: test")
-
-    broken = Memory(memory.home, memory.db, Broken())  # type: ignore[arg-type]
-    later = pipeline.prepare_query(broken, "anything", now=NOW, previous=None, use_vector=True)
-    with pytest.raises(SadieError, match="embedding model"):
-        pipeline.gather(broken, later, get_persona("analyst"), k=10, now=NOW)
 
 
 def test_a_bound_vector_answers_as_the_vector_does(memory: Memory) -> None:

@@ -80,15 +80,6 @@ class Embedder:
         return self.encode([text])[0]
 
 
-def one_torch_thread() -> None:
-    """Limit torch to one core in the calling thread only (its OpenMP setting is per thread):
-    for a thread that embeds one short query while the caller works on the other core. Two
-    cores on one query save ~1 ms and spin against that other work."""
-    import torch
-
-    torch.set_num_threads(1)
-
-
 _shared: Embedder | None = None
 _shared_lock = threading.Lock()
 

@@ -337,8 +337,12 @@ def index_dir(home: Path) -> Path:
     return Path(home) / INDEX_DIR
 
 
+# What the index was built from: the chunk count and the largest chunk id.
+SIGNATURE_SQL = "count(*), coalesce(max(id), 0)"
+
+
 def _signature(memory: Memory) -> tuple[int, int]:
-    row = memory.db.fetchone("SELECT count(*), coalesce(max(id), 0) FROM chunks")
+    row = memory.db.fetchone(f"SELECT {SIGNATURE_SQL} FROM chunks")
     return (int(row[0]), int(row[1])) if row else (0, 0)
 
 
@@ -419,9 +423,11 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     return index
 
 
-def keyword_index(memory: Memory) -> KeywordIndex:
-    """The current index for ``memory``: cached, else loaded, else rebuilt if stale or missing."""
-    signature = _signature(memory)
+def keyword_index(memory: Memory, signature: tuple[int, int] | None = None) -> KeywordIndex:
+    """The current index for ``memory``: cached, else loaded, else rebuilt if stale or missing.
+
+    ``signature``: the chunks' ``SIGNATURE_SQL`` when the caller just read it."""
+    signature = signature or _signature(memory)
     key = str(memory.home)
     with _cache_lock:
         cached = _cache.get(key)

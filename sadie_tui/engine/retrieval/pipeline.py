@@ -3,9 +3,7 @@
 1. The query: a chat follow-up (``followup.is_follow_up``) is retrieved together with the
    previous user turn; a time phrase (``timewords``) becomes a window and is taken out of the
    text the keyword and graph channels see; "the week before" shifts the previous window.
-2. Channels, each a ranked list with its own score. The query embedding is computed on a
-   background thread meanwhile (torch releases the GIL), so the keyword and graph channels and
-   the keyword hits' best passages cost no waiting: vector (HNSW top hits), keyword (BM25 of
+2. Channels, each a ranked list with its own score: vector (HNSW top hits), keyword (BM25 of
    every chunk from the persisted ``bm25s`` index) and graph (entities named in the query, one
    hop, from a cached mention index). The window's own best keyword hits join the candidates
    (all of its chunks when it holds few), and so do the neighbours of each channel's first
@@ -31,21 +29,25 @@ LoCoMo and timed at 10k/100k chunks by ``sadie eval locomo`` and ``bench/retriev
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..ingest.embedder import one_torch_thread
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
-from .keyword import KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
+from .keyword import (
+    SIGNATURE_SQL,
+    KeywordIndex,
+    keyword_index,
+    query_tokens,
+    to_seconds,
+    top_rows,
+)
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
 from .vector import bind_query, vector_search
@@ -115,44 +117,18 @@ class Candidates:
 
 @dataclass
 class Prepared:
-    """The query as each channel sees it. The embedding is computed in the background from
-    ``prepare_query`` on, while the keyword and graph channels run; ``vector`` waits for it."""
-
     query: str
     effective: str
     text_query: str
     window: TimeWindow | None
-    embedding: Future[np.ndarray] | np.ndarray | None
-
+    vector: np.ndarray | None
     bound: str | None = None
-
-    @property
-    def vector(self) -> np.ndarray | None:
-        if isinstance(self.embedding, Future):
-            self.embedding = self.embedding.result()
-        return self.embedding
 
     def bind(self, memory: Memory) -> str | None:
         """The vector as an SQL expression, cast once per retrieval (``vector.bind_query``)."""
         if self.bound is None and self.vector is not None:
             self.bound = bind_query(memory.db, self.vector)
         return self.bound
-
-
-_embedding_pool: ThreadPoolExecutor | None = None
-_embedding_pool_lock = threading.Lock()
-
-
-def _embed_later(memory: Memory, text: str) -> Future[np.ndarray]:
-    """Encode ``text`` on the embedding thread: one core, while the caller's channels run on
-    the other (torch releases the GIL while it computes)."""
-    global _embedding_pool
-    with _embedding_pool_lock:
-        if _embedding_pool is None:
-            _embedding_pool = ThreadPoolExecutor(
-                1, thread_name_prefix="sadie-embed", initializer=one_torch_thread
-            )
-    return _embedding_pool.submit(memory.embedder.encode_one, text)
 
 
 def prepare_query(
@@ -173,8 +149,8 @@ def prepare_query(
         earlier = strip_time_words(previous, before) if before else previous
         effective = f"{previous} {query}"
         text = f"{earlier} {text}".strip()
-    embedding = _embed_later(memory, effective) if use_vector else None
-    return Prepared(query, effective, text or effective, window, embedding)
+    vector = memory.embedder.encode_one(effective) if use_vector else None
+    return Prepared(query, effective, text or effective, window, vector)
 
 
 def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
@@ -188,11 +164,36 @@ def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray |
     return mask
 
 
+@dataclass(frozen=True)
+class MemoryState:
+    """Read once per retrieval: the keyword index's signature, and whether there are any
+    beliefs and observations to search beside the chunks."""
+
+    signature: tuple[int, int]
+    beliefs: bool
+    observations: bool
+
+
+def memory_state(memory: Memory) -> MemoryState:
+    row = memory.db.fetchone(
+        f"SELECT {SIGNATURE_SQL}, (SELECT count(*) FROM beliefs),"
+        " (SELECT count(*) FROM observations) FROM chunks"
+    )
+    count, largest, beliefs, observations = row or (0, 0, 0, 0)
+    return MemoryState((int(count), int(largest)), bool(beliefs), bool(observations))
+
+
 def gather(
-    memory: Memory, prepared: Prepared, persona: Persona, *, k: int, now: datetime
+    memory: Memory,
+    prepared: Prepared,
+    persona: Persona,
+    *,
+    k: int,
+    now: datetime,
+    state: MemoryState | None = None,
 ) -> tuple[Candidates | None, TimeWindow | None]:
     """Run the channels and build the candidate features (None for an empty memory)."""
-    index = keyword_index(memory)
+    index = keyword_index(memory, state.signature if state is not None else None)
     if index.size == 0:
         return None, None
     depth = max(CHANNEL_DEPTH, 3 * k)
@@ -218,9 +219,6 @@ def gather(
             rows.update(dict.fromkeys(int(r) for r in inside_rows))
         else:
             rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
-
-    # The best keyword hits' best passages, while the query embedding is still computing.
-    passage_of = _passages(memory, index, keyword_hits[:PASSAGES], tokens)
 
     # Vector: HNSW top hits.
     vector_hits: list[tuple[int, float]] = []
@@ -258,9 +256,15 @@ def gather(
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
 
     # Every candidate gets every feature.
+    keyword_scores = bm[cand_rows].astype(np.float64)
+    passage = np.zeros(len(ids))
+    with_terms = np.flatnonzero(keyword_scores > 0)
+    if with_terms.size:
+        best = with_terms[np.argsort(-keyword_scores[with_terms], kind="stable")][:PASSAGES]
+        passage[best] = index.passage_scores([meta[ids[i]][2] for i in best], tokens)
     features: dict[str, np.ndarray] = {
-        "keyword": bm[cand_rows].astype(np.float64),
-        "passage": np.array([passage_of.get(c, 0.0) for c in ids], dtype=np.float64),
+        "keyword": keyword_scores,
+        "passage": passage,
         "episode": index.episode_max(bm)[cand_rows].astype(np.float64),
         "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
     }
@@ -291,19 +295,6 @@ def gather(
         },
     )
     return cands, window
-
-
-def _passages(
-    memory: Memory, index: KeywordIndex, hits: Sequence[tuple[int, float]], tokens: Sequence[str]
-) -> dict[int, float]:
-    """Chunk id → BM25 of its best passage, for the keyword channel's first hits."""
-    ids = [int(index.chunk_ids[r]) for r, score in hits if score > 0]
-    if not ids:
-        return {}
-    texts = dict(memory.db.fetchall(f"SELECT id, text FROM chunks WHERE id IN ({_id_list(ids)})"))
-    found = [c for c in ids if c in texts]
-    scores = index.passage_scores([texts[c] for c in found], tokens)
-    return {c: float(v) for c, v in zip(found, scores, strict=True)}
 
 
 def _id_list(ids: Sequence[int]) -> str:
@@ -414,7 +405,8 @@ def retrieve(
     now = now or datetime.now()
     k = k or persona.chunks
     prepared = prepare_query(memory, query, now=now, previous=previous, use_vector=use_vector)
-    cands, window = gather(memory, prepared, persona, k=k, now=now)
+    state = memory_state(memory)
+    cands, window = gather(memory, prepared, persona, k=k, now=now, state=state)
     chunks: tuple[RetrievedChunk, ...] = ()
     if cands is not None:
         chosen, fused, final = rank(
@@ -426,7 +418,13 @@ def retrieve(
         )
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
     beliefs, observations = search_side(
-        memory, prepared.bind(memory), prepared.text_query, persona, window
+        memory,
+        prepared.bind(memory),
+        prepared.text_query,
+        persona,
+        window,
+        beliefs=state.beliefs,
+        observations=state.observations,
     )
     return RetrievalResult(
         query=query,

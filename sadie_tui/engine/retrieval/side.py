@@ -78,14 +78,20 @@ def search_side(
     text: str,
     persona: Persona,
     window: TimeWindow | None,
+    *,
+    beliefs: bool = True,
+    observations: bool = True,
 ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
     """Beliefs and observations for the persona, in one round trip (``vector``: the query
-    vector or its bound SQL expression).
+    vector or its bound SQL expression). ``beliefs``/``observations`` False: the memory has
+    none, so that part is not asked for.
 
     Observations inside the query's time window come first; outside ones fill in when the
     window holds too few (a record from another week is still a record).
     """
-    if not (persona.beliefs or persona.observations):
+    want_beliefs = persona.beliefs and beliefs
+    want_observations = persona.observations and observations
+    if not (want_beliefs or want_observations):
         return (), ()
     params = _Params()
     vector_ref: str | None = None
@@ -95,7 +101,7 @@ def search_side(
         vector_ref = f"{params.add(vector_literal(vector))}::FLOAT[384]"
     with_vector = vector is not None
     parts: list[str] = []
-    if persona.beliefs:
+    if want_beliefs:
         score = _score_sql("statement", vector_ref, text, params)
         statuses = "('active', 'contested')" if persona.contested else "('active')"
         parts.append(
@@ -104,7 +110,7 @@ def search_side(
             f"{' AND embedding IS NOT NULL' if with_vector else ''}"
             f" ORDER BY s DESC, id LIMIT {SIDE_LIMIT})"
         )
-    if persona.observations:
+    if want_observations:
         score = _score_sql("text", vector_ref, text, params)
         inside = "0"
         if window is not None:
@@ -121,14 +127,14 @@ def search_side(
             f" ORDER BY inside DESC, s DESC, id LIMIT {SIDE_LIMIT})"
         )
     rows = memory.db.fetchall(" UNION ALL ".join(parts), params.values or None)
-    beliefs: list[BeliefHit] = []
-    observations: list[ObservationHit] = []
+    belief_hits: list[BeliefHit] = []
+    observation_hits: list[ObservationHit] = []
     for kind, rid, body, other, confidence, when, s, _inside in rows:
         if s is None or float(s) < SIDE_FLOOR:
             continue
         if kind == "b":
-            beliefs.append(BeliefHit(rid, body, other, float(confidence), round(float(s), 6)))
+            belief_hits.append(BeliefHit(rid, body, other, float(confidence), round(float(s), 6)))
         else:
-            observations.append(ObservationHit(rid, other, when, body, round(float(s), 6)))
-    beliefs.sort(key=lambda b: (-b.score, b.id))
-    return tuple(beliefs), tuple(observations)
+            observation_hits.append(ObservationHit(rid, other, when, body, round(float(s), 6)))
+    belief_hits.sort(key=lambda b: (-b.score, b.id))
+    return tuple(belief_hits), tuple(observation_hits)
