@@ -99,6 +99,9 @@ def test_catalogue_rows_neighbours_and_episode_max() -> None:
     best = index.episode_max(scores)
     assert best[0] == best[1] == scores[0]
     assert best[2] == best[3] == best[4] == scores[3]
+    # Of some rows only: the same answers, in their order.
+    rows = np.array([4, 1, 2])
+    assert index.episode_max(scores, rows).tolist() == best[rows].tolist()
 
 
 def test_best_passage_finds_the_sentence_pair() -> None:

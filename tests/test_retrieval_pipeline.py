@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import shutil
-import threading
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
 from sadie_tui.engine.retrieval.followup import is_follow_up, shifted_window
 from sadie_tui.engine.retrieval.timewords import parse_time_window
-from sadie_tui.engine.retrieval.vector import bind_query, exact_search, vector_search, vector_sql
+from sadie_tui.engine.retrieval.vector import exact_search, vector_search, vector_sql
 from sadie_tui.engine.telemetry import mark_cited, record_turn
 from sadie_tui.paths import project_root
 
@@ -86,24 +85,8 @@ def test_hnsw_index_is_used() -> None:
         )
         literal = "[" + ",".join(["0.05"] * 384) + "]"
         assert db.vector_index_used(vector_sql(10), [literal])
-        # Cast once into a variable, the vector still reaches the index.
-        bound = bind_query(db, np.full(384, 0.05, dtype=np.float32))
-        assert db.vector_index_used(vector_sql(10, bound))
     finally:
         db.close()
-
-
-def test_a_bound_vector_answers_as_the_vector_does(memory: Memory) -> None:
-    vector = memory.embedder.encode_one("crying at the marathon")
-    bound = bind_query(memory.db, vector)
-    assert vector_search(memory.db, bound, 5) == vector_search(memory.db, vector, 5)
-    # Each thread binds its own variable: another thread's query does not replace this one.
-    other = threading.Thread(
-        target=bind_query, args=(memory.db, memory.embedder.encode_one("promotion at work"))
-    )
-    other.start()
-    other.join()
-    assert vector_search(memory.db, bound, 5) == vector_search(memory.db, vector, 5)
 
 
 @pytest.fixture(scope="module")

@@ -182,12 +182,17 @@ class KeywordIndex:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float32)
 
-    def episode_max(self, scores: np.ndarray) -> np.ndarray:
-        """Each row's best score within its episode (how much the whole episode is about it)."""
+    def episode_max(self, scores: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        """Each row's best score within its episode (how much the whole episode is about it):
+        of every row, or of ``rows`` only (then only their episodes are looked at)."""
         if self.size == 0:
             return np.zeros(0, dtype=np.float32)
-        best = np.maximum.reduceat(scores, self.episode_starts)
-        return best[self.episode]
+        if rows is None:
+            return np.maximum.reduceat(scores, self.episode_starts)[self.episode]
+        episodes, where = np.unique(self.episode[rows], return_inverse=True)
+        ends = np.r_[self.episode_starts[1:], self.size]
+        best = [scores[self.episode_starts[e] : ends[e]].max() for e in episodes]
+        return np.asarray(best, dtype=scores.dtype)[where]
 
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """(chunk id, score) of the best ``limit`` chunks with a positive score."""

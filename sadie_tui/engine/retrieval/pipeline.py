@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ingest.embedder import vector_literal
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
@@ -50,7 +51,7 @@ from .keyword import (
 )
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
-from .vector import bind_query, vector_search
+from .vector import vector_sql
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -122,13 +123,6 @@ class Prepared:
     text_query: str
     window: TimeWindow | None
     vector: np.ndarray | None
-    bound: str | None = None
-
-    def bind(self, memory: Memory) -> str | None:
-        """The vector as an SQL expression, cast once per retrieval (``vector.bind_query``)."""
-        if self.bound is None and self.vector is not None:
-            self.bound = bind_query(memory.db, self.vector)
-        return self.bound
 
 
 def prepare_query(
@@ -174,13 +168,37 @@ class MemoryState:
     observations: bool
 
 
-def memory_state(memory: Memory) -> MemoryState:
-    row = memory.db.fetchone(
-        f"SELECT {SIGNATURE_SQL}, (SELECT count(*) FROM beliefs),"
-        " (SELECT count(*) FROM observations) FROM chunks"
-    )
-    count, largest, beliefs, observations = row or (0, 0, 0, 0)
-    return MemoryState((int(count), int(largest)), bool(beliefs), bool(observations))
+_STATE_SQL = (
+    f"SELECT 'chunks', {SIGNATURE_SQL} FROM chunks"
+    " UNION ALL SELECT 'side', (SELECT count(*) FROM beliefs), (SELECT count(*) FROM observations)"
+)
+
+
+def probe(
+    memory: Memory, vector: np.ndarray | None, depth: int
+) -> tuple[MemoryState, list[tuple[int, float]]]:
+    """The memory's state and the vector channel's ``depth`` hits, in one statement (here
+    each statement costs ~1 ms of its own, more than these answers)."""
+    hits: list[tuple[int, float]] = []
+    counts: dict[str, tuple[int, int]] = {}
+    if vector is None:
+        rows = memory.db.fetchall(_STATE_SQL)
+    else:
+        rows = memory.db.fetchall(
+            f"SELECT 'hit', id, distance FROM ({vector_sql(depth)}) UNION ALL {_STATE_SQL}",
+            [vector_literal(vector)],
+        )
+    for kind, a, b in rows:
+        if kind == "hit":
+            hits.append((int(a), 1.0 - float(b)))
+        else:
+            counts[kind] = (int(a or 0), int(b or 0))
+    beliefs, observations = counts.get("side", (0, 0))
+    return MemoryState(counts.get("chunks", (0, 0)), beliefs > 0, observations > 0), hits
+
+
+def channel_depth(k: int) -> int:
+    return max(CHANNEL_DEPTH, 3 * k)
 
 
 def gather(
@@ -190,13 +208,16 @@ def gather(
     *,
     k: int,
     now: datetime,
-    state: MemoryState | None = None,
+    probed: tuple[MemoryState, list[tuple[int, float]]] | None = None,
 ) -> tuple[Candidates | None, TimeWindow | None]:
-    """Run the channels and build the candidate features (None for an empty memory)."""
-    index = keyword_index(memory, state.signature if state is not None else None)
+    """Run the channels and build the candidate features (None for an empty memory).
+
+    ``probed``: what ``probe`` answered for this query, when the caller already asked."""
+    depth = channel_depth(k)
+    state, vector_hits = probed or probe(memory, prepared.vector, depth)
+    index = keyword_index(memory, state.signature)
     if index.size == 0:
         return None, None
-    depth = max(CHANNEL_DEPTH, 3 * k)
     window = prepared.window
     in_window = _window_mask(index, window)
     if in_window is not None and not in_window.any():
@@ -220,11 +241,7 @@ def gather(
         else:
             rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
 
-    # Vector: HNSW top hits.
-    vector_hits: list[tuple[int, float]] = []
-    bound = prepared.bind(memory)
-    if bound is not None:
-        vector_hits = vector_search(memory.db, bound, depth)
+    # Vector: the HNSW top hits (``probe``).
     vector_rows = [int(r) for r in index.rows_of([c for c, _ in vector_hits]) if r >= 0]
     rows.update(dict.fromkeys(vector_rows))
 
@@ -251,7 +268,7 @@ def gather(
     if cand_rows.size == 0:
         return None, window
     ids = [int(i) for i in index.chunk_ids[cand_rows]]
-    meta, cosines = _fetch(memory, index, cand_rows, bound)
+    meta, cosines = _fetch(memory, index, cand_rows, prepared.vector)
     keep = [i for i, cid in enumerate(ids) if cid in meta]
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
 
@@ -265,7 +282,7 @@ def gather(
     features: dict[str, np.ndarray] = {
         "keyword": keyword_scores,
         "passage": passage,
-        "episode": index.episode_max(bm)[cand_rows].astype(np.float64),
+        "episode": index.episode_max(bm, cand_rows).astype(np.float64),
         "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
     }
     if cosines is not None:
@@ -302,22 +319,22 @@ def _id_list(ids: Sequence[int]) -> str:
 
 
 def _fetch(
-    memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: str | None
+    memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: np.ndarray | None
 ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
-    """The candidates' text and exact cosine to the query (``vector``: its bound expression)
-    in one query; episode details come from the index's catalogue. Embeddings stay in the
-    database: reading 384 floats per candidate costs more than letting DuckDB compute the
-    cosine next to them."""
+    """The candidates' text and exact cosine to the query in one query (episode details come
+    from the index's catalogue). Embeddings stay in the database: reading 384 floats per
+    candidate costs more than letting DuckDB compute the cosine next to them."""
     ids = [int(i) for i in index.chunk_ids[rows]]
-    cosine = f"array_cosine_similarity(embedding, {vector})" if vector is not None else "NULL"
+    cosine = "array_cosine_similarity(embedding, ?::FLOAT[384])" if vector is not None else "NULL"
+    params = [vector_literal(vector)] if vector is not None else None
     found = memory.db.fetchall(
-        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})"
+        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})", params
     )
     texts = {int(r[0]): (int(r[1]), r[2], r[3]) for r in found}
     meta: dict[int, tuple[Any, ...]] = {}
-    for cid, row in zip(ids, rows, strict=True):
+    for cid, row in zip(ids, rows.tolist(), strict=True):
         if cid in texts:
-            episode_id, title, kind, salience = index.episode_of(int(row))
+            episode_id, title, kind, salience = index.episode_of(row)
             ordinal, text, _cos = texts[cid]
             meta[cid] = (
                 episode_id,
@@ -325,7 +342,7 @@ def _fetch(
                 text,
                 title,
                 kind,
-                index.occurred_at(int(row)),
+                index.occurred_at(row),
                 salience,
             )
     cosines = {cid: float(t[2] or 0.0) for cid, t in texts.items()} if vector is not None else None
@@ -405,8 +422,9 @@ def retrieve(
     now = now or datetime.now()
     k = k or persona.chunks
     prepared = prepare_query(memory, query, now=now, previous=previous, use_vector=use_vector)
-    state = memory_state(memory)
-    cands, window = gather(memory, prepared, persona, k=k, now=now, state=state)
+    probed = probe(memory, prepared.vector, channel_depth(k))
+    state = probed[0]
+    cands, window = gather(memory, prepared, persona, k=k, now=now, probed=probed)
     chunks: tuple[RetrievedChunk, ...] = ()
     if cands is not None:
         chosen, fused, final = rank(
@@ -419,7 +437,7 @@ def retrieve(
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
     beliefs, observations = search_side(
         memory,
-        prepared.bind(memory),
+        prepared.vector,
         prepared.text_query,
         persona,
         window,

@@ -64,7 +64,7 @@ class _Params:
 def _score_sql(column: str, vector_ref: str | None, text: str, params: _Params) -> str:
     """Cosine to the query vector; without one, the share of the query's words in ``column``."""
     if vector_ref is not None:
-        return f"1 - array_cosine_distance(embedding, {vector_ref})"
+        return f"1 - array_cosine_distance(embedding, {vector_ref}::FLOAT[384])"
     words = _content_words(text)
     if not words:
         return "0.0"
@@ -74,7 +74,7 @@ def _score_sql(column: str, vector_ref: str | None, text: str, params: _Params) 
 
 def search_side(
     memory: Memory,
-    vector: np.ndarray | str | None,
+    vector: np.ndarray | None,
     text: str,
     persona: Persona,
     window: TimeWindow | None,
@@ -82,9 +82,8 @@ def search_side(
     beliefs: bool = True,
     observations: bool = True,
 ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
-    """Beliefs and observations for the persona, in one round trip (``vector``: the query
-    vector or its bound SQL expression). ``beliefs``/``observations`` False: the memory has
-    none, so that part is not asked for.
+    """Beliefs and observations for the persona, in one round trip. ``beliefs`` /
+    ``observations`` False: the memory has none, so that part is not asked for.
 
     Observations inside the query's time window come first; outside ones fill in when the
     window holds too few (a record from another week is still a record).
@@ -94,11 +93,7 @@ def search_side(
     if not (want_beliefs or want_observations):
         return (), ()
     params = _Params()
-    vector_ref: str | None = None
-    if isinstance(vector, str):  # already bound (``vector.bind_query``)
-        vector_ref = vector
-    elif vector is not None:
-        vector_ref = f"{params.add(vector_literal(vector))}::FLOAT[384]"
+    vector_ref = params.add(vector_literal(vector)) if vector is not None else None
     with_vector = vector is not None
     parts: list[str] = []
     if want_beliefs:
