@@ -19,7 +19,6 @@ import duckdb
 from ..errors import LockedError, StorageError
 
 EF_SEARCH = 128
-INDEX_SCAN_MAX = 4096
 
 _PID = re.compile(r"PID (\d+)")
 # "Could not set lock on file … Conflicting lock is held in … (PID n)". A bare "lock" would also
@@ -101,10 +100,6 @@ class Database:
             con.execute(f"SET hnsw_ef_search = {EF_SEARCH}")
             # DuckDB draws progress bars on stdout for long statements; never in sadie.
             con.execute("SET enable_progress_bar = false")
-            # Retrieval fetches ~100 chunks by id: look them up in the primary key's index
-            # rather than scanning the table (DuckDB's default stops at 0.1 % of the rows).
-            con.execute(f"SET index_scan_max_count = {INDEX_SCAN_MAX}")
-            con.execute("SET index_scan_percentage = 0.05")
         except duckdb.Error as exc:
             con.close()
             raise StorageError(f"cannot load the vss extension: {exc}") from exc
