@@ -82,6 +82,8 @@ def bench_turns(home: Path, turns: int) -> list[float]:
         memory.embedder.warm()
 
         async def one(question: str, conversation: str | None) -> str:
+            # Questions repeat here; a person's next message is new text.
+            memory.embedder.forget_recent()
             started = time.perf_counter()
             before = len(arrivals)
             cid = conversation

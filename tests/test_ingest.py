@@ -151,6 +151,36 @@ def messy_notes(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     return root, reasons
 
 
+def test_a_text_embedded_again_comes_from_memory(embedder, monkeypatch) -> None:
+    from sadie_tui.engine.ingest import embedder as embedding
+
+    calls: list[list[str]] = []
+    real = embedder._encode
+
+    def counting(texts, batch_size):  # type: ignore[no-untyped-def]
+        calls.append(list(texts))
+        return real(texts, batch_size)
+
+    monkeypatch.setattr(embedder, "_encode", counting)
+    embedder.forget_recent()
+    first = embedder.encode_one("How was the marathon?")
+    again = embedder.encode(["How was the marathon?"])[0]  # the classifier's call
+    assert calls == [["How was the marathon?"]]
+    assert np.array_equal(first, again)
+    again[:] = 0  # a caller's copy: the remembered vector is untouched
+    assert np.array_equal(embedder.encode_one("How was the marathon?"), first)
+    # Batches are never served from memory; the oldest single texts are forgotten first.
+    embedder.encode(["How was the marathon?", "and the race?"])
+    for n in range(embedding.RECENT):
+        embedder.encode_one(f"question {n}")
+    calls.clear()
+    embedder.encode_one("How was the marathon?")
+    assert calls == [["How was the marathon?"]]
+    embedder.forget_recent()
+    embedder.encode_one("How was the marathon?")
+    assert len(calls) == 2
+
+
 def test_every_bad_input_is_named_and_the_rest_goes_in(
     tmp_home: Path, messy_notes, tmp_path: Path, embedder
 ) -> None:

@@ -2,12 +2,16 @@
 
 torch and sentence-transformers take seconds to import, so nothing is imported until the
 first ``encode``; ``Embedder.warm()`` lets a UI start loading in the background.
+
+A chat turn embeds the person's message twice (the emotion classifier, then retrieval): the
+vectors of the last few single texts are remembered, so the second costs nothing.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,6 +21,7 @@ from ..errors import SadieError
 
 DIM = 384
 BATCH = 64
+RECENT = 32  # single texts whose vectors are remembered
 
 
 def model_path() -> str:
@@ -35,6 +40,8 @@ class Embedder:
     def __init__(self) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._recent_lock = threading.Lock()
 
     @property
     def loaded(self) -> bool:
@@ -66,6 +73,29 @@ class Embedder:
     def encode(self, texts: Sequence[str], batch_size: int = BATCH) -> np.ndarray:
         if not texts:
             return np.zeros((0, DIM), dtype=np.float32)
+        if len(texts) == 1:
+            return self._encode_single(texts[0])[None, :]
+        return self._encode(texts, batch_size)
+
+    def _encode_single(self, text: str) -> np.ndarray:
+        with self._recent_lock:
+            vector = self._recent.get(text)
+            if vector is not None:
+                self._recent.move_to_end(text)
+                return vector.copy()
+        vector = self._encode([text], 1)[0]
+        with self._recent_lock:
+            self._recent[text] = vector.copy()
+            while len(self._recent) > RECENT:
+                self._recent.popitem(last=False)
+        return vector
+
+    def forget_recent(self) -> None:
+        """Drop the remembered vectors (benchmarks that must time every encoding)."""
+        with self._recent_lock:
+            self._recent.clear()
+
+    def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
         model = self._load()
         vectors = model.encode(
             list(texts),
