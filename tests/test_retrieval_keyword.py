@@ -3,6 +3,7 @@ and the index persisted beside the database (loaded lazily, rebuilt when stale).
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -147,3 +148,38 @@ def test_index_is_persisted_loaded_and_rebuilt_when_stale(keyword_memory: Memory
     fresh = keyword_index(keyword_memory)
     assert fresh.size == count + 1
     assert fresh.search("zeppelin", 1)
+
+
+def test_the_index_keeps_each_rows_embedding_and_the_cosines_match_duckdbs(
+    keyword_memory: Memory,
+) -> None:
+    from sadie_tui.engine.retrieval import pipeline
+
+    home = keyword_memory.home
+    keyword.forget_cached(home)
+    keyword.rebuild_keyword_index(keyword_memory)
+    keyword.forget_cached(home)
+    index = keyword_index(keyword_memory)  # loaded: the vectors are memory-mapped
+    assert isinstance(index.vectors, np.memmap)
+    stored = dict(keyword_memory.db.execute("SELECT id, embedding FROM chunks").fetchall())
+    for row, chunk_id in enumerate(index.chunk_ids.tolist()):
+        assert np.allclose(index.vectors[row], stored[chunk_id])
+
+    query = keyword_memory.embedder.encode_one("crying at the marathon")
+    rows = np.arange(index.size)
+    meta, kept = pipeline._fetch(keyword_memory, index, rows, query)
+    index_without = dataclasses.replace(index, vectors=None)
+    meta_sql, in_sql = pipeline._fetch(keyword_memory, index_without, rows, query)
+    assert meta == meta_sql and kept is not None and in_sql is not None
+    assert kept.keys() == in_sql.keys()
+    assert all(abs(kept[c] - in_sql[c]) < 1e-5 for c in kept)
+
+
+def test_an_index_whose_vectors_do_not_fit_is_rebuilt(keyword_memory: Memory) -> None:
+    home = keyword_memory.home
+    keyword.forget_cached(home)
+    keyword.rebuild_keyword_index(keyword_memory)
+    np.save(keyword.index_dir(home) / "vectors.npy", np.zeros((1, 384), dtype=np.float32))
+    keyword.forget_cached(home)
+    index = keyword_index(keyword_memory)  # the saved copy is refused, the index rebuilt
+    assert index.vectors is not None and len(index.vectors) == index.size > 1

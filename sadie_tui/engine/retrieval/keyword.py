@@ -7,11 +7,11 @@ built from, so a missing or stale index (an ingest by another process, a crash b
 rebuild) is rebuilt on the next search instead of answering from old text.
 
 Besides BM25 itself the index keeps a small catalogue of every chunk, in episode and ordinal
-order: its episode (id, title, kind, salience) and date. That lets the pipeline find a chunk's
-neighbours, score whole episodes, test a time window and label results without asking the
-database. ``passage_scores`` scores the
-best two-sentence passage of a chunk with the same statistics, so a chunk whose one sentence
-answers the question is not drowned by its other fifteen.
+order: its episode (id, title, kind, salience), its date and a memory-mapped copy of its
+embedding. That lets the pipeline find a chunk's neighbours, score whole episodes, test a time
+window, label results and compute candidates' cosines without asking the database.
+``passage_scores`` scores the best two-sentence passage of a chunk with the same statistics, so
+a chunk whose one sentence answers the question is not drowned by its other fifteen.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 5  # bump when tokenisation or the catalogue change: older indexes then rebuild
+FORMAT = 6  # bump when tokenisation or the catalogue change: older indexes then rebuild
 K1 = 1.2
 B = 0.75
 PASSAGE_SENTENCES = 2
@@ -126,6 +126,8 @@ class KeywordIndex:
     titles: list[str] = field(default_factory=list)
     kinds: list[str] = field(default_factory=list)
     salience: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    # float32[n, 384]: row i's embedding (memory-mapped once saved), or None when not kept.
+    vectors: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self._order = np.argsort(self.chunk_ids, kind="stable")
@@ -181,6 +183,12 @@ class KeywordIndex:
         if not ids:
             return np.zeros(self.size, dtype=np.float32)
         return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float32)
+
+    def cosines(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of ``rows``' embeddings to a normalised ``vector`` (None: none are kept)."""
+        if self.vectors is None:
+            return None
+        return np.asarray(self.vectors[rows], dtype=np.float32) @ vector.astype(np.float32)
 
     def episode_max(self, scores: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Each row's best score within its episode (how much the whole episode is about it):
@@ -290,9 +298,11 @@ def build_index(
     episodes: Iterable[str] | None = None,
     when: Iterable[float] | None = None,
     info: Mapping[str, tuple[str, str, float]] | None = None,
+    vectors: np.ndarray | None = None,
 ) -> KeywordIndex:
     """An index over chunks given in episode/ordinal order (one episode each when not given);
-    ``info`` maps an episode id to its (title, kind, salience)."""
+    ``info`` maps an episode id to its (title, kind, salience); ``vectors``, the chunks'
+    embeddings in the same order, to keep beside it."""
     import bm25s
 
     ids = np.fromiter(chunk_ids, dtype=np.int64)
@@ -321,7 +331,9 @@ def build_index(
         retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
         retriever.index(corpus, show_progress=False)
         idf = _idf(retriever, n)
-    return KeywordIndex(ids, episode, times, retriever, idf, passage_length, signature, **catalogue)
+    return KeywordIndex(
+        ids, episode, times, retriever, idf, passage_length, signature, **catalogue, vectors=vectors
+    )
 
 
 def _idf(retriever: Any, n: int) -> np.ndarray:
@@ -336,6 +348,16 @@ def _idf(retriever: Any, n: int) -> np.ndarray:
 _cache: dict[str, KeywordIndex] = {}
 _cache_lock = threading.Lock()
 _build_lock = threading.Lock()
+
+
+def _vectors(memory: Memory, sql: str, count: int) -> np.ndarray:
+    """The chunks' embeddings in the index's row order, as one float32 matrix."""
+    with memory.db.lock:
+        column = memory.db.execute(sql).to_arrow_table().column(0).combine_chunks()
+    if count == 0:
+        return np.zeros((0, 384), dtype=np.float32)
+    flat = column.values.to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(count, -1)
 
 
 def index_dir(home: Path) -> Path:
@@ -362,6 +384,8 @@ def _save(index: KeywordIndex, folder: Path) -> None:
     if index.retriever is not None:
         index.retriever.save(str(tmp), show_progress=False)
     np.save(tmp / "salience.npy", index.salience)
+    if index.vectors is not None:
+        np.save(tmp / "vectors.npy", np.asarray(index.vectors, dtype=np.float32))
     episodes = {"ids": index.episode_ids, "titles": index.titles, "kinds": index.kinds}
     (tmp / "episodes.json").write_text(json.dumps(episodes), encoding="utf-8")
     meta = {
@@ -386,6 +410,11 @@ def _load(folder: Path) -> KeywordIndex | None:
 
             retriever = bm25s.BM25.load(str(folder), show_progress=False)
         episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
+        vectors = None
+        if (folder / "vectors.npy").is_file():
+            vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+            if vectors.shape[0] != int(meta["count"]):
+                return None
         return KeywordIndex(
             np.load(folder / "chunk_ids.npy"),
             np.load(folder / "episode.npy"),
@@ -398,6 +427,7 @@ def _load(folder: Path) -> KeywordIndex | None:
             titles=list(episodes["titles"]),
             kinds=list(episodes["kinds"]),
             salience=np.load(folder / "salience.npy"),
+            vectors=vectors,
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -406,10 +436,13 @@ def _load(folder: Path) -> KeywordIndex | None:
 def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     """Build the index from every chunk and persist it (best effort on a read-only home)."""
     with _build_lock:
+        order = (
+            " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+            " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
+        )
         rows = memory.db.fetchall(
             "SELECT c.id, c.text, c.episode_id::VARCHAR, epoch(e.occurred_at), e.title, e.kind,"
-            " e.salience FROM chunks c JOIN episodes e ON e.id = c.episode_id"
-            " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
+            f" e.salience{order}"
         )
         index = build_index(
             (r[0] for r in rows),
@@ -417,6 +450,7 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
             (r[2] for r in rows),
             (float(r[3]) for r in rows),
             {r[2]: (r[4], r[5], float(r[6])) for r in rows},
+            vectors=_vectors(memory, f"SELECT c.embedding{order}", len(rows)),
         )
         if not memory.db.read_only:
             try:
