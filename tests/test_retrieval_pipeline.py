@@ -380,3 +380,16 @@ def test_search_unknown_persona(invoke) -> None:  # type: ignore[no-untyped-def]
     result = invoke("search", "x", "--persona", "pirate")
     assert result.exit_code != 0
     assert "pirate" in str(result.exception) and "analyst" in str(result.exception)
+
+
+def test_mmr_reads_its_pool_from_the_index_copy_of_the_embeddings(memory: Memory) -> None:
+    friend = get_persona("friend")
+    prepared = pipeline.prepare_query(
+        memory, "long runs with Ines", now=NOW, previous=None, use_vector=True
+    )
+    cands, _ = pipeline.gather(memory, prepared, friend, k=friend.chunks, now=NOW)
+    assert cands is not None and cands.vectors is not None
+    ids = cands.ids[:5]
+    assert np.allclose(cands.embeddings(ids), pipeline.fetch_vectors(memory, ids))
+    result = retrieve(memory, "long runs with Ines", friend, now=NOW)
+    assert 0 < len(result.chunks) <= friend.chunks

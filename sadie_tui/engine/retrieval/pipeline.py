@@ -121,6 +121,16 @@ class Candidates:
     salience: np.ndarray
     age_days: np.ndarray
     channel_hits: dict[str, list[int]] = field(default_factory=dict)  # each channel's ranking
+    rows: np.ndarray | None = None  # each candidate's keyword-index row
+    vectors: np.ndarray | None = None  # the keyword index's embeddings (by row), if it keeps them
+
+    def embeddings(self, ids: Sequence[int]) -> np.ndarray | None:
+        """Embeddings of candidate ``ids`` from the keyword index's copy (None: no copy)."""
+        if self.vectors is None or self.rows is None:
+            return None
+        position = {c: i for i, c in enumerate(self.ids)}
+        rows = self.rows[[position[int(c)] for c in ids]]
+        return np.asarray(self.vectors[rows], dtype=np.float32).reshape(len(ids), -1)
 
 
 @dataclass
@@ -321,6 +331,8 @@ def gather(
             "keyword": [int(index.chunk_ids[r]) for r, _ in keyword_hits],
             "graph": [int(index.chunk_ids[r]) for r, _ in graph_hits],
         },
+        rows=cand_rows,
+        vectors=index.vectors,
     )
     return cands, window
 
@@ -363,6 +375,11 @@ def _fetch(
     if kept is not None:
         return meta, {cid: float(c) for cid, c in zip(ids, kept.tolist(), strict=True)}
     return meta, {cid: float(t[2] or 0.0) for cid, t in texts.items()}
+
+
+def _embeddings(memory: Memory, cands: Candidates, ids: Sequence[int]) -> np.ndarray:
+    kept = cands.embeddings(ids)
+    return kept if kept is not None else fetch_vectors(memory, ids)
 
 
 def fetch_vectors(memory: Memory, ids: Sequence[int]) -> np.ndarray:
@@ -448,7 +465,7 @@ def retrieve(
             persona,
             k,
             vector_used=prepared.vector is not None,
-            vectors_of=lambda ids: fetch_vectors(memory, ids),
+            vectors_of=lambda ids: _embeddings(memory, cands, ids),
         )
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
     beliefs, observations = search_side(
