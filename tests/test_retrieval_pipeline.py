@@ -15,6 +15,7 @@ from click.testing import CliRunner
 
 from sadie_tui import cli
 from sadie_tui.commands import output
+from sadie_tui.engine.ingest.embedder import vector_literal
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
@@ -393,3 +394,18 @@ def test_mmr_reads_its_pool_from_the_index_copy_of_the_embeddings(memory: Memory
     assert np.allclose(cands.embeddings(ids), pipeline.fetch_vectors(memory, ids))
     result = retrieve(memory, "long runs with Ines", friend, now=NOW)
     assert 0 < len(result.chunks) <= friend.chunks
+
+
+def test_the_probe_reads_the_exact_signature_beside_the_vector_hits(memory: Memory) -> None:
+    big = 2**24 + 1  # a FLOAT would read it as 2^24
+    vector = memory.embedder.encode_one("zeppelin")
+    memory.db.execute(
+        "INSERT INTO chunks (id, episode_id, ordinal, text, embedding)"
+        f" SELECT {big}, episode_id, 99, 'zeppelin', ?::FLOAT[384] FROM chunks LIMIT 1",
+        [vector_literal(vector)],
+    )
+    count = memory.db.fetchone("SELECT count(*) FROM chunks")[0]
+    state, hits = pipeline.probe(memory, vector, 5)
+    assert state.signature == (count, big)
+    assert len(hits) == 5 and hits[0][0] == big
+    assert pipeline.probe(memory, None, 5)[0] == state

@@ -202,7 +202,8 @@ def probe(
         rows = memory.db.fetchall(_STATE_SQL)
     else:
         rows = memory.db.fetchall(
-            f"SELECT 'hit', id, distance FROM ({vector_sql(depth)}) UNION ALL {_STATE_SQL}",
+            # DOUBLE: a FLOAT column would round the largest chunk id past 2^24.
+            f"SELECT 'hit', id, distance::DOUBLE FROM ({vector_sql(depth)}) UNION ALL {_STATE_SQL}",
             [vector_literal(vector)],
         )
     for kind, a, b in rows:
