@@ -28,6 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.support.ollama_server import FakeOllama, Reply, tokens_responder  # noqa: E402
+from tests.support.tmux import Tmux, sadie_command  # noqa: E402
 
 POLL = 0.05
 SIZE = (120, 40)
@@ -37,59 +38,26 @@ QUESTION = "What did Maya say about moving?"
 FIRST_TOKEN = re.compile(r"█ On\b")
 
 
-class Pane:
+class Pane(Tmux):
+    """The app in a ``SIZE`` pane, polled every ``POLL`` seconds, timed on the bench clock."""
+
     def __init__(self, env: dict[str, str]) -> None:
-        self.socket = f"sadie-bench-{os.getpid()}"
+        super().__init__(f"sadie-bench-{os.getpid()}", record=False)
         self.env = env
 
-    def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        # The tmux server copies this environment into its panes: a COLUMNS/LINES here
-        # would pin the app to that size whatever the pane's.
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args],
-            capture_output=True,
-            text=True,
-            check=check,
-            env=env,
-        )
-
-    def launch(self, command: list[str]) -> float:
-        flags = [x for k, v in self.env.items() for x in ("-e", f"{k}={v}")]
-        shell = " ".join("'" + c.replace("'", "'\\''") + "'" for c in command) + "; sleep 60"
-        started = time.perf_counter()
-        self.tmux(
-            "new-session", "-d", "-s", "b", "-x", str(SIZE[0]), "-y", str(SIZE[1]), *flags, shell
-        )
-        return started
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "b", check=False).stdout
+    def launch(self) -> float:
+        return self.start(sadie_command(), self.env, SIZE, linger=60)
 
     def wait(self, pattern: re.Pattern[str], timeout: float = 60.0) -> float:
-        deadline = time.perf_counter() + timeout
-        while time.perf_counter() < deadline:
-            if pattern.search(self.screen()):
-                return time.perf_counter()
-            time.sleep(POLL)
-        raise RuntimeError(f"{pattern.pattern!r} never appeared:\n{self.screen()}")
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        self.tmux("send-keys", "-t", "b", *(["-l"] if literal else []), *keys)
+        """When (``perf_counter``) ``pattern`` was first seen."""
+        self.wait_for(pattern, timeout, POLL)
+        return time.perf_counter()
 
     def close(self) -> None:
         self.keys("C-q")
         time.sleep(0.3)
-        socket = self.tmux("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
-        self.tmux("kill-server", check=False)
-        if socket:
-            Path(socket).unlink(missing_ok=True)  # tmux leaves it behind after kill-server
+        self.kill()
         time.sleep(0.2)
-
-
-def sadie_command() -> list[str]:
-    binary = Path(sys.executable).parent / "sadie"
-    return [str(binary)] if binary.exists() else [sys.executable, "-m", "sadie_tui.cli"]
 
 
 def build_home(folder: Path) -> Path:
@@ -178,6 +146,11 @@ def main() -> int:
             "TERM": "xterm-256color",
             "COLORTERM": "truecolor",
         }
+
+        def pane_for(n: int, url: str) -> Pane:
+            home = fresh_home(template, scratch, n)
+            return Pane({**base_env, "SADIE_HOME": str(home), "OLLAMA_HOST": url})
+
         print(
             f"sadie TUI benchmark · tmux {SIZE[0]}×{SIZE[1]} · capture-pane every {POLL * 1000:.0f} ms"
         )
@@ -187,14 +160,8 @@ def main() -> int:
             # 1. first paint
             paints = []
             for n in range(args.runs if "paint" in parts else 0):
-                pane = Pane(
-                    {
-                        **base_env,
-                        "SADIE_HOME": str(fresh_home(template, scratch, n)),
-                        "OLLAMA_HOST": server.url,
-                    }
-                )
-                started = pane.launch(sadie_command())
+                pane = pane_for(n, server.url)
+                started = pane.launch()
                 paints.append(pane.wait(PAINTED) - started)
                 pane.close()
             if paints:
@@ -203,14 +170,8 @@ def main() -> int:
             # 2. first token of a message typed 1 s after paint
             firsts = []
             for n in range(args.runs if "first" in parts else 0):
-                pane = Pane(
-                    {
-                        **base_env,
-                        "SADIE_HOME": str(fresh_home(template, scratch, n)),
-                        "OLLAMA_HOST": server.url,
-                    }
-                )
-                started = pane.launch(sadie_command())
+                pane = pane_for(n, server.url)
+                started = pane.launch()
                 pane.wait(PAINTED)
                 time.sleep(1.0)
                 pane.keys(QUESTION, literal=True)
@@ -236,14 +197,8 @@ def main() -> int:
                 alone = server_send_seconds(server.url, body)
                 server.started.clear()
                 server.finished.clear()
-                pane = Pane(
-                    {
-                        **base_env,
-                        "SADIE_HOME": str(fresh_home(template, scratch, 99)),
-                        "OLLAMA_HOST": server.url,
-                    }
-                )
-                pane.launch(sadie_command())
+                pane = pane_for(99, server.url)
+                pane.launch()
                 pane.wait(PAINTED)
                 pane.wait(re.compile(r"online"))
                 # Steady state: the embedding model has finished loading in the background.

@@ -15,86 +15,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.tmux import Tmux, quote, sadie_command
 from tests.support.tui import copy_home
 
 ROOT = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-def sadie_command() -> list[str]:
-    binary = Path(sys.executable).parent / "sadie"
-    return [str(binary)] if binary.exists() else [sys.executable, "-m", "sadie_tui.cli"]
-
-
-class Tmux:
-    """One private tmux server (its own socket) holding one session."""
-
-    def __init__(self, socket: str) -> None:
-        self.socket = socket
-        self.session = "sadie"
-        self.history: list[str] = []  # every frame read, to check nothing leaked in between
-
-    def run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        # The tmux server copies this environment into its panes: a COLUMNS/LINES left over
-        # from the test process would pin the app to 80×24 whatever the pane's size.
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
-        return subprocess.run(
-            ["tmux", "-L", self.socket, *args],
-            capture_output=True,
-            text=True,
-            check=check,
-            env=env,
-        )
-
-    def start(
-        self, command: list[str], env: dict[str, str], size: tuple[int, int] = (120, 40)
-    ) -> None:
-        flags: list[str] = []
-        for key, value in env.items():
-            flags += ["-e", f"{key}={value}"]
-        shell = " ".join(_quote(c) for c in command) + "; sleep 30"  # keep the pane to read
-        self.run(
-            "new-session",
-            "-d",
-            "-s",
-            self.session,
-            "-x",
-            str(size[0]),
-            "-y",
-            str(size[1]),
-            *flags,
-            shell,
-        )
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.session, check=False).stdout
-
-    def keys(self, *keys: str, literal: bool = False) -> None:
-        self.run("send-keys", "-t", self.session, *(["-l"] if literal else []), *keys)
-
-    def wait_for(self, pattern: str, timeout: float = 30.0, every: float = 0.05) -> str:
-        deadline = time.monotonic() + timeout
-        seen = self.history
-        while time.monotonic() < deadline:
-            text = self.screen()
-            seen.append(text)
-            if re.search(pattern, text):
-                return text
-            time.sleep(every)
-        raise AssertionError(
-            f"{pattern!r} never appeared; the screen was:\n{seen[-1] if seen else ''}"
-        )
-
-    def kill(self) -> None:
-        socket = self.run("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
-        self.run("kill-server", check=False)
-        if socket:
-            Path(socket).unlink(missing_ok=True)  # tmux leaves it behind after kill-server
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\\''") + "'"
 
 
 @pytest.fixture
@@ -186,7 +112,7 @@ def test_a_second_sadie_gets_the_lock_message_not_a_traceback(
     tmux.start(sadie_command(), env)
     tmux.wait_for(r"online|offline", timeout=20)  # the first holds the memory now
     flags = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
-    shell = " ".join(_quote(c) for c in sadie_command()) + "; echo EXIT=$?; sleep 30"
+    shell = " ".join(quote(c) for c in sadie_command()) + "; echo EXIT=$?; sleep 30"
     tmux.run("new-window", "-t", tmux.session, "-n", "second", *flags, shell)
     deadline = time.monotonic() + 30
     text = ""
