@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError, NotFoundError
+from .retrieval.timewords import MONTHS
 
 CHANNELS = ("vector", "keyword", "graph", "fused")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -37,27 +38,6 @@ _WHEN = re.compile(
     r"\s+(?P<y>\d{4})",
     re.IGNORECASE,
 )
-_MONTHS = {
-    name: i
-    for i, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
 
 
 @dataclass(frozen=True)
@@ -88,7 +68,7 @@ def parse_session_date(value: str) -> datetime | None:
     m = _WHEN.search(value or "")
     if not m:
         return None
-    month = _MONTHS.get(m["mon"].lower())
+    month = MONTHS.get(m["mon"].lower())
     if month is None:
         return None
     hour = int(m["h"]) % 12 + (12 if m["ampm"].lower() == "pm" else 0)

@@ -76,7 +76,8 @@ _MONTH_NAMES = (
     ("november", "nov"),
     ("december", "dec"),
 )
-_MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
+# Month words (full and abbreviated) → month number.
+MONTHS = {name: number for number, names in enumerate(_MONTH_NAMES, 1) for name in names}
 
 #: Month words that are also common English words: never dates on their own.
 _AMBIGUOUS_MONTHS = frozenset({"may", "march", "mar"})
@@ -118,7 +119,7 @@ def _alternation(words: Iterable[str]) -> str:
     return "|".join(sorted(words, key=len, reverse=True))
 
 
-_MONTH = rf"(?P<month>{_alternation(_MONTHS)})\.?(?![\w])"
+_MONTH = rf"(?P<month>{_alternation(MONTHS)})\.?(?![\w])"
 _WEEKDAY = rf"(?P<weekday>{_alternation(_WEEKDAYS)})\.?(?![\w])"
 _DAY = r"(?P<day>[0-3]?\d)(?P<ordinal>st|nd|rd|th)?(?![\w:])"
 _YEAR = r"(?P<year>(?:19|20|21)\d\d)(?![\w:-])"
@@ -303,7 +304,7 @@ def _rolling(m: re.Match[str], today: datetime, anchored: bool) -> _Window | Non
 )
 def _month_day(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     word = m["month"].lower()
-    month = _MONTHS[word]
+    month = MONTHS[word]
     pre = (m["pre"] or "").lower()
     if pre in ("in", "during", "throughout", "last") and not m["ordinal"] and not m["year"]:
         return None  # "in March 14 people came": let the month form read "in March"
@@ -325,7 +326,7 @@ def _day_month(m: re.Match[str], today: datetime, anchored: bool) -> _Window | N
     explicit = m.group(0).lower().startswith("on") or m["the"] or m["of"] or m["ordinal"]
     if not anchored and word in _AMBIGUOUS_MONTHS and not (explicit or m["year"]):
         return None  # "I ate 3 may…"
-    return _date(_MONTHS[word], int(m["day"]), m["year"], today)
+    return _date(MONTHS[word], int(m["day"]), m["year"], today)
 
 
 def _date(month: int, day: int, year: str | None, today: datetime) -> _Window | None:
@@ -348,7 +349,7 @@ def _iso_date(m: re.Match[str], today: datetime, anchored: bool) -> _Window | No
 
 @_form(
     r"(?P<on>on\s+)?the\s+(?P<day>[0-3]?\d)(?:st|nd|rd|th)(?![\w])"
-    rf"(?!\s+(?:of\s+)?(?:{_alternation(_MONTHS)}|{_NOT_A_DATE})(?![\w]))"
+    rf"(?!\s+(?:of\s+)?(?:{_alternation(MONTHS)}|{_NOT_A_DATE})(?![\w]))"
 )
 def _day_of_month(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     if not (m["on"] or anchored):
@@ -370,7 +371,7 @@ def _day_of_month(m: re.Match[str], today: datetime, anchored: bool) -> _Window 
     rf"{_MONTH}(?:,?\s+(?:of\s+)?{_YEAR})?"
 )
 def _month(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
-    month = _MONTHS[m["month"].lower()]
+    month = MONTHS[m["month"].lower()]
     pre = (m["pre"] or "").lower()
     if m["year"]:
         if pre == "last":
