@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
+from sadie_tui.engine.ingest.embedder import vector_literal
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.retrieval import keyword
 from sadie_tui.engine.retrieval.keyword import (
@@ -166,20 +167,34 @@ def test_the_index_keeps_each_rows_embedding_and_the_cosines_match_duckdbs(
         assert np.allclose(index.vectors[row], stored[chunk_id])
 
     query = keyword_memory.embedder.encode_one("crying at the marathon")
+    in_duckdb = dict(
+        keyword_memory.db.fetchall(
+            "SELECT id, array_cosine_similarity(embedding, ?::FLOAT[384]) FROM chunks",
+            [vector_literal(query)],
+        )
+    )
     rows = np.arange(index.size)
     meta, kept = pipeline._fetch(keyword_memory, index, rows, query)
-    index_without = dataclasses.replace(index, vectors=None)
-    meta_sql, in_sql = pipeline._fetch(keyword_memory, index_without, rows, query)
-    assert meta == meta_sql and kept is not None and in_sql is not None
-    assert kept.keys() == in_sql.keys()
-    assert all(abs(kept[c] - in_sql[c]) < 1e-5 for c in kept)
+    assert kept is not None and kept.keys() == in_duckdb.keys() == meta.keys()
+    assert all(abs(kept[c] - in_duckdb[c]) < 1e-5 for c in kept)
+    # An index built without the copy reads the embeddings from the database instead.
+    meta_read, read = pipeline._fetch(
+        keyword_memory, dataclasses.replace(index, vectors=None), rows, query
+    )
+    assert meta_read == meta and read is not None
+    assert all(abs(read[c] - in_duckdb[c]) < 1e-5 for c in read)
 
 
 def test_an_index_whose_vectors_do_not_fit_is_rebuilt(keyword_memory: Memory) -> None:
     home = keyword_memory.home
-    keyword.forget_cached(home)
-    keyword.rebuild_keyword_index(keyword_memory)
-    np.save(keyword.index_dir(home) / "vectors.npy", np.zeros((1, 384), dtype=np.float32))
-    keyword.forget_cached(home)
-    index = keyword_index(keyword_memory)  # the saved copy is refused, the index rebuilt
-    assert index.vectors is not None and len(index.vectors) == index.size > 1
+    folder = keyword.index_dir(home)
+    for spoil in (
+        lambda: np.save(folder / "vectors.npy", np.zeros((1, 384), dtype=np.float32)),
+        lambda: (folder / "vectors.npy").unlink(),
+    ):
+        keyword.forget_cached(home)
+        keyword.rebuild_keyword_index(keyword_memory)
+        spoil()
+        keyword.forget_cached(home)
+        index = keyword_index(keyword_memory)  # the saved copy is refused, the index rebuilt
+        assert index.vectors is not None and len(index.vectors) == index.size > 1

@@ -410,11 +410,9 @@ def _load(folder: Path) -> KeywordIndex | None:
 
             retriever = bm25s.BM25.load(str(folder), show_progress=False)
         episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
-        vectors = None
-        if (folder / "vectors.npy").is_file():
-            vectors = np.load(folder / "vectors.npy", mmap_mode="r")
-            if vectors.shape[0] != int(meta["count"]):
-                return None
+        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        if vectors.shape[0] != int(meta["count"]):
+            return None
         return KeywordIndex(
             np.load(folder / "chunk_ids.npy"),
             np.load(folder / "episode.npy"),

@@ -346,22 +346,18 @@ def _fetch(
     memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: np.ndarray | None
 ) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
     """The candidates' text (episode details come from the index's catalogue) and exact cosine
-    to the query: from the index's copy of the embeddings, or computed by DuckDB next to them
-    when the index keeps none."""
+    to the query, from the index's copy of the embeddings (read from the database only for an
+    index built without one)."""
     ids = [int(i) for i in index.chunk_ids[rows]]
-    kept = index.cosines(rows, vector) if vector is not None else None
-    in_sql = vector is not None and kept is None
-    cosine = "array_cosine_similarity(embedding, ?::FLOAT[384])" if in_sql else "NULL"
-    params = [vector_literal(vector)] if in_sql and vector is not None else None
     found = memory.db.fetchall(
-        f"SELECT id, ordinal, text, {cosine} FROM chunks WHERE id IN ({_id_list(ids)})", params
+        f"SELECT id, ordinal, text FROM chunks WHERE id IN ({_id_list(ids)})"
     )
-    texts = {int(r[0]): (int(r[1]), r[2], r[3]) for r in found}
+    texts = {int(r[0]): (int(r[1]), r[2]) for r in found}
     meta: dict[int, tuple[Any, ...]] = {}
     for cid, row in zip(ids, rows.tolist(), strict=True):
         if cid in texts:
             episode_id, title, kind, salience = index.episode_of(row)
-            ordinal, text, _cos = texts[cid]
+            ordinal, text = texts[cid]
             meta[cid] = (
                 episode_id,
                 ordinal,
@@ -373,9 +369,10 @@ def _fetch(
             )
     if vector is None:
         return meta, None
-    if kept is not None:
-        return meta, {cid: float(c) for cid, c in zip(ids, kept.tolist(), strict=True)}
-    return meta, {cid: float(t[2] or 0.0) for cid, t in texts.items()}
+    kept = index.cosines(rows, vector)
+    if kept is None:
+        kept = fetch_vectors(memory, ids) @ vector.astype(np.float32)
+    return meta, {cid: float(c) for cid, c in zip(ids, kept.tolist(), strict=True) if cid in meta}
 
 
 def _embeddings(memory: Memory, cands: Candidates, ids: Sequence[int]) -> np.ndarray:
