@@ -123,6 +123,16 @@ def shared_embedder() -> Embedder:
         return _shared
 
 
+def arrow_matrix(column: Any) -> np.ndarray:
+    """A column of embeddings read from DuckDB as Arrow (``FLOAT[384]``) as one float32 matrix,
+    a row per value."""
+    column = column.combine_chunks()
+    if len(column) == 0:
+        return np.zeros((0, DIM), dtype=np.float32)
+    flat = column.values.to_numpy(zero_copy_only=False)
+    return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
+
+
 def vector_literal(vector: np.ndarray) -> str:
     """A vector as a DuckDB array literal string; cheaper than a list parameter (~30 ms)."""
     return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

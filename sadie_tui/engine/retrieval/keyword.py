@@ -29,6 +29,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..ingest.embedder import arrow_matrix
+
 if TYPE_CHECKING:
     from ..memory import Memory
 
@@ -350,16 +352,6 @@ _cache_lock = threading.Lock()
 _build_lock = threading.Lock()
 
 
-def _vectors(memory: Memory, sql: str, count: int) -> np.ndarray:
-    """The chunks' embeddings in the index's row order, as one float32 matrix."""
-    with memory.db.lock:
-        column = memory.db.execute(sql).to_arrow_table().column(0).combine_chunks()
-    if count == 0:
-        return np.zeros((0, 384), dtype=np.float32)
-    flat = column.values.to_numpy(zero_copy_only=False)
-    return np.asarray(flat, dtype=np.float32).reshape(count, -1)
-
-
 def index_dir(home: Path) -> Path:
     return Path(home) / INDEX_DIR
 
@@ -434,21 +426,25 @@ def _load(folder: Path) -> KeywordIndex | None:
 def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     """Build the index from every chunk and persist it (best effort on a read-only home)."""
     with _build_lock:
-        order = (
-            " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
-            " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
-        )
-        rows = memory.db.fetchall(
-            "SELECT c.id, c.text, c.episode_id::VARCHAR, epoch(e.occurred_at), e.title, e.kind,"
-            f" e.salience{order}"
+        with memory.db.lock:
+            table = memory.db.execute(
+                "SELECT c.id, c.text, c.episode_id::VARCHAR AS episode, epoch(e.occurred_at) AS at,"
+                " e.title, e.kind, e.salience, c.embedding"
+                " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+                " ORDER BY e.occurred_at, c.episode_id, c.ordinal"
+            ).to_arrow_table()
+        names = ("id", "text", "episode", "at", "title", "kind", "salience")
+        columns = {name: table.column(name).to_pylist() for name in names}
+        details = zip(
+            columns["episode"], columns["title"], columns["kind"], columns["salience"], strict=True
         )
         index = build_index(
-            (r[0] for r in rows),
-            (r[1] for r in rows),
-            (r[2] for r in rows),
-            (float(r[3]) for r in rows),
-            {r[2]: (r[4], r[5], float(r[6])) for r in rows},
-            vectors=_vectors(memory, f"SELECT c.embedding{order}", len(rows)),
+            columns["id"],
+            columns["text"],
+            columns["episode"],
+            (float(t) for t in columns["at"]),
+            {episode: (title, kind, float(salience)) for episode, title, kind, salience in details},
+            vectors=arrow_matrix(table.column("embedding")),
         )
         if not memory.db.read_only:
             try:

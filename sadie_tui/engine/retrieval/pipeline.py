@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
+from ..ingest.embedder import arrow_matrix, vector_literal
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
@@ -389,8 +389,7 @@ def fetch_vectors(memory: Memory, ids: Sequence[int]) -> np.ndarray:
             f"SELECT id, embedding FROM chunks WHERE id IN ({_id_list(ids)})"
         ).to_arrow_table()
     found = table.column("id").to_numpy()
-    flat = table.column("embedding").combine_chunks().values.to_numpy(zero_copy_only=False)
-    matrix = flat.reshape(len(found), -1) if len(found) else np.zeros((0, 384), np.float32)
+    matrix = arrow_matrix(table.column("embedding"))
     where = {int(c): i for i, c in enumerate(found)}
     out = np.zeros((len(ids), matrix.shape[1] if len(found) else 384), dtype=np.float32)
     for j, cid in enumerate(ids):
