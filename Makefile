@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench bench-real clean
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: install
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/tui.py
+
+# Real small models through ../shared/realmodel's llama.cpp server (start bridge.py first).
+bench-real: install
+	$(BIN)/python bench/real_model.py --mode chat
+	$(BIN)/python bench/real_model.py --mode ask
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

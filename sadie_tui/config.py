@@ -26,7 +26,11 @@ class Settings:
     chat_persona: str = "friend"
     theme: str = "sadie-dark"
     connect_timeout: float = 3.0
-    read_timeout: float = 120.0
+    read_timeout: float = 120.0  # the longest stall between two pieces of a reply
+    first_token_timeout: float = 900.0  # reading a long briefing on a CPU takes minutes
+    citation_pass_timeout: float = 30.0
+    reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
+    reply_max_chars: int = 12000  # and a reply is cut past this many shown characters
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -59,9 +63,14 @@ def load_settings(path: Path | None = None) -> Settings:
     for key in ("model", "ollama_host", "ask_persona", "chat_persona", "theme"):
         if isinstance(data.get(key), str):
             setattr(settings, key, data[key])
-    for key in ("connect_timeout", "read_timeout"):
-        if isinstance(data.get(key), int | float):
-            setattr(settings, key, float(data[key]))
+    for key in ("connect_timeout", "read_timeout", "first_token_timeout", "citation_pass_timeout"):
+        value = data.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+            setattr(settings, key, float(value))
+    for key in ("reply_tokens", "reply_max_chars"):
+        value = data.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            setattr(settings, key, value)
     keys = data.get("keys") or data.get("keymap") or {}
     if isinstance(keys, dict):
         settings.keymap = {str(k): str(v) for k, v in keys.items()}

@@ -35,14 +35,28 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
     out.print(Text(result.answer))
     if result.opinion:
         out.print(Text("\nOpinion (beyond what the notes say): " + result.opinion, style="italic"))
-    if result.citations:
+    shown = [*result.citations, *result.found_by_sadie]
+    if shown:
         out.print()
-        for n, c in enumerate(result.citations, 1):
+        for n, c in enumerate(shown, 1):
             line = Text(f"[{n}] ", style="bold")
             line.append(f"{c.date} {c.title}", style="cyan")
             line.append(f" — {c.label}: ", style="dim")
             line.append(f"“{c.quote}”")
             out.print(line)
+    spans = result.grounding.get("unsupported") or []
+    if spans and not result.abstained:
+        out.print(Text(not_found_line(spans), style="yellow"))
+
+
+def not_found_line(spans: list[dict]) -> str:
+    """"Not found in your notes: 3:15, Tomás" for the details no source holds."""
+    seen: list[str] = []
+    for span in spans:
+        if span["text"] not in seen:
+            seen.append(span["text"])
+    noun = "detail" if len(spans) == 1 else "details"
+    return f"{len(spans)} {noun} not found in your notes: " + ", ".join(seen)
 
 
 def chat(
@@ -57,6 +71,7 @@ def chat(
     """Stream one chat turn to stdout. Returns the exit code."""
     from .commands.output import error_line, print_ndjson
     from .engine.events import (
+        Checking,
         CitationsEvent,
         Done,
         ErrorEvent,
@@ -104,13 +119,19 @@ def chat(
                     sys.stdout.write(value)
                     sys.stdout.flush()
                     streamed_any = True
-                case CitationsEvent(value=cites):
+                case Checking(value=value):
+                    if sys.stderr.isatty():
+                        sys.stderr.write(f"\n{value}")
+                case CitationsEvent(value=cites, found=found, unsupported=spans):
                     if streamed_any:
                         sys.stdout.write("\n")
-                    for n, c in enumerate(cites, 1):
+                    for n, c in enumerate((*cites, *found), 1):
                         sys.stdout.write(f"[{n}] {c.date} {c.title} — {c.label}: “{c.quote}”\n")
+                    if spans:
+                        sys.stdout.write(not_found_line(list(spans)) + "\n")
                 case Replace(value=value, reason=reason):
-                    sys.stdout.write(f"\n[{reason}] final text:\n{value}\n")
+                    if reason != "citations list":
+                        sys.stdout.write(f"\n[{reason}] final text:\n{value}\n")
                 case Done():
                     sys.stdout.flush()
                 case ErrorEvent(message=msg, fix=fix, code=err_code):

@@ -11,17 +11,21 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any, Literal
 
 import httpx
 import ollama
 import pytest
+from pydantic import BaseModel, Field
 
 from tests.support.ollama_server import (
     CITATIONS_MARKER,
     FakeOllama,
     Reply,
     default_responder,
+    instance_for,
     split_pieces,
+    tokens_responder,
 )
 
 MODEL = "qwen3:1.7b"
@@ -432,6 +436,373 @@ def test_default_responder_thinks_only_when_asked():
 def test_split_pieces_cycles_sizes():
     assert split_pieces("abcdefghij", (3, 4)) == ["abc", "defg", "hij"]
     assert "".join(split_pieces("x" * 101, (3, 4, 5))) == "x" * 101
+
+
+# --------------------------------------------------------------------------- structured outputs
+
+OTHER_ID = "7d3e9c41-0a5b-4c2d-8e6f-1b2a3c4d5e6f"
+THIRD_ID = "c0ffee00-1234-4abc-9def-0123456789ab"
+
+
+def _citations_schema(ids: list[str]) -> dict:
+    """The shape sadie sends: citations whose episode is one of the briefed ids."""
+    return {
+        "type": "object",
+        "properties": {
+            "citations": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "episode": {"type": "string", "enum": ids},
+                        "quote": {"type": "string"},
+                        "support": {
+                            "type": "string",
+                            "enum": ["verbatim", "paraphrase", "inference"],
+                        },
+                    },
+                    "required": ["episode", "quote", "support"],
+                    "additionalProperties": False,
+                },
+            }
+        },
+        "required": ["citations"],
+        "additionalProperties": False,
+    }
+
+
+_TYPES = {
+    "object": dict,
+    "array": list,
+    "string": str,
+    "boolean": bool,
+    "null": type(None),
+}
+
+
+def _errors(value: Any, schema: Any, root: dict, at: str = "$") -> list[str]:
+    """A small JSON-schema check (the keywords these tests use); [] when valid."""
+    if schema is True or schema == {}:
+        return []
+    if "$ref" in schema:
+        node: Any = root
+        for key in schema["$ref"].lstrip("#/").split("/"):
+            node = node[key]
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        return _errors(value, node, root, at) + _errors(value, rest, root, at)
+    errors: list[str] = []
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            passing = [b for b in schema[key] if not _errors(value, b, root, at)]
+            if not passing or (key == "oneOf" and len(passing) != 1):
+                errors.append(f"{at}: no {key} branch fits {value!r}")
+    for branch in schema.get("allOf", []):
+        errors += _errors(value, branch, root, at)
+    if "const" in schema and value != schema["const"]:
+        errors.append(f"{at}: {value!r} != const {schema['const']!r}")
+    if "enum" in schema and value not in schema["enum"]:
+        errors.append(f"{at}: {value!r} not in {schema['enum']!r}")
+    kinds = schema.get("type")
+    if kinds is not None:
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        ok = any(
+            (isinstance(value, int) and not isinstance(value, bool))
+            if k == "integer"
+            else (isinstance(value, int | float) and not isinstance(value, bool))
+            if k == "number"
+            else isinstance(value, _TYPES[k])
+            for k in kinds
+        )
+        if not ok:
+            return [*errors, f"{at}: {value!r} is not {kinds}"]
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        errors += [f"{at}: missing {k!r}" for k in schema.get("required", []) if k not in value]
+        for key, item in value.items():
+            if key in props:
+                errors += _errors(item, props[key], root, f"{at}.{key}")
+            elif schema.get("additionalProperties") is False:
+                errors.append(f"{at}: unexpected {key!r}")
+    if isinstance(value, list):
+        if len(value) < schema.get("minItems", 0):
+            errors.append(f"{at}: fewer than minItems")
+        if len(value) > schema.get("maxItems", len(value)):
+            errors.append(f"{at}: more than maxItems")
+        for i, item in enumerate(value):
+            errors += _errors(item, schema.get("items", {}), root, f"{at}[{i}]")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        if value < schema.get("minimum", value):
+            errors.append(f"{at}: {value} below minimum")
+        if value > schema.get("maximum", value):
+            errors.append(f"{at}: {value} above maximum")
+    if isinstance(value, str) and len(value) < schema.get("minLength", 0):
+        errors.append(f"{at}: shorter than minLength")
+    return errors
+
+
+def _assert_valid(value: Any, schema: dict) -> None:
+    assert _errors(value, schema, schema) == []
+
+
+ENUM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "mood": {"type": "string", "enum": ["calm", "anxious", "joyful"]},
+        "version": {"const": 2},
+        "level": {"type": "integer", "minimum": 3, "maximum": 9},
+        "score": {"type": "number", "minimum": 0.5},
+        "private": {"type": "boolean"},
+        "tags": {"type": "array", "items": {"type": "string"}, "minItems": 2, "maxItems": 3},
+        "note": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+        "person": {"$ref": "#/$defs/Person"},
+        "place": {"$ref": "#/definitions/Place"},
+        "unused": {"type": "string"},
+    },
+    "required": ["mood", "version", "level", "score", "private", "tags", "note", "person",
+                 "place"],
+    "$defs": {
+        "Person": {
+            "type": "object",
+            "properties": {"name": {"type": "string"}, "role": {"enum": ["sister", "friend"]}},
+        }
+    },
+    "definitions": {
+        "Place": {"oneOf": [{"type": "object", "properties": {"city": {"type": "string"}},
+                             "required": ["city"]}, {"type": "string"}]}
+    },
+}  # fmt: skip
+
+
+def test_format_schema_with_enums_gets_schema_valid_json(srv, client):
+    response = client.chat(model=MODEL, messages=USER, format=ENUM_SCHEMA, stream=False)
+
+    value = json.loads(response.message.content)
+    _assert_valid(value, ENUM_SCHEMA)
+    assert set(value) == set(ENUM_SCHEMA["required"])  # only the required properties
+    assert value["mood"] == "calm"
+    assert value["version"] == 2
+    assert value["level"] == 3
+    assert value["score"] == 0.5
+    assert value["private"] is True
+    assert len(value["tags"]) == 2 and all(isinstance(t, str) for t in value["tags"])
+    assert isinstance(value["note"], str)  # first anyOf branch
+    assert value["person"]["role"] == "sister" and isinstance(value["person"]["name"], str)
+    assert isinstance(value["place"]["city"], str)  # first oneOf branch
+    assert response.done and response.eval_count >= 1
+
+
+def test_format_pydantic_schema_round_trips(srv, client):
+    class Person(BaseModel):
+        name: str
+        relation: Literal["sister", "friend", "colleague"]
+
+    class Summary(BaseModel):
+        mood: Literal["calm", "anxious"]
+        people: list[Person] = Field(min_length=1, max_length=4)
+        rating: int = Field(ge=1, le=5)
+        note: str | None = None
+
+    schema = Summary.model_json_schema()  # $defs + $ref, anyOf for the optional field
+    response = client.chat(model=MODEL, messages=USER, format=schema)
+
+    parsed = Summary.model_validate_json(response.message.content)
+    assert parsed.mood == "calm"
+    assert parsed.rating == 1
+    assert [p.relation for p in parsed.people] == ["sister"]
+    _assert_valid(json.loads(response.message.content), schema)
+
+
+def test_citations_schema_cites_a_briefed_episode_verbatim(srv, client):
+    schema = _citations_schema([OTHER_ID, EPISODE_ID, THIRD_ID])  # only EPISODE_ID is briefed
+
+    chunks = list(client.chat(model=MODEL, messages=_briefed(), format=schema, stream=True))
+
+    pieces = [c.message.content for c in chunks[:-1]]
+    assert len(pieces) > 1 and all(1 <= len(p) <= 5 for p in pieces)
+    assert chunks[-1].done and chunks[-1].eval_count == len(pieces)
+    value = json.loads("".join(pieces))
+    _assert_valid(value, schema)
+    assert value == {
+        "citations": [
+            {"episode": EPISODE_ID, "quote": "We walked past the old mill", "support": "verbatim"}
+        ]
+    }
+    assert value["citations"][0]["quote"] in BRIEFING
+
+
+def test_citations_schema_picks_the_enum_value_from_the_user_message(srv, client):
+    briefing = f"episode {THIRD_ID} (2025-04-02) Garden\nTomatoes finally came up today.\n"
+    messages = [
+        {"role": "system", "content": "You are sadie."},
+        {"role": "user", "content": briefing + "\nWhat grew?"},
+    ]
+    schema = _citations_schema([EPISODE_ID, THIRD_ID])
+    response = client.chat(model=MODEL, messages=messages, format=schema)
+    citation = json.loads(response.message.content)["citations"][0]
+    assert citation == {
+        "episode": THIRD_ID,
+        "quote": "Tomatoes finally came up today",
+        "support": "verbatim",
+    }
+
+
+def test_citations_schema_without_briefed_ids_uses_the_first_and_no_quote(srv, client):
+    schema = _citations_schema([OTHER_ID, THIRD_ID])  # EPISODE_ID is briefed, but not allowed
+    response = client.chat(model=MODEL, messages=_briefed(), format=schema)
+    value = json.loads(response.message.content)
+    _assert_valid(value, schema)
+    assert value["citations"][0]["episode"] == OTHER_ID
+    assert value["citations"][0]["quote"] == ""
+
+
+def test_citations_schema_through_generate(srv, client):
+    schema = _citations_schema([EPISODE_ID])
+    response = client.generate(model=MODEL, prompt=BRIEFING, format=schema)
+    value = json.loads(response.response)
+    assert value["citations"][0]["episode"] == EPISODE_ID
+    assert value["citations"][0]["quote"] in BRIEFING
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_format_json_gives_an_object(srv, client, stream):
+    if stream:
+        chunks = list(client.chat(model=MODEL, messages=_briefed(), format="json", stream=True))
+        assert all(not c.done for c in chunks[:-1]) and chunks[-1].done
+        content = "".join(c.message.content for c in chunks)
+    else:
+        response = client.chat(model=MODEL, messages=_briefed(), format="json", stream=False)
+        assert response.done
+        content = response.message.content
+    assert json.loads(content) == {}
+    assert srv.requests[-1]["format"] == "json"
+    assert srv.requests[-1]["stream"] is stream
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_format_reply_follows_the_request_stream_field(srv, client, stream):
+    schema = _citations_schema([EPISODE_ID])
+    with httpx.Client() as http:
+        response = http.post(
+            f"{srv.url}/api/chat",
+            json={"model": MODEL, "messages": _briefed(), "format": schema, "stream": stream},
+        )
+    assert response.status_code == 200
+    if stream:
+        assert response.headers["content-type"] == "application/x-ndjson"
+        lines = [json.loads(line) for line in response.text.splitlines() if line]
+        assert len(lines) > 2 and lines[-1]["done"] is True
+        content = "".join(line["message"]["content"] for line in lines)
+    else:
+        assert response.headers["content-type"].startswith("application/json")
+        content = response.json()["message"]["content"]
+    assert json.loads(content)["citations"][0]["episode"] == EPISODE_ID
+
+
+def test_format_with_thinking_thinks_first_then_sends_json(srv, client):
+    chunks = list(
+        client.chat(model=MODEL, messages=_briefed(), format="json", think=True, stream=True)
+    )
+    assert chunks[0].message.thinking and chunks[0].message.content == ""
+    assert json.loads("".join(c.message.content for c in chunks)) == {}
+
+
+def test_queued_reply_wins_over_the_schema(srv, client):
+    schema = _citations_schema([EPISODE_ID])
+    srv.queue('{"citations": [{"episode": "nope"', Reply(content=['{"citations": 3}']))
+
+    malformed = client.chat(model=MODEL, messages=_briefed(), format=schema).message.content
+    invalid = list(client.chat(model=MODEL, messages=_briefed(), format=schema, stream=True))
+    generated = client.chat(model=MODEL, messages=_briefed(), format=schema).message.content
+
+    assert malformed == '{"citations": [{"episode": "nope"'
+    assert [c.message.content for c in invalid[:-1]] == ['{"citations": 3}']
+    assert json.loads(generated)["citations"][0]["episode"] == EPISODE_ID
+    assert srv.pending == 0
+
+
+def test_format_requests_keeps_the_schema_verbatim(srv, client):
+    schema = _citations_schema([EPISODE_ID, OTHER_ID])
+    sent = json.loads(json.dumps(schema))
+    client.chat(model=MODEL, messages=_briefed())
+    client.chat(model=MODEL, messages=_briefed(), format=schema)
+    client.chat(model=MODEL, messages=USER, format="")  # "" means no format
+    client.generate(model=MODEL, prompt="Anything?", format="json")
+
+    assert len(srv.requests) == 4
+    assert "format" not in srv.requests[0]
+    assert [r["format"] for r in srv.format_requests] == [sent, "json"]
+    assert srv.format_requests[1]["prompt"] == "Anything?"
+    assert schema == sent  # nothing mutated the caller's schema either
+
+
+def test_invalid_format_is_an_ollama_style_error(srv):
+    body = {"model": MODEL, "messages": USER, "format": "xml"}  # the client refuses to send it
+    with httpx.Client() as http:
+        single = http.post(f"{srv.url}/api/chat", json={**body, "stream": False})
+        streamed = http.post(f"{srv.url}/api/chat", json=body)
+    assert single.status_code == 500
+    assert single.json()["error"].startswith('invalid format: "xml"')
+    lines = [json.loads(line) for line in streamed.text.splitlines() if line]
+    assert lines == [{"error": single.json()["error"]}]
+    assert srv.format_requests[0]["format"] == "xml"
+
+
+def test_instance_for_handles_the_schema_keywords():
+    assert instance_for("json", {}) == {}
+    assert instance_for({"type": "object"}) == {}
+    assert instance_for({"type": "array", "items": {"type": "integer"}}) == [0]
+    assert instance_for({"type": "array", "maxItems": 0}) == []
+    assert instance_for({"type": "array", "items": {"const": "x"}, "minItems": 3}) == ["x"] * 3
+    assert instance_for({"type": "integer", "minimum": 4}) == 4
+    assert instance_for({"type": "integer", "exclusiveMinimum": 4}) == 5
+    assert instance_for({"type": "number", "maximum": -2}) == -2
+    assert instance_for({"type": "boolean"}) is True
+    assert instance_for({"type": ["null", "string"]}) == "text"
+    assert instance_for({"enum": [7, "seven"]}) == 7
+    assert instance_for({"type": "string", "format": "date"}) == "2025-01-01"
+    assert instance_for({"type": "string", "minLength": 8}) == "textxxxx"
+    assert instance_for({"oneOf": [{"type": "boolean"}, {"type": "string"}]}) is True
+    assert instance_for(
+        {"allOf": [{"properties": {"a": {"const": 1}}}, {"properties": {"b": {"const": 2}}}]}
+    ) == {"a": 1, "b": 2}
+    nested = {
+        "type": "object",
+        "properties": {"a": {"$ref": "#/definitions/A"}, "b": {"type": "string"}},
+        "required": ["a"],
+        "definitions": {"A": {"$ref": "#/$defs/B"}},
+        "$defs": {"B": {"type": "array", "items": {"enum": ["deep"]}}},
+    }
+    assert instance_for(nested) == {"a": ["deep"]}
+    for bad in ("xml", 3, ["json"], {"$ref": "#/$defs/Missing"}, {"$ref": "#"}):
+        with pytest.raises(ValueError):
+            instance_for(bad)
+
+
+def test_instance_for_cites_successive_briefed_episodes():
+    body = {
+        "messages": [
+            {
+                "role": "system",
+                "content": BRIEFING
+                + f"episode {THIRD_ID} (2025-04-02) Garden\nTomatoes finally came up today.\n",
+            }
+        ]
+    }
+    schema = _citations_schema([THIRD_ID, EPISODE_ID])
+    schema["properties"]["citations"]["minItems"] = 2
+    value = instance_for(schema, body)
+    _assert_valid(value, schema)
+    assert [c["episode"] for c in value["citations"]] == [EPISODE_ID, THIRD_ID]
+    assert all(c["quote"] in body["messages"][0]["content"] for c in value["citations"])
+
+
+def test_tokens_responder_answers_format_requests_with_json():
+    body = {"messages": _briefed(), "format": _citations_schema([EPISODE_ID])}
+    reply = tokens_responder(50, delay=0.01)(body)
+    assert json.loads(reply.text)["citations"][0]["episode"] == EPISODE_ID
+    assert reply.delay == 0.01
+    plain = tokens_responder(3)({"messages": _briefed()})
+    assert CITATIONS_MARKER in plain.text
 
 
 # --------------------------------------------------------------------------- standalone

@@ -501,3 +501,65 @@ async def test_chip_bar_starts_empty_with_a_hint(ctx) -> None:
         bar = screen(app).query_one(ChipBar)
         assert bar.items == []
         assert bar.query_one("#chip-hint").display
+
+
+# -- grounding when the model ignores the format --------------------------------------------
+
+PLANTED = (
+    "You walked by the river with Maya after lunch. She is moving to Leeds on 3 June, and "
+    "Beatriz will drive the van."
+)
+
+
+async def test_a_reply_without_tail_is_checked_repaired_and_flagged(ctx, ollama) -> None:
+    # No citations tail; the citation pass (structured outputs) answers a moment later.
+    ollama.queue(Reply(PLANTED), Reply('{"citations": []}', stream=False, delay=0.3))
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await send(pilot, QUESTION)
+        await wait_until(
+            pilot, lambda: "checking sources…" in reply.header_text().plain, what="checking"
+        )
+        await finished(pilot, reply)
+        assert "checking sources" not in reply.header_text().plain
+        # Nothing cited by the model or the pass: sadie's own match, labelled as such.
+        sidebar = screen(app).query_one(CitationSidebar)
+        assert sidebar.citations and all(c.label == "found by sadie" for c in sidebar.citations)
+        flagged = sidebar.query_one("#sources-unsupported")
+        assert flagged.display
+        assert "2 details not found in your notes" in str(flagged.render())
+        # The planted date and name are marked in the reply; the known name is not.
+        assert reply.has_class("-flagged")
+        source = reply.query_one(Markdown).source
+        assert "~~3 June~~" in source and "~~Beatriz~~" in source
+        assert "~~Maya~~" not in source and "~~Leeds~~" not in source
+
+
+async def test_the_wait_for_the_first_token_is_shown(ctx, ollama) -> None:
+    ollama.queue(Reply(["Hello ", "there."], delay=1.2))
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await send(pilot, QUESTION)
+        placeholder = reply.query_one(".placeholder")
+        await wait_until(
+            pilot,
+            lambda: "reading your notes… 1 s" in str(placeholder.render()),
+            what="the waiting seconds",
+        )
+        await finished(pilot, reply)
+        assert reply.text.startswith("Hello there.")
+
+
+async def test_a_repaired_reply_says_so_in_the_sidebar(ctx, ollama) -> None:
+    ollama.queue(Reply("You walked by the river with Maya."))  # the pass uses the schema
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        sidebar = screen(app).query_one(CitationSidebar)
+        assert sidebar.citations and sidebar.citations[0].origin == "model"
+        state = sidebar.query_one("#sources-state")
+        assert state.display and "second, checked pass" in str(state.render())
+        assert not reply.has_class("-flagged")

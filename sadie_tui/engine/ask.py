@@ -12,16 +12,20 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .citations import PolicedCitations, police
+from .citations import PolicedCitations
+from .details import Span, unsupported
 from .emotions import TONE, classifier_for
 from .errors import ModelError
 from .events import CitationView
+from .grounding import Grounded, needs_pass, own_citations, repair, settle
 from .prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
 from .reasoners.offline import OfflineReasoner
+from .reply_guard import ReplyGuard
 from .retrieval import retrieve
 from .retrieval.timewords import parse_time_window, strip_time_words
 from .stream_filter import StreamFilter
@@ -52,9 +56,11 @@ class AskResult:
     chunks_considered: int = 0
     latency_ms: float = 0.0
     notices: list[str] = field(default_factory=list)
+    found_by_sadie: list[CitationView] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["found_by_sadie"] = [c.as_json() for c in self.found_by_sadie]
         data["citations"] = [
             {
                 "episode_id": c.episode_id,
@@ -93,14 +99,17 @@ def split_opinion(text: str) -> tuple[str, str | None]:
     return text[: match.start()].strip(), text[match.end() :].strip() or None
 
 
-def grounding_report(policed: PolicedCitations) -> dict[str, Any]:
+def grounding_report(
+    policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0
+) -> dict[str, Any]:
     from .companion import grounding_score
 
     counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
     for c in policed.citations:
         counts[c.support] = counts.get(c.support, 0) + 1
     return {
-        "score": grounding_score(policed),
+        "score": grounding_score(policed, len(spans), details),
+        "unsupported": [sp.as_json() for sp in spans],
         "counts": counts,
         "dropped": len(policed.dropped),
         "dropped_reasons": [d.get("reason", "") for d in policed.dropped],
@@ -140,6 +149,7 @@ async def run_ask(
             abstained=True,
             grounding={
                 "score": 0.0,
+                "unsupported": [],
                 "counts": {},
                 "dropped": 0,
                 "dropped_reasons": [],
@@ -173,7 +183,13 @@ async def run_ask(
             extra.append(counter)
         stage("counter", t0, "found" if counter else "none")
 
-    from .companion import citation_views, excerpts_of
+    from .companion import (
+        briefing_sources,
+        citation_views,
+        count_details,
+        excerpts_of,
+        found_views,
+    )
 
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
@@ -190,53 +206,77 @@ async def run_ask(
         extra_blocks=extra,
     )
 
-    async def draft(b: Any) -> tuple[str, PolicedCitations]:
-        text = await _complete(reasoner, b, question)
-        filt = StreamFilter()
-        visible = filt.feed(text) + filt.finish()
-        return visible, police(filt.tail, b.shown)
+    timeout = companion.settings.citation_pass_timeout
+    max_chars = companion.settings.reply_max_chars
 
-    answer = ""
-    policed = police("", {})
+    async def draft(messages: list[dict[str, str]] | None = None) -> tuple[Grounded, str | None]:
+        text = await _complete(reasoner, briefing, question, messages)
+        filt = StreamFilter()
+        guard = ReplyGuard(briefing.instructions(), max_chars=max_chars)
+        visible = guard.feed(filt.feed(text))
+        if not guard.stopped:
+            visible += guard.feed(filt.finish()) + guard.finish()
+        cut = guard.stopped or (
+            "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
+        )
+        return own_citations(visible, filt.tail, filt.diverted, briefing.shown), cut
+
+    grounded = own_citations("", "", True, {})
+    cut: str | None = None
     try:
         t0 = time.perf_counter()
-        answer, policed = await draft(briefing)
-        stage("draft", t0, f"{len(answer)} chars")
+        grounded, cut = await draft()
+        stage("draft", t0, f"{len(grounded.text)} chars, tail {grounded.tail}")
         t0 = time.perf_counter()
-        report = grounding_report(policed)
+        report = grounding_report(grounded.policed)
         stage("ground_check", t0, f"score {report['score']}")
-        if "revise" in persona.stages and not reasoner.offline and _needs_revision(policed):
+        if needs_pass(reasoner, grounded):
             t0 = time.perf_counter()
-            feedback = _revision_note(policed)
-            revised = build_briefing(
-                message=question + "\n\n" + feedback,
-                excerpts=excerpts,
-                beliefs=result.beliefs,
-                observations=result.observations,
-                soul=soul,
-                voice=persona.voice,
-                mode="ask",
-                extra_blocks=extra,
-            )
-            answer2, policed2 = await draft(revised)
-            if grounding_report(policed2)["score"] >= report["score"]:
-                answer, policed = answer2, policed2
-            stage("revise", t0, f"score {grounding_report(policed)['score']}")
+            await repair(reasoner, briefing, grounded, timeout=timeout)
+            stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
+        if "revise" in persona.stages and not reasoner.offline and _needs_revision(grounded.policed):
+            t0 = time.perf_counter()
+            # The same briefing, byte for byte, then the draft and the feedback: the model's
+            # prompt cache reuses the whole prefix.
+            messages = [
+                *briefing.messages,
+                {"role": "assistant", "content": grounded.text},
+                {"role": "user", "content": _revision_note(grounded.policed)},
+            ]
+            second, cut2 = await draft(messages)
+            if needs_pass(reasoner, second):
+                await repair(reasoner, briefing, second, timeout=timeout)
+            if grounding_report(second.policed)["score"] >= grounding_report(grounded.policed)[
+                "score"
+            ] and second.text.strip():
+                grounded, cut = second, cut2
+            stage("revise", t0, f"score {grounding_report(grounded.policed)['score']}")
     except ModelError as exc:
         notices.append(exc.one_line() + "; answering offline")
         reasoner = OfflineReasoner(exc.message)
         result_base.update(model=reasoner.model, offline=True)
-        answer, policed = await draft(briefing)
+        grounded, cut = await draft()
         stage("draft", time.perf_counter(), "offline fallback")
 
-    answer, opinion = split_opinion(answer)
-    report = grounding_report(policed)
-    grounded = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
-    abstained = not result.chunks or not grounded
+    settle(briefing, grounded)
+    policed = grounded.policed
+    answer, opinion = split_opinion(grounded.text)
+    spans = unsupported(answer, briefing_sources(briefing))
+    report = grounding_report(policed, spans, count_details(answer))
+    report.update(
+        repaired=grounded.repaired,
+        tail=grounded.tail,
+        citation_pass=grounded.pass_reason or ("ok" if grounded.repaired else None),
+        cut=cut,
+    )
+    grounded_citations = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
+    abstained = not result.chunks or not grounded_citations
     citations = list(citation_views(policed, result))
+    found = list(found_views(grounded, result))
     if abstained:
         answer = ABSTAIN
         citations = []
+        report["unsupported"] = []
     latency = (time.perf_counter() - started) * 1000
     await asyncio.to_thread(
         _telemetry,
@@ -250,6 +290,7 @@ async def run_ask(
         latency,
         result,
         citations,
+        report,
     )
     return AskResult(
         answer=answer,
@@ -262,13 +303,21 @@ async def run_ask(
         chunks_considered=len(result.chunks),
         latency_ms=round(latency, 1),
         notices=notices,
+        found_by_sadie=[] if abstained else found,
         **result_base,
     )
 
 
-async def _complete(reasoner: Any, briefing: Any, question: str) -> str:
+async def _complete(
+    reasoner: Any, briefing: Any, question: str, messages: list[dict[str, str]] | None = None
+) -> str:
     parts: list[str] = []
-    async for piece in reasoner.stream(briefing, question):
+    stream = (
+        reasoner.stream(briefing, question, messages=messages)
+        if messages is not None
+        else reasoner.stream(briefing, question)
+    )
+    async for piece in stream:
         if piece.kind == "content":
             parts.append(piece.text)
     return "".join(parts)
@@ -318,6 +367,7 @@ def _telemetry(
     latency: float,
     result: Any,
     citations: list[CitationView],
+    report: dict[str, Any],
 ) -> None:
     from .companion import cited_chunk_ids
 
@@ -333,4 +383,9 @@ def _telemetry(
         latency_ms=latency,
         chunks=result.chunks,
         cited_chunk_ids=cited_chunk_ids(result, citations),
+        tail=report.get("tail"),
+        repaired=report.get("repaired"),
+        citation_pass=report.get("citation_pass"),
+        unsupported=len(report.get("unsupported") or ()),
+        cut=report.get("cut"),
     )

@@ -32,9 +32,11 @@ __all__ = [
     "Citation",
     "PolicedCitations",
     "grade",
+    "is_placeholder",
     "normalise",
     "parse_tail",
     "police",
+    "split_trailing_list",
 ]
 
 SUPPORT_LABELS = ("verbatim", "paraphrase", "inference")
@@ -257,6 +259,97 @@ def _resolve(raw: str, ids: Mapping[str, str]) -> tuple[str | None, str]:
     return None, "unknown episode"
 
 
+# -- placeholders ---------------------------------------------------------------
+
+# Words of the prompt's example and of the usual "fill this in" templates: a quote made of
+# them was copied from the instruction, not from a note.
+_PLACEHOLDER_WORDS = frozenset(
+    "words copied exactly from that the this excerpt excerpts quote quoted exact text here "
+    "your note notes verbatim paraphrase inference episode id uuid handle insert put write "
+    "copy a an of from".split()
+)
+_BRACKETED = re.compile(r"^\s*[<\[{(].*[>\]})]\s*$", re.DOTALL)
+
+
+def is_placeholder(quote: str) -> bool:
+    """An empty quote, a bracketed template (``<…>``, ``[…]``) or one made only of the
+    example's own words (``exact words from that excerpt``)."""
+    q = _clean_quote(quote or "")
+    if not q.strip(" .…-_*"):
+        return True
+    if _BRACKETED.match(q):
+        return True
+    words = re.findall(r"[\w']+", q.casefold())
+    return bool(words) and all(w in _PLACEHOLDER_WORDS for w in words)
+
+
+# -- a citation list with no marker ----------------------------------------------
+
+_LIST_HEADING = re.compile(
+    r"(?:^|\n)[ \t]*(?:[#>*_ \t]*)(?:@@\s*)?(?:citations?|sources?|references?)"
+    r"(?:\s*@@)?[*_ \t]*:?[*_ \t]*\r?\n?[ \t]*\Z",
+    re.IGNORECASE,
+)
+
+
+def split_trailing_list(text: str) -> tuple[str, str] | None:
+    """A JSON citation list at the very end of a reply that has no marker: ``(prose, list)``.
+
+    Only a list (or ``{"citations": […]}``) whose every entry is an object naming an
+    episode or a quote counts, so prose that merely ends in brackets is never hidden. A
+    heading right before it (``Citations:``, ``**Sources**``, ``@@ citations @@``) goes
+    with the list.
+    """
+    body = text.rstrip()
+    fence = re.search(r"```[A-Za-z0-9_+-]*[ \t]*\r?\n(.*?)```\Z", body, re.DOTALL)
+    end_block = fence.group(1).strip() if fence else body
+    if not end_block.endswith(("]", "}")):
+        return None
+    opener = "[" if end_block.endswith("]") else "{"
+    # Try each opener from the last line backwards; the first that parses to the end wins.
+    search_in = end_block
+    pos = len(search_in)
+    for _ in range(200):
+        pos = search_in.rfind(opener, 0, pos)
+        if pos < 0:
+            return None
+        candidate = search_in[pos:]
+        value, ok = _decode_whole(candidate)
+        if not ok:
+            value, ok = _decode_whole(_repair(candidate))
+        if ok and _is_citation_list(value):
+            cut = (fence.start() if fence else 0) + (0 if fence else pos)
+            if fence:
+                prose = body[: fence.start()]
+            else:
+                prose = body[:cut]
+            heading = _LIST_HEADING.search(prose)
+            if heading is not None:
+                prose = prose[: heading.start()]
+            return prose.rstrip(), candidate
+    return None
+
+
+def _decode_whole(text: str) -> tuple[Any, bool]:
+    try:
+        value, end = _DECODER.raw_decode(text)
+    except (ValueError, RecursionError):
+        return None, False
+    return value, not text[end:].strip()
+
+
+def _is_citation_list(value: Any) -> bool:
+    if isinstance(value, dict):
+        if isinstance(value.get("citations"), list):
+            value = value["citations"]
+        else:
+            value = [value]
+    if not isinstance(value, list) or not value:
+        return False
+    keys = (*_EPISODE_KEYS, "quote")
+    return all(isinstance(v, dict) and any(k in v for k in keys) for v in value)
+
+
 # -- policing -----------------------------------------------------------------
 
 _RANK = {"verbatim": 0, "paraphrase": 1, "inference": 2}
@@ -285,6 +378,10 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
         episode, reason = _resolve(raw_id, ids)
         if episode is None:
             dropped.append({**item, "reason": reason})
+            continue
+        if is_placeholder(quote):
+            # An empty quote or one copied from the instruction's example grounds nothing.
+            dropped.append({**item, "reason": "empty quote" if not quote.strip() else "placeholder"})
             continue
 
         claimed_raw = item.get("support")

@@ -11,14 +11,16 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Sequence
+from contextlib import aclosing
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import conversations as conv
-from .citations import police
+from .details import find_details, unsupported
 from .emotions import TONE, classifier_for
 from .errors import ModelError, SadieError
 from .events import (
+    Checking,
     CitationsEvent,
     CitationView,
     Context,
@@ -31,12 +33,16 @@ from .events import (
     Status,
     Thinking,
     Token,
+    Waiting,
 )
+from .grounding import needs_pass, own_citations, repair, settle
 from .personas import Persona, get_persona
 from .policies import guardrail_block, lint, load_policies
 from .prompt import Attached, Briefing, Excerpt, build_briefing
+from .reasoners.base import paced
 from .reasoners.offline import OfflineReasoner
 from .reasoners.ollama import OllamaReasoner, probe
+from .reply_guard import ReplyGuard
 from .retrieval import RetrievalResult, retrieve
 from .stream_filter import StreamFilter
 from .telemetry import record_turn
@@ -47,6 +53,7 @@ if TYPE_CHECKING:
     from .memory import Memory
 
 THINKING_EVERY = 0.25
+WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
 PROBE_TTL = 20.0
 
@@ -119,7 +126,12 @@ class Companion:
             return self._reasoner, None
         s = self.settings
         ollama = OllamaReasoner(
-            s.ollama_host, s.model, connect_timeout=s.connect_timeout, read_timeout=s.read_timeout
+            s.ollama_host,
+            s.model,
+            connect_timeout=s.connect_timeout,
+            read_timeout=s.read_timeout,
+            first_token_timeout=s.first_token_timeout,
+            reply_tokens=s.reply_tokens,
         )
         if self.mode == "ollama":
             return ollama, None
@@ -263,46 +275,67 @@ class Companion:
                 vector=result.vector_used,
             )
             filt = StreamFilter()
+            guard = ReplyGuard(briefing.instructions(), max_chars=self.settings.reply_max_chars)
             gen_started = time.perf_counter()
             think_started: float | None = None
             last_think = 0.0
             last_save = time.perf_counter()
             pieces = 0
-            async for piece in reasoner.stream(briefing, message):
-                now = time.perf_counter()
-                if piece.kind == "thinking":
-                    visible = ""
-                    thinking = True
-                else:
-                    pieces += 1
-                    visible = filt.feed(piece.text)
-                    thinking = filt.thinking
-                if thinking and not shown_text:
-                    think_started = think_started or now
-                    if now - last_think >= THINKING_EVERY:
-                        last_think = now
-                        yield Thinking(round(now - think_started, 1))
-                if visible:
-                    shown_text += visible
-                    yield Token(visible)
-                    if now - last_save >= SAVE_EVERY:
-                        last_save = now
-                        await asyncio.to_thread(
-                            conv.update_message, db, reply_id, content=shown_text
-                        )
-            rest = filt.finish()
-            if rest:
-                shown_text += rest
-                yield Token(rest)
+            stream = paced(reasoner.stream(briefing, message), WAITING_EVERY)
+            async with aclosing(stream) as pieces_in:
+                async for piece in pieces_in:
+                    now = time.perf_counter()
+                    if piece is None:
+                        if not pieces and think_started is None:
+                            yield Waiting(round(now - gen_started))
+                        continue
+                    if piece.kind == "thinking":
+                        visible = ""
+                        thinking = True
+                    else:
+                        pieces += 1
+                        visible = guard.feed(filt.feed(piece.text))
+                        thinking = filt.thinking
+                    if thinking and not shown_text:
+                        think_started = think_started or now
+                        if now - last_think >= THINKING_EVERY:
+                            last_think = now
+                            yield Thinking(round(now - think_started, 1))
+                    if visible:
+                        shown_text += visible
+                        yield Token(visible)
+                        if now - last_save >= SAVE_EVERY:
+                            last_save = now
+                            await asyncio.to_thread(
+                                conv.update_message, db, reply_id, content=shown_text
+                            )
+                    if guard.stopped:
+                        break  # closes the model's stream: a loop or a runaway reply
+            if not guard.stopped:
+                rest = guard.feed(filt.finish()) + guard.finish()
+                if rest:
+                    shown_text += rest
+                    yield Token(rest)
             gen_seconds = max(1e-6, time.perf_counter() - gen_started)
+            cut = guard.stopped or (
+                "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
+            )
 
-            policed = police(filt.tail, briefing.shown)
+            grounded = own_citations(shown_text, filt.tail, filt.diverted, briefing.shown)
+            if needs_pass(reasoner, grounded):
+                yield Checking()
+                await repair(
+                    reasoner, briefing, grounded, timeout=self.settings.citation_pass_timeout
+                )
+            settle(briefing, grounded)
+            policed = grounded.policed
             views = citation_views(policed, result, attached)
-            yield CitationsEvent(views)
+            found = found_views(grounded, result, attached)
 
-            final_text = shown_text
+            final_text = grounded.text
             final_emotion = emotion
-            outcome = lint(shown_text, policies)
+            outcome = lint(final_text, policies)
+            reason = "citations list" if grounded.list_removed else ""
             if outcome.changed:
                 final_text = outcome.text
                 reason = (
@@ -311,6 +344,17 @@ class Companion:
                 if outcome.blocked_by is not None:
                     final_emotion = "serious"
                     views = ()
+                    found = ()
+            spans = [] if outcome.blocked_by else unsupported(final_text, briefing_sources(briefing))
+            yield CitationsEvent(
+                views,
+                unsupported=tuple(sp.as_json() for sp in spans),
+                repaired=grounded.repaired,
+                tail=grounded.tail,
+                found=found,
+                note=grounded.pass_reason,
+            )
+            if final_text != shown_text:
                 yield Replace(final_text, reason)
             if outcome.blocked_by is not None and final_emotion != emotion:
                 yield EmotionEvent(final_emotion)
@@ -326,10 +370,17 @@ class Companion:
                 "chips": len(attached),
                 "retrieval_ms": round(result.elapsed_ms, 1),
                 "tokens": tokens,
-                "tokens_per_s": round(tokens / gen_seconds, 1),
+                "tokens_per_s": tokens_per_second(reasoner, tokens, gen_seconds),
                 "offline": reasoner.offline,
                 "dropped_citations": len(policed.dropped),
-                "streamed_text": shown_text if outcome.changed else None,
+                "streamed_text": shown_text if final_text != shown_text else None,
+                "tail": grounded.tail,
+                "repaired": grounded.repaired,
+                "citation_pass": grounded.pass_reason or ("ok" if grounded.repaired else None),
+                "unsupported": [sp.as_json() for sp in spans],
+                "found_by_sadie": [v.as_json() for v in found],
+                "cut": cut,
+                "echoes_hidden": len(guard.dropped),
             }
             if outcome.blocked_by is not None:
                 metadata["blocked_by"] = outcome.blocked_by.name
@@ -357,8 +408,9 @@ class Companion:
                 len(result.chunks),
                 status,
                 tokens,
-                round(tokens / gen_seconds, 1),
+                metadata["tokens_per_s"],
                 final_emotion,
+                cut=cut or "",
             )
         except asyncio.CancelledError:
             status = "interrupted"
@@ -436,13 +488,20 @@ class Companion:
             model=reasoner.model,
             persona=persona.name,
             prompt_version=briefing.version,
-            grounding=grounding_score(policed),
+            grounding=grounding_score(
+                policed, len(metadata["unsupported"]), count_details(final_text)
+            ),
             abstained=False,
             latency_ms=latency,
             conversation_id=cid,
             message_id=reply_id,
             chunks=result.chunks,
             cited_chunk_ids=cited_chunk_ids(result, views),
+            tail=metadata["tail"],
+            repaired=metadata["repaired"],
+            citation_pass=metadata["citation_pass"],
+            unsupported=len(metadata["unsupported"]),
+            cut=metadata["cut"],
         )
 
 
@@ -450,13 +509,7 @@ def citation_views(
     policed: Any, result: RetrievalResult, attached: Sequence[Attached] = ()
 ) -> tuple[CitationView, ...]:
     """The validated citations with the title and date of the episode each one names."""
-    titles = {
-        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
-    }
-    for item in attached:
-        if item.excerpt is not None:
-            key = item.excerpt.episode_id.lower()
-            titles.setdefault(key, (item.excerpt.title, item.excerpt.date))
+    titles = _titles(result, attached)
     return tuple(
         CitationView(
             c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
@@ -465,17 +518,72 @@ def citation_views(
     )
 
 
+def _titles(
+    result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> dict[str, tuple[str, str]]:
+    titles = {
+        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
+    }
+    for item in attached:
+        if item.excerpt is not None:
+            key = item.excerpt.episode_id.lower()
+            titles.setdefault(key, (item.excerpt.title, item.excerpt.date))
+    return titles
+
+
 def cited_chunk_ids(result: RetrievalResult, views: Sequence[CitationView]) -> list[int]:
     """Retrieved chunks whose episode a surviving citation names (telemetry's ``cited``)."""
     cited = {v.episode_id.lower() for v in views}
     return [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited]
 
 
-def grounding_score(policed: Any) -> float:
-    """Weighted share of the model's citations that survived: verbatim 1, paraphrase 0.6,
-    inference 0.3, dropped 0; 0 when the model cited nothing."""
+def grounding_score(policed: Any, unsupported: int = 0, details: int = 0) -> float:
+    """Weighted share of the model's citations that survived — verbatim 1, paraphrase 0.6,
+    inference 0.3, dropped 0; 0 when the model cited nothing — times the share of the
+    reply's checkable details (numbers, times, dates, amounts, names) found in a source."""
     weights = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
     total = len(policed.citations) + len(policed.dropped)
     if total == 0:
         return 0.0
-    return round(sum(weights.get(c.support, 0.0) for c in policed.citations) / total, 3)
+    score = sum(weights.get(c.support, 0.0) for c in policed.citations) / total
+    if details > 0:
+        score *= 1 - min(unsupported, details) / details
+    return round(score, 3)
+
+
+def found_views(
+    grounded: Any, result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> tuple[CitationView, ...]:
+    """sadie's own sentence matches, labelled ``found by sadie`` (never the model's)."""
+    titles = _titles(result, attached)
+    return tuple(
+        CitationView(
+            m.episode_id,
+            m.quote,
+            "verbatim" if m.verbatim else "paraphrase",
+            "",
+            *titles.get(m.episode_id.lower(), ("", "")),
+            origin="sadie",
+        )
+        for m in grounded.found or ()
+    )
+
+
+def briefing_sources(briefing: Briefing) -> list[str]:
+    """Everything the model was told: excerpts with their headers, beliefs, observations,
+    chips, the soul summary, recent messages and the person's own message."""
+    return [m["content"] for m in briefing.messages]
+
+
+def tokens_per_second(reasoner: Any, tokens: int, seconds: float) -> float:
+    """The model's own rate (``eval_count / eval_duration``) when it reports one; else the
+    pieces over the whole generation (which counts the wait for the first token)."""
+    count = getattr(reasoner, "last_eval_count", 0)
+    eval_seconds = getattr(reasoner, "last_eval_seconds", 0.0)
+    if count and eval_seconds > 0:
+        return round(count / eval_seconds, 1)
+    return round(tokens / max(seconds, 1e-6), 1)
+
+
+def count_details(text: str) -> int:
+    return len(find_details(text))

@@ -116,36 +116,34 @@ _WORDS = re.compile(r"\w+")
 # (pattern, weight) per register; each pattern counts at most once per message.
 _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
     "curious": (
-        (r"\?", 0.6),
         (_W + r"what if\b", 1.5),
         (_W + r"i (?:wonder|was wondering)\b", 1.5),
         (_W + r"curious\b", 1.5),
         (_W + r"(?:wonder(?:ing)? (?:if|whether|why|what|how))\b", 1.0),
         (_W + r"(?:tell me (?:about|something)|what do (?:my notes|i) say)\b", 1.0),
         (_W + r"(?:is there a pattern|have i ever|did i ever|do i ever)\b", 1.0),
-        (_W + r"(?:how (?:often|many|much)|when did i|who was|what was|which)\b", 0.6),
-        (_W + r"(?:do you think|any idea|what about|why did i|why do i)\b", 0.6),
         (_W + r"(?:explore|figure out|find out|interested in)\b", 0.6),
         (_W + r"(?:what do you make of|what would (?:have )?happen\w*|what might)\b", 1.0),
-        (r"[¿？]", 0.6),
-        (
-            r"^\W*(?:hm+\W+|ok\W+|so\W+)?(?:what|who|when|where|which|how|why|is|are|do|does|did"
-            r"|have|has|was|were|can|could)\b",
-            0.8,
-        ),
+        (_W + r"(?:i can'?t (?:quite )?(?:recall|remember)|what was (?:the|his|her|their) name)\b", 1.0),
         (
             _W + r"(?:is it true|what happened (?:with|to|at)|have i always|am i (?:more|less))\b",
             1.0,
         ),
+        (
+            _W + r"(?:do you (?:notice|see|spot)|what stands out|what (?:links|connects)"
+            r"|is there (?:a|any) (?:connection|link|theme|relationship)|any (?:connection|link"
+            r"|theme)|would you guess|what would you (?:guess|say))\b",
+            1.2,
+        ),
     ),
     "encouraging": (
-        (_W + r"i (?:can'?t|cannot|can not|couldn'?t)\b", 1.2),
+        (_W + r"i (?:can'?t|cannot|can not|couldn'?t)\b(?! (?:recall|remember|think of))", 1.2),
         (_W + r"(?:struggl\w*|hard for me|too hard|so hard|really hard|it'?s hard)\b", 1.5),
         (_W + r"(?:try(?:ing)? again|keep trying|one more try|another go)\b", 1.2),
         (_W + r"(?:nervous|anxious|worried|dreading|intimidated) (?:about|for|before)\b", 1.5),
         (_W + r"(?:nervous|anxious|stuck|overwhelmed|discouraged|demotivated)\b", 0.8),
         (_W + r"(?:not (?:good|smart|strong|brave) enough|useless|hopeless|a failure)\b", 1.5),
-        (_W + r"(?:give up|giving up|quit|failed|fail|failing|setback|rejected)\b", 1.0),
+        (_W + r"(?:give up|giving up|quit(?! (?:coffee|caffeine|smoking|drinking|sugar|alcohol|vaping))|failed|fail|failing|setback|rejected)\b", 1.0),
         (_W + r"(?:i keep (?:missing|failing|messing|forgetting|comparing)|keep messing)\b", 1.0),
         (_W + r"(?:not sure i can|don'?t think i can|i doubt|self[- ]doubt|imposter)\b", 1.3),
         (_W + r"(?:embarrass\w*|ashamed|behind everyone|smarter than me|better than me)\b", 1.0),
@@ -176,6 +174,24 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
             + r"(?:starting over|for the (?:second|third|fourth|\w+th) time|still (?:hurts|can'?t))",
             0.8,
         ),
+        # Questions about one's own effort and progress ("am I getting better", "can I ...").
+        (
+            _W + r"(?:am i (?:\w+ )?(?:getting|becoming) (?:any )?(?:better|faster|stronger|fitter"
+            r"|quicker|worse)|am i improving|have i (?:\w+ )?(?:improved|got(?:ten)? better)"
+            r"|(?:made|making) (?:any |much )?progress)\b",
+            1.5,
+        ),
+        (
+            _W + r"(?:can i (?:really|actually|still|even|ever)|could i (?:really|actually|ever)"
+            r"|will i ever|do you think i(?:'m| am)? (?:can|could|will|ready|able|good)"
+            r"|am i (?:ready|able|capable|doing enough|too old|good enough)|too late for me)\b",
+            1.5,
+        ),
+        (
+            _W + r"(?:keep (?:going|at it)|stay motivated|motivat\w*|stick (?:to|with)|get the hang"
+            r"|is it (?:normal|okay|ok) (?:that|to|if)|quitting|still (?:this|so) slow|so slow)\b",
+            1.2,
+        ),
     ),
     "focused": (
         (_W + r"(?:plan|planning|schedule|timetable|agenda|roadmap)\b", 1.4),
@@ -201,6 +217,19 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
             r"|choose|pick|do first|start with))\b",
             1.0,
         ),
+        # Decisions and preparation ("what should I do about ...", "should I take ...").
+        (
+            _W + r"(?:what should i do|what do i do (?:about|with|now|next)|should i (?:take|accept"
+            r"|stay|go|leave|move|say|tell|ask|apply|wait|turn|sign|keep|go for|say yes)"
+            r"|which (?:option|one) should|decide|deciding|decision (?:about|on)|pros and cons"
+            r"|weigh (?:up )?(?:the )?(?:options|offer))\b",
+            2.0,
+        ),
+        (
+            _W + r"(?:prepare|preparing|prep for|deliver\w*|hand(?:ed|ing)? over|handover"
+            r"|appointment|book(?:ing)? (?:the|a|an)|fit (?:\w+ ){0,3}(?:around|into)|juggl\w*)\b",
+            1.0,
+        ),
     ),
     "playful": (
         (_W + r"(?:haha\w*|hehe\w*|lol\w*|lmao\w*|rofl|xd)\b", 2.0),
@@ -223,6 +252,17 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
             1.6,
         ),
         (r"(?:[:;]-?[pP]\b|[:;]-?D\b|\bxD\b)", 1.2),
+        # What a question is after: the silliest, the funniest, a talking pet.
+        (
+            _W + r"(?:silli\w*|funn(?:ier|iest)|daft\w*|dumbest|craziest|strangest|goofiest"
+            r"|most ridiculous|most embarrassing thing)\b",
+            1.3,
+        ),
+        (
+            _W + r"(?:if (?:she|he|it|they|my \w+|the \w+) could (?:talk|speak|write|text)"
+            r"|what would (?:\w+ ){1,3}say about me|who would win)\b",
+            1.4,
+        ),
     ),
     "serious": (
         (_W + r"(?:diagnos\w*|cancer|tumou?r|lump|biopsy|chemo\w*|stroke|heart attack)", 2.0),
@@ -240,16 +280,28 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         ),
         (
             _W + r"(?:doctor|(?:more|blood|medical) tests|results|sick|ill|grief|grieving"
-            r"|miscarr\w*)\b",
+            r"|miscarr\w*|vet)\b",
             0.7,
         ),
-        (_W + r"(?:chest pains?|can'?t breathe|bleeding|put (?:\w+ )?down|vet)\b", 1.2),
+        (_W + r"(?:chest pains?|can'?t breathe|bleeding|put (?:\w+ )?(?:down|to sleep))\b", 1.2),
         (
             _W + r"(?:scan|dementia|alzheimer\w*|crying|flood\w*|fire|burgl\w*|addict\w*|relapse\w*"
             r"|overdose\w*|drinking every|i need help|violen\w*|hit (?:me|her|him|them))\b",
             1.4,
         ),
         (r"[\U0001F622\U0001F62D\U0001F494]", 0.8),
+        # Questions about crying, conflict and illness.
+        (_W + r"(?:cried|cry|tears|sobb\w*|broke down|breaking down)\b", 1.4),
+        (
+            _W + r"(?:fight|fights|fought|argument\w*|argu(?:e|ed|ing)|rows? (?:with|about)"
+            r"|shout\w*|yell\w*|scream\w*|fell out|falling out)\b",
+            1.2,
+        ),
+        (
+            _W + r"(?:depress\w*|anxiety|antidepressant\w*|breakdown|burn-?out|illness|unwell"
+            r"|in pain|seizures?|infection|mental health|medication)\b",
+            1.2,
+        ),
     ),
     "reflective": (
         (_W + r"(?:remember when|do you remember|i remember|looking back|in hindsight)\b", 1.8),
@@ -265,6 +317,20 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         (
             _W
             + r"(?:what i wrote (?:when|back|in|about)|when i was (?:younger|little|a kid|\d+))\b",
+            1.2,
+        ),
+        # Questions about how something felt, looking back.
+        (
+            _W + r"(?:how (?:did|do|does|was|were) (?:i|it|that|we) (?:feel|felt|feeling)"
+            r"|how was i feeling|how i felt|what (?:did|does) it feel like|what was it like"
+            r"|feel(?:ings?)? (?:about|towards)|felt (?:about|towards))\b",
+            1.8,
+        ),
+        (
+            _W + r"(?:what (?:was|were) (?:i|we) like|who was i|what do i remember"
+            r"|do i (?:still )?remember|memor(?:y|ies)|first (?:met|night|day|date|week)"
+            r"|(?:my|our|the) last (?:day|night|week)|going through my (?:head|mind)"
+            r"|do i still|have i changed|still feel)\b",
             1.2,
         ),
     ),
@@ -290,17 +356,43 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
             1.8,
         ),
         (_W + r"(?:finished|completed|launched|shipped|is live|went through|signed)\b", 1.0),
-        (_W + r"(?:milestone|goal|record|personal best|\bpb\b|sober|anniversary)\b", 0.8),
+        (_W + r"(?:milestone|goal|record|personal best|\bpb\b|sober)\b", 0.8),
         (_W + r"(?:celebrat\w*|so happy|so proud|proud of|thrilled|over the moon|yay|woo+)\b", 1.5),
         (_W + r"(?:had (?:her|his|their) baby|new baby|i'?m an? (?:aunt|uncle|doctor))\b", 1.5),
         (r"[\U0001F389\U0001F973\U0001F38A\U0001F37E\U0001F3C6\U0001F64C\U0001F942]", 1.6),
+        # Questions about births, birthdays, awards, finishing lines, new keys.
+        (
+            _W + r"(?:born|birth|birthday|pregnan\w*|newborn|christening|anniversar\w*"
+            r"|award|trophy|medal|prize|first place|podium|finish line|crossed the line"
+            r"|new (?:record|best|pb)|the keys|keys to)\b",
+            1.4,
+        ),
     ),
 }
+
+# The form of a question, as opposed to what it is about. Most messages to sadie are
+# questions about the person's own life ("how did I feel at the funeral?", "when did I
+# finish the marathon?"), so the form alone must not decide the register: these cues count
+# toward curious only when no other register has a cue of its own (see ``cue_scores``).
+_QUESTION_FORM_SOURCES: tuple[tuple[str, float], ...] = (
+    (r"\?", 0.2),
+    (r"[¿？]", 0.2),
+    (
+        r"^\W*(?:hm+\W+|ok\W+|so\W+)?(?:what|who|when|where|which|how|why|is|are|do|does|did"
+        r"|have|has|was|were|can|could)\b",
+        0.25,
+    ),
+    (_W + r"(?:how (?:often|many|much)|when did i|who was|what was|which)\b", 0.2),
+    (_W + r"(?:do you think|any idea|what about|why did i|why do i)\b", 0.2),
+)
 
 CUES: dict[str, tuple[tuple[re.Pattern[str], float], ...]] = {
     name: tuple((re.compile(src, re.IGNORECASE), weight) for src, weight in sources)
     for name, sources in _CUE_SOURCES.items()
 }
+QUESTION_FORM: tuple[tuple[re.Pattern[str], float], ...] = tuple(
+    (re.compile(src, re.IGNORECASE), weight) for src, weight in _QUESTION_FORM_SOURCES
+)
 
 # Typical messages per register; with EXEMPLARS, embedded once per classifier and averaged.
 PROTOTYPES: dict[str, tuple[str, ...]] = {
@@ -429,6 +521,13 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "was I already thinking about moving before the job came up?",
         "what kind of music was I listening to in 2021",
         "remind me, what was the thing about the violin teacher",
+        # Questions about this register's matter, so being a question is not curious.
+        "what do you make of the way I describe my weekends?",
+        "I wonder if I'm more of a morning person than I think",
+        "do you see any theme in the books I pick?",
+        "what stands out to you in my entries from last month?",
+        "any idea why I always start new notebooks in September?",
+        "is there a link between the weather and how much I write?",
     ),
     "encouraging": (
         "I tried to go to the gym but turned around at the door",
@@ -452,6 +551,16 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "I want to ask for a raise but I'll probably chicken out",
         "I feel so behind on everything",
         "the landlord ignored my email and I don't have the energy to chase it",
+        # Questions about this register's matter, so being a question is not curious.
+        "am I getting any stronger at the climbing wall?",
+        "can I actually learn to swim at my age?",
+        "will I ever be good at public speaking?",
+        "is it too late for me to change careers?",
+        "how do I stay motivated when I keep missing sessions?",
+        "have I improved at all since I started piano lessons?",
+        "do you think I'm ready to apply for the senior role?",
+        "why does every long run feel like such a slog?",
+        "is my Italian any better than it was at Christmas?",
     ),
     "focused": (
         "what do I need to do tomorrow",
@@ -475,6 +584,16 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "I'm going to work for 90 minutes, what's the one thing",
         "I need to reply to five emails, which first",
         "what's left on the wedding checklist",
+        # Questions about this register's matter, so being a question is not curious.
+        "what should I do first when I get back from leave?",
+        "should I accept the offer or wait to hear from the other place?",
+        "what do I have left to pack?",
+        "when are the invoices due?",
+        "what did I say I'd finish for the client by the end of the month?",
+        "how should I split my time between the two projects?",
+        "what do I need for the passport renewal?",
+        "which flat makes more sense, the cheaper one or the one near work?",
+        "what's the next thing on the list for the wedding?",
     ),
     "playful": (
         "hehe my plant is thriving more than I am",
@@ -498,6 +617,15 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "my sourdough starter has a name and a personality now",
         "on a scale of one to goblin how was my weekend",
         "make my grocery list sound like an epic quest",
+        # Questions about this register's matter, so being a question is not curious.
+        "what's the dumbest thing I've ever bought online?",
+        "which of my cooking disasters was the funniest?",
+        "if the cat could talk what would she complain about?",
+        "can you give my commute a dramatic movie title?",
+        "who's the biggest drama queen in my family? haha",
+        "what's the strangest thing I've found in my coat pockets?",
+        "how many times have I mentioned cake this month? lol",
+        "what would a pirate make of my weekend plans?",
     ),
     "serious": (
         "my mum is in intensive care",
@@ -521,6 +649,16 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "my best friend's been missing since Tuesday",
         "I'm so worried about Dad, he's stopped eating",
         "we got the call from the hospice this morning",
+        # Questions about this register's matter, so being a question is not curious.
+        "what did the consultant say about Gran's heart?",
+        "how long was I off work with the anxiety last year?",
+        "what did I write the night we called an ambulance for Dad?",
+        "when did things start going wrong between me and my ex?",
+        "what happened at the funeral? I can't remember much of it",
+        "who did I call after the miscarriage?",
+        "what did my sister say when I told her about the divorce?",
+        "how many nights did I lie awake after the burglary?",
+        "what did the oncologist say at the last appointment?",
     ),
     "reflective": (
         "I was so different at twenty",
@@ -544,6 +682,16 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "what would twenty-year-old me think of my life now",
         "I notice I write about my father more in winter",
         "odd evening. feel like I'm between chapters",
+        # Questions about this register's matter, so being a question is not curious.
+        "how was I feeling in the months after graduation?",
+        "what was it like living in the old house?",
+        "how did it feel to leave home at eighteen?",
+        "what did that year abroad mean to me?",
+        "how do I see my childhood now, compared with when I was twenty?",
+        "what was on my mind during those long walks last autumn?",
+        "do I still think about my first love?",
+        "how did I feel about turning thirty?",
+        "what was I like at university, going by my old notes?",
     ),
     "celebrating": (
         "I got into the master's programme!",
@@ -567,6 +715,16 @@ EXEMPLARS: dict[str, tuple[str, ...]] = {
         "first pay cheque from my own business!",
         "we're pregnant!!",
         "I walked up the whole hill without stopping, first time since the surgery",
+        # Questions about this register's matter, so being a question is not curious.
+        "what did I write the day I got my degree results?",
+        "how did we mark Dad's retirement?",
+        "what was my time at the parkrun where I got a PB?",
+        "when did my nephew take his first steps?",
+        "what did the card from the team say when I hit five years?",
+        "what did my friends say when we got engaged?",
+        "what did we eat at the party for my brother's 30th?",
+        "when did we hear the adoption had been approved?",
+        "how long did it take me to finish my first triathlon?",
     ),
 }
 
@@ -590,12 +748,22 @@ class EmotionChoice:
 
 
 def cue_scores(message: str) -> dict[str, float]:
-    """Summed cue weight per register for ``message`` (each pattern counts once)."""
+    """Summed cue weight per register for ``message`` (each pattern counts once).
+
+    The question-form cues (``QUESTION_FORM``) are added to curious only when no other
+    register has a cue: a question is curious unless it is recognisably about something
+    (a loss, a feeling looking back, a win, a plan, a struggle, a joke).
+    """
     text = message[:MAX_CUE_CHARS]
-    return {
+    scores = {
         name: float(sum(weight for pattern, weight in CUES[name] if pattern.search(text)))
         for name in EMOTIONS
     }
+    if all(scores[name] <= 0.0 for name in EMOTIONS if name != "curious"):
+        scores["curious"] += float(
+            sum(weight for pattern, weight in QUESTION_FORM if pattern.search(text))
+        )
+    return scores
 
 
 def _best(scores: Mapping[str, float]) -> str:

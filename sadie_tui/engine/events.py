@@ -1,7 +1,8 @@
 """The typed events a chat turn yields, in order, and their JSON form for ``--ndjson``.
 
-Order: ``Meta`` → ``EmotionEvent`` → ``Context`` → ``Thinking``* → ``Token``* →
-``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of the tail.
+Order: ``Meta`` → ``EmotionEvent`` → ``Context`` → ``Waiting``* → ``Thinking``* → ``Token``*
+→ ``Checking``? → ``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of
+the tail.
 ``Status`` may appear anywhere before the first token (e.g. the embedder still loading).
 """
 
@@ -21,10 +22,16 @@ class CitationView:
     claimed: str
     title: str = ""
     date: str = ""
+    origin: str = "model"  # model (its tail or the citation pass) | sadie (matched mechanically)
 
     @property
     def label(self) -> str:
+        if self.origin == "sadie":
+            return "found by sadie"
         return "reading between the lines" if self.support == "inference" else self.support
+
+    def as_json(self) -> dict[str, Any]:
+        return {**asdict(self), "label": self.label}
 
 
 @dataclass(frozen=True)
@@ -77,8 +84,39 @@ class Token:
 
 
 @dataclass(frozen=True)
+class Checking:
+    """The reply's text is complete and its sources are being checked (the citation pass)."""
+
+    value: str = "checking sources…"
+    type: str = field(default="checking", init=False)
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """No piece of the reply yet: the model is still reading the briefing."""
+
+    elapsed: float
+    type: str = field(default="waiting", init=False)
+
+
+@dataclass(frozen=True)
 class CitationsEvent:
+    """The validated citations, and how the reply's grounding went.
+
+    ``tail``: what the model's own citations tail was — ``ok`` (it gave citations that
+    survived), ``empty`` (it cited nothing), ``unusable`` (none survived: unknown ids,
+    placeholders, broken JSON) or ``missing`` (no tail: the model ignored the format).
+    ``repaired``: the citations came from the citation pass. ``found``: sentences sadie
+    matched to excerpts itself when the model gave none (never the model's citations).
+    ``unsupported``: details of the reply found in no source (``details.Span.as_json``).
+    """
+
     value: tuple[CitationView, ...]
+    unsupported: tuple[dict[str, Any], ...] = ()
+    repaired: bool = False
+    tail: str = "ok"
+    found: tuple[CitationView, ...] = ()
+    note: str = ""
     type: str = field(default="citations", init=False)
 
 
@@ -98,6 +136,7 @@ class Done:
     tokens: int = 0
     tokens_per_s: float = 0.0
     emotion: str = ""
+    cut: str = ""  # why the reply was cut short: repetition | length | tokens
     type: str = field(default="done", init=False)
 
 
@@ -117,6 +156,8 @@ Event = (
     | Context
     | Thinking
     | Token
+    | Checking
+    | Waiting
     | CitationsEvent
     | Replace
     | Done
@@ -129,5 +170,7 @@ def to_json(event: Event) -> dict[str, Any]:
     data = asdict(event)
     kind = data.pop("type")
     if isinstance(event, CitationsEvent):
-        data["value"] = [{**asdict(c), "label": c.label} for c in event.value]
+        data["value"] = [c.as_json() for c in event.value]
+        data["found"] = [c.as_json() for c in event.found]
+        data["unsupported"] = list(event.unsupported)
     return {"type": kind, **data}

@@ -82,6 +82,14 @@ class Briefing:
     version: str = PROMPT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
+    def shown_ids(self) -> list[str]:
+        """The episode ids the model was shown, in briefing order (citable ones only)."""
+        return list(self.shown)
+
+    def instructions(self) -> list[str]:
+        """The standing texts a model may echo back (never to be shown as its reply)."""
+        return [STANDING, CITATION_RULES, OPINION_RULE, EMPTY_MEMORY_NOTE, *self.extra.get("voice", ())]
+
     @property
     def chars(self) -> int:
         return sum(len(m["content"]) for m in self.messages)
@@ -93,6 +101,20 @@ class Briefing:
         while size < needed and size < 131072:
             size *= 2
         return size
+
+
+def strip_front_matter(text: str) -> str:
+    """The text without a leading YAML front matter block (``---`` … ``---``)."""
+    stripped = text.lstrip("\ufeff")
+    if not stripped.startswith("---"):
+        return text
+    lines = stripped.splitlines()
+    if lines[0].strip() != "---":
+        return text
+    for i, line in enumerate(lines[1:], start=1):
+        if line.strip() in ("---", "..."):
+            return "\n".join(lines[i + 1 :]).strip()
+    return text
 
 
 def render_beliefs(beliefs: Sequence[Any]) -> str:
@@ -151,6 +173,7 @@ def build_briefing(
         system.append(voice.strip())
     if tone:
         system.append(tone.strip())
+    soul = strip_front_matter(soul)
     if soul.strip():
         system.append("Who this person is (their soul summary):\n" + soul.strip())
     if guardrails.strip():
@@ -194,4 +217,5 @@ def build_briefing(
         shown=shown,
         history_used=len(kept),
         history_dropped=max(0, len(history) - len(kept)),
+        extra={"voice": [t for t in (voice, tone, guardrails) if t.strip()]},
     )

@@ -122,6 +122,11 @@ class StreamFilter:
         return self._saw_thinking
 
     @property
+    def diverted(self) -> bool:
+        """True once a citations marker was seen (whatever followed it)."""
+        return self._mode == _TAIL
+
+    @property
     def tail(self) -> str:
         tail = "".join(self._tail_parts)
         if self._tail_strip_at:

@@ -33,6 +33,11 @@ def record_turn(
     message_id: str | None = None,
     chunks: Sequence[RetrievedChunk] = (),
     cited_chunk_ids: Iterable[int] = (),
+    tail: str | None = None,
+    repaired: bool | None = None,
+    citation_pass: str | None = None,
+    unsupported: int | None = None,
+    cut: str | None = None,
 ) -> str:
     """Write the turn and its retrievals in one transaction; returns the turn id."""
     turn_id = str(uuid.uuid4())
@@ -40,8 +45,9 @@ def record_turn(
     with db.transaction():
         db.con.execute(
             "INSERT INTO turns (id, kind, query, model, persona, prompt_version, grounding,"
-            " abstained, latency_ms, conversation_id, message_id)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " abstained, latency_ms, conversation_id, message_id, tail, repaired, citation_pass,"
+            " unsupported, cut)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 turn_id,
                 kind,
@@ -54,6 +60,11 @@ def record_turn(
                 latency_ms,
                 conversation_id,
                 message_id,
+                tail,
+                repaired,
+                citation_pass,
+                unsupported,
+                cut,
             ],
         )
         if chunks:

@@ -16,6 +16,17 @@ Replies are scripted per test with :meth:`FakeOllama.queue`; when the queue is
 empty a ``responder(request_body) -> Reply`` callable (or the deterministic
 :func:`default_responder`) decides.
 
+Structured outputs: the ``format`` field of ``/api/chat`` and ``/api/generate``
+is ``"json"`` or a JSON schema object (``null``/``""`` mean unset).  Queued
+replies are sent as scripted whatever ``format`` says (so tests can script
+malformed or schema-invalid JSON); otherwise :func:`default_responder` answers
+with JSON valid against the schema, built by :func:`instance_for` (``"json"``
+gives ``{}``; a citations schema cites an episode briefed in the messages),
+streamed in small pieces or whole, following ``stream`` as usual.  Any other
+``format`` value is an ``invalid format`` error, as from Ollama's runner.
+Bodies are recorded verbatim in :attr:`FakeOllama.requests`;
+:attr:`FakeOllama.format_requests` keeps those that carried ``format``.
+
 Standalone (tmux end-to-end tests, benchmarks)::
 
     python -m tests.support.ollama_server --port 11435 [--tokens N] [--delay S] [--model NAME]...
@@ -28,8 +39,10 @@ Standard library only.
 from __future__ import annotations
 
 import argparse
+import copy
 import hashlib
 import json
+import math
 import re
 import signal
 import socket
@@ -37,7 +50,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -50,6 +63,7 @@ __all__ = [
     "Reply",
     "default_responder",
     "find_episode",
+    "instance_for",
     "main",
     "split_pieces",
     "tokens_responder",
@@ -164,12 +178,8 @@ def _search_texts(body: dict) -> list[str]:
     return system + users[::-1]
 
 
-def find_episode(text: str) -> tuple[str, str, str, str] | None:
-    """First ``episode <uuid> (<date>) <title>`` line followed by a text line.
-
-    Returns ``(uuid, date, title, quote)`` where ``quote`` is a verbatim
-    substring of that text line (its first few words), or ``None``.
-    """
+def _iter_episodes(text: str) -> Iterator[tuple[str, str, str, str]]:
+    """Every ``episode <uuid> (<date>) <title>`` line followed by a text line."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = _EPISODE_RE.search(line)
@@ -183,8 +193,16 @@ def find_episode(text: str) -> tuple[str, str, str, str] | None:
         if not words:
             continue
         quote = words.group(0).rstrip(".,;:!?\"'") or words.group(0)
-        return m.group("uuid"), m.group("date"), m.group("title").strip(), quote
-    return None
+        yield m.group("uuid"), m.group("date"), m.group("title").strip(), quote
+
+
+def find_episode(text: str) -> tuple[str, str, str, str] | None:
+    """First ``episode <uuid> (<date>) <title>`` line followed by a text line.
+
+    Returns ``(uuid, date, title, quote)`` where ``quote`` is a verbatim
+    substring of that text line (its first few words), or ``None``.
+    """
+    return next(_iter_episodes(text), None)
 
 
 def _answer_text(body: dict) -> str:
@@ -205,16 +223,295 @@ def _wants_thinking(body: dict) -> bool:
 
 
 def default_responder(body: dict) -> Reply:
-    """Deterministic answer quoting the first briefed episode, with a citations tail."""
+    """Deterministic answer quoting the first briefed episode, with a citations tail.
+
+    A request carrying ``format`` gets JSON content instead (see :func:`instance_for`);
+    a ``format`` that is neither ``"json"`` nor a schema object fails the way
+    Ollama's runner does (an error line, or HTTP 500 when not streaming).
+    """
     thinking = (
         split_pieces(_THINKING_TEXT, _DEFAULT_PIECE_SIZES)
         if _wants_thinking(body)
         else []
     )
-    return Reply(
-        content=split_pieces(_answer_text(body), _DEFAULT_PIECE_SIZES),
-        thinking=thinking,
-    )
+    if _format_of(body) is not None:
+        try:
+            text = _structured_text(body)
+        except ValueError as exc:
+            return Reply(error_after=0, error_message=str(exc))
+    else:
+        text = _answer_text(body)
+    return Reply(content=split_pieces(text, _DEFAULT_PIECE_SIZES), thinking=thinking)
+
+
+# --------------------------------------------------------------------------- structured outputs
+
+_MAX_DEPTH = 32  # $ref chains / nesting deeper than this are treated as invalid schemas
+_RECURSIVE_DEPTH = 8  # below this depth arrays only get their minItems
+_STRING_FORMATS = {
+    "date": "2025-01-01",
+    "date-time": "2025-01-01T00:00:00Z",
+    "time": "00:00:00",
+    "uuid": "00000000-0000-4000-8000-000000000000",
+    "email": "someone@example.com",
+    "uri": "https://example.com/",
+}
+
+
+def _format_of(body: dict) -> Any:
+    """The request's ``format``, or ``None`` when unset (Ollama ignores null and "")."""
+    fmt = body.get("format")
+    return None if fmt is None or fmt == "" else fmt
+
+
+def _structured_text(body: dict) -> str:
+    return json.dumps(instance_for(_format_of(body), body), ensure_ascii=False)
+
+
+def instance_for(schema: Any, body: dict | None = None) -> Any:
+    """A JSON value valid against ``schema``, the ``format`` of a request.
+
+    ``"json"`` gives ``{}``.  Objects get their ``required`` properties (all of
+    them when nothing is required); arrays ``minItems`` items (default 1, capped
+    by ``maxItems``); strings the first ``enum`` value, the ``const`` or a
+    placeholder; integers/numbers their ``minimum`` (else 0, within ``maximum``);
+    booleans ``true``.  ``enum``/``const`` win at any level, ``anyOf``/``oneOf``
+    take their first branch, ``allOf`` is merged, and ``$ref`` resolves JSON
+    pointers into the schema (``#/$defs/...``, ``#/definitions/...``).
+
+    Citation objects -- properties ``episode`` (an enum of episode ids),
+    ``quote`` and ``support`` -- are filled from the request ``body``: the first
+    enum id that has an ``episode <uuid> (<date>) <title>`` header in the
+    messages (the next citation the next such id), ``quote`` the first few words
+    of that episode's text line (verbatim) and ``support`` ``"verbatim"``.  With
+    no such id: the first enum value and the quote ``""``.
+
+    Raises ``ValueError`` for a ``format`` that is neither ``"json"`` nor an
+    object, and for schemas it cannot resolve.
+    """
+    if schema == "json":
+        return {}
+    if not isinstance(schema, dict):
+        raise ValueError(
+            f"invalid format: {json.dumps(schema)}; "
+            'expected "json" or a valid JSON Schema object'
+        )
+    return _Instance(schema, body or {}).value(schema, 0)
+
+
+class _Instance:
+    def __init__(self, root: dict, body: dict) -> None:
+        self.root = root
+        self.body = body
+        self.cited = 0
+        self._episodes: list[tuple[str, str]] | None = None
+
+    # -- schema plumbing ----------------------------------------------------
+
+    def lookup(self, ref: Any) -> Any:
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            raise ValueError(f"invalid JSON schema in format: unsupported $ref {ref!r}")
+        node: Any = self.root
+        for raw in filter(None, ref[1:].split("/")):
+            key = raw.replace("~1", "/").replace("~0", "~")
+            if isinstance(node, dict) and key in node:
+                node = node[key]
+            elif isinstance(node, list) and key.isdigit() and int(key) < len(node):
+                node = node[int(key)]
+            else:
+                raise ValueError(f"invalid JSON schema in format: unresolved $ref {ref!r}")
+        return node
+
+    def resolve(self, schema: Any) -> Any:
+        """Follow ``$ref``, merge ``allOf``, take the first ``anyOf``/``oneOf`` branch."""
+        for _ in range(_MAX_DEPTH):
+            if not isinstance(schema, dict):
+                return schema
+            rest = dict(schema)
+            if "$ref" in rest:
+                target = self.lookup(rest.pop("$ref"))
+                schema = {**target, **rest} if isinstance(target, dict) and rest else target
+            elif isinstance(rest.get("allOf"), list):
+                merged: dict[str, Any] = {}
+                for part in [*rest.pop("allOf"), rest]:
+                    part = self.resolve(part)
+                    if not isinstance(part, dict):
+                        continue
+                    for key, val in part.items():
+                        if key == "properties" and isinstance(val, dict):
+                            merged["properties"] = {**merged.get("properties", {}), **val}
+                        elif key == "required" and isinstance(val, list):
+                            merged["required"] = [*merged.get("required", []), *val]
+                        else:
+                            merged.setdefault(key, val)
+                schema = merged
+            elif any(isinstance(rest.get(k), list) and rest[k] for k in ("anyOf", "oneOf")):
+                key = "anyOf" if isinstance(rest.get("anyOf"), list) and rest["anyOf"] else "oneOf"
+                branch = rest.pop(key)[0]
+                rest.pop("anyOf", None)
+                rest.pop("oneOf", None)
+                branch = self.resolve(branch)
+                schema = {**rest, **branch} if isinstance(branch, dict) else branch
+            else:
+                return schema
+        raise ValueError("invalid JSON schema in format: $ref chain too deep")
+
+    # -- values -------------------------------------------------------------
+
+    def value(self, schema: Any, depth: int) -> Any:
+        if depth > _MAX_DEPTH:
+            raise ValueError("invalid JSON schema in format: nested too deeply")
+        schema = self.resolve(schema)
+        if schema is True or schema == {}:
+            return {}
+        if not isinstance(schema, dict):
+            raise ValueError(f"invalid JSON schema in format: {schema!r}")
+        if "const" in schema:
+            return schema["const"]
+        if isinstance(schema.get("enum"), list) and schema["enum"]:
+            return schema["enum"][0]
+        kind = self.kind(schema)
+        if kind == "object":
+            return self.object(schema, depth)
+        if kind == "array":
+            return self.array(schema, depth)
+        if kind == "string":
+            return self.string(schema)
+        if kind in ("integer", "number"):
+            return self.number(schema, integer=kind == "integer")
+        if kind == "boolean":
+            return True
+        if kind == "null":
+            return None
+        return {}
+
+    @staticmethod
+    def kind(schema: dict) -> str | None:
+        kind = schema.get("type")
+        if isinstance(kind, list):
+            return next((k for k in kind if k != "null"), "null" if kind else None)
+        if isinstance(kind, str):
+            return kind
+        if any(k in schema for k in ("properties", "required", "additionalProperties")):
+            return "object"
+        if any(k in schema for k in ("items", "prefixItems", "minItems", "maxItems")):
+            return "array"
+        if any(k in schema for k in ("minLength", "maxLength", "pattern", "format")):
+            return "string"
+        if any(k in schema for k in ("minimum", "maximum", "exclusiveMinimum")):
+            return "number"
+        return None
+
+    def object(self, schema: dict, depth: int) -> dict:
+        props = schema.get("properties") if isinstance(schema.get("properties"), dict) else {}
+        required = schema.get("required")
+        keys = list(required) if isinstance(required, list) and required else list(props)
+        extra = schema.get("additionalProperties")
+        citation = self.citation(props) if "episode" in props and "quote" in props else {}
+        out: dict[str, Any] = {}
+        for key in keys:
+            if key in citation:
+                out[key] = citation[key]
+            else:
+                sub = props.get(key, extra if isinstance(extra, dict) else {})
+                out[key] = self.value(sub, depth + 1)
+        return out
+
+    def array(self, schema: dict, depth: int) -> list:
+        items = schema.get("items", {})
+        prefix = schema.get("prefixItems")
+        if isinstance(items, list):  # draft-04 tuple form
+            prefix, items = items, schema.get("additionalItems", {})
+        prefix = prefix if isinstance(prefix, list) else []
+        low = schema.get("minItems")
+        count = low if isinstance(low, int) else (1 if depth < _RECURSIVE_DEPTH else 0)
+        high = schema.get("maxItems")
+        if isinstance(high, int):
+            count = min(count, high)
+        out = []
+        for i in range(count):
+            if i < len(prefix):
+                out.append(self.value(prefix[i], depth + 1))
+            elif items is False:
+                break
+            else:
+                out.append(self.value(items, depth + 1))
+        return out
+
+    @staticmethod
+    def string(schema: dict) -> str:
+        text = _STRING_FORMATS.get(str(schema.get("format")), "text")
+        low, high = schema.get("minLength"), schema.get("maxLength")
+        if isinstance(low, int) and len(text) < low:
+            text += "x" * (low - len(text))
+        if isinstance(high, int):
+            text = text[:high]
+        return text
+
+    @staticmethod
+    def number(schema: dict, *, integer: bool) -> int | float:
+        def num(key: str) -> float | None:
+            val = schema.get(key)
+            ok = isinstance(val, int | float) and not isinstance(val, bool)
+            return val if ok else None
+
+        low, x_low = num("minimum"), num("exclusiveMinimum")
+        high, x_high = num("maximum"), num("exclusiveMaximum")
+        if low is not None:
+            val: float = math.ceil(low) if integer else low
+        elif x_low is not None:
+            val = math.floor(x_low) + 1 if integer else x_low + 1
+        else:
+            val = 0
+        if high is not None and val > high:
+            val = math.floor(high) if integer else high
+        if x_high is not None and val >= x_high:
+            val = math.ceil(x_high) - 1 if integer else x_high - 1
+        return int(val) if integer else val
+
+    # -- citations ----------------------------------------------------------
+
+    def episodes(self) -> list[tuple[str, str]]:
+        """``(uuid, quote)`` of every briefed episode, in search order."""
+        if self._episodes is None:
+            self._episodes = [
+                (uuid, quote)
+                for text in _search_texts(self.body)
+                for uuid, _date, _title, quote in _iter_episodes(text)
+            ]
+        return self._episodes
+
+    @staticmethod
+    def choices(schema: Any) -> list | None:
+        if not isinstance(schema, dict):
+            return None
+        if "const" in schema:
+            return [schema["const"]]
+        enum = schema.get("enum")
+        return enum if isinstance(enum, list) and enum else None
+
+    def citation(self, props: dict) -> dict[str, Any]:
+        allowed = self.choices(self.resolve(props["episode"]))
+        by_id = {str(v).lower(): v for v in allowed} if allowed else None
+        matches: list[tuple[Any, str]] = []
+        for uuid, quote in self.episodes():
+            if by_id is None:
+                matches.append((uuid, quote))
+            elif uuid.lower() in by_id and all(m[0] != by_id[uuid.lower()] for m in matches):
+                matches.append((by_id[uuid.lower()], quote))
+        if matches:
+            episode, quote = matches[self.cited % len(matches)]
+            self.cited += 1
+        else:
+            episode = allowed[0] if allowed else self.string(self.resolve(props["episode"]))
+            quote = ""
+        out: dict[str, Any] = {"episode": episode, "quote": quote}
+        if "support" in props:
+            support = self.choices(self.resolve(props["support"]))
+            out["support"] = (
+                "verbatim" if support is None or "verbatim" in support else support[0]
+            )
+        return out
 
 
 _FILLER = (
@@ -229,6 +526,10 @@ def tokens_responder(tokens: int, delay: float = 0.0) -> Callable[[dict], Reply]
     """Benchmark responder: ``tokens`` content pieces of a few words, then the citations tail."""
 
     def respond(body: dict) -> Reply:
+        if _format_of(body) is not None:  # structured request: just the JSON
+            reply = default_responder(body)
+            reply.delay = delay
+            return reply
         pieces = []
         for i in range(tokens):
             words = [_FILLER[(i * 3 + k) % len(_FILLER)] for k in range(3)]
@@ -710,6 +1011,12 @@ class FakeOllama:
             self._replies.extend(converted)
 
     @property
+    def format_requests(self) -> list[dict]:
+        """Recorded bodies that carried ``format`` (``"json"`` or a schema), in order."""
+        with self._lock:
+            return [b for b in self.requests if _format_of(b) is not None]
+
+    @property
     def pending(self) -> int:
         """How many queued replies have not been used yet."""
         with self._lock:
@@ -729,8 +1036,9 @@ class FakeOllama:
             self.hits.append((method, path))
 
     def _record(self, body: dict) -> None:
+        # A deep copy: ``format`` and the rest stay verbatim whatever a responder does.
         with self._lock:
-            self.requests.append(body)
+            self.requests.append(copy.deepcopy(body))
 
     def _has_model(self, name: str) -> bool:
         wanted = _normalize(name)

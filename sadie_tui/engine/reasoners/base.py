@@ -27,3 +27,31 @@ class Reasoner(Protocol):
     offline: bool
 
     def stream(self, briefing: Briefing, query: str) -> AsyncIterator[Piece]: ...
+
+
+async def paced(pieces: AsyncIterator[Piece], every: float) -> AsyncIterator[Piece | None]:
+    """The pieces, with ``None`` each ``every`` seconds that passes without one (so a caller
+    can say how long the model has been reading). Never cancels the pending read."""
+    import asyncio
+
+    iterator = pieces.__aiter__()
+    try:
+        while True:
+            task = asyncio.ensure_future(iterator.__anext__())
+            try:
+                while True:
+                    done, _ = await asyncio.wait({task}, timeout=every)
+                    if done:
+                        break
+                    yield None
+            except BaseException:
+                task.cancel()
+                raise
+            try:
+                yield task.result()
+            except StopAsyncIteration:
+                return
+    finally:
+        close = getattr(iterator, "aclose", None)
+        if close is not None:
+            await close()

@@ -7,6 +7,7 @@ the oldest messages silently). Every failure becomes one ``ModelError`` with a f
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -61,25 +62,60 @@ class OllamaReasoner:
     offline = False
 
     def __init__(
-        self, host: str, model: str, *, connect_timeout: float = 3.0, read_timeout: float = 120.0
+        self,
+        host: str,
+        model: str,
+        *,
+        connect_timeout: float = 3.0,
+        read_timeout: float = 120.0,
+        first_token_timeout: float | None = None,
+        reply_tokens: int | None = None,
     ) -> None:
         self.host = host
         self.model = model
         self.connect_timeout = connect_timeout
-        self.read_timeout = read_timeout
+        self.read_timeout = read_timeout  # the stall between two pieces
+        self.first_token_timeout = max(first_token_timeout or read_timeout, read_timeout)
+        self.reply_tokens = reply_tokens
         self.last_eval_count = 0
         self.last_eval_seconds = 0.0
+        self.last_done_reason = ""
 
-    async def stream(self, briefing: Briefing, query: str = "") -> AsyncIterator[Piece]:
-        client = _client(self.host, self.connect_timeout, self.read_timeout)
+    def _options(self, briefing: Briefing, **extra: Any) -> dict[str, Any]:
+        options: dict[str, Any] = {"num_ctx": briefing.num_ctx(), "temperature": 0.4}
+        if self.reply_tokens:
+            options["num_predict"] = self.reply_tokens
+        options.update(extra)
+        return options
+
+    async def stream(
+        self, briefing: Briefing, query: str = "", messages: list[dict[str, str]] | None = None
+    ) -> AsyncIterator[Piece]:
+        """The reply as pieces. The wait for the first piece may take ``first_token_timeout``
+        (a long briefing on a CPU); after that, a stall longer than ``read_timeout`` fails."""
+        # The transport allows the longer wait; the stall between pieces is enforced here.
+        client = _client(self.host, self.connect_timeout, self.first_token_timeout)
+        self.last_eval_count, self.last_eval_seconds, self.last_done_reason = 0, 0.0, ""
         try:
             response = await client.chat(
                 model=self.model,
-                messages=briefing.messages,
+                messages=messages or briefing.messages,
                 stream=True,
-                options={"num_ctx": briefing.num_ctx(), "temperature": 0.4},
+                options=self._options(briefing),
             )
-            async for part in response:
+            parts = response.__aiter__()
+            first = True
+            while True:
+                try:
+                    if first:
+                        part = await parts.__anext__()
+                    else:
+                        part = await asyncio.wait_for(parts.__anext__(), self.read_timeout)
+                except StopAsyncIteration:
+                    break
+                except TimeoutError as exc:
+                    raise httpx.ReadTimeout("stalled between pieces") from exc
+                first = False
                 message = part.message
                 if message.thinking:
                     yield Piece("thinking", message.thinking)
@@ -88,6 +124,7 @@ class OllamaReasoner:
                 if part.done:
                     self.last_eval_count = int(part.eval_count or 0)
                     self.last_eval_seconds = float(part.eval_duration or 0) / 1e9
+                    self.last_done_reason = str(part.done_reason or "")
         except (Exception, ConnectionError) as exc:  # translated, never swallowed
             if isinstance(exc, ModelError):
                 raise
@@ -97,6 +134,42 @@ class OllamaReasoner:
                 await client._client.aclose()
             except Exception:  # noqa: BLE001 - closing a broken transport must not mask the error
                 pass
+
+    async def structured(
+        self,
+        briefing: Briefing,
+        messages: list[dict[str, str]],
+        schema: dict[str, Any],
+        *,
+        timeout: float,
+        max_tokens: int = 768,
+    ) -> str:
+        """One non-streaming reply constrained to ``schema`` (Ollama's structured outputs),
+        bounded by ``timeout`` in all; the JSON text, thinking left out."""
+        client = _client(self.host, self.connect_timeout, timeout)
+        try:
+            response = await asyncio.wait_for(
+                client.chat(
+                    model=self.model,
+                    messages=messages,
+                    stream=False,
+                    format=schema,
+                    options=self._options(briefing, temperature=0.0, num_predict=max_tokens),
+                ),
+                timeout,
+            )
+        except TimeoutError as exc:
+            raise ModelTimeout(f"the model did not answer within {timeout:g} s") from exc
+        except (Exception, ConnectionError) as exc:
+            if isinstance(exc, ModelError):
+                raise
+            raise translate(exc, self.host, self.model) from exc
+        finally:
+            try:
+                await client._client.aclose()
+            except Exception:  # noqa: BLE001
+                pass
+        return response.message.content or ""
 
     async def complete(self, briefing: Briefing) -> str:
         """The whole reply at once (ask's stages); thinking is dropped by the caller's filter."""

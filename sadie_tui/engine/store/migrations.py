@@ -222,12 +222,26 @@ def m005_vector_index(db: Database) -> None:
     )
 
 
+def m006_turn_grounding(db: Database) -> None:
+    """How each turn's grounding went: the model's own tail, the citation pass, the details
+    found in no source, and a reply cut short."""
+    for column in (
+        "tail VARCHAR",
+        "repaired BOOLEAN",
+        "citation_pass VARCHAR",
+        "unsupported INTEGER",
+        "cut VARCHAR",
+    ):
+        db.execute(f"ALTER TABLE turns ADD COLUMN {column}")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_memory", m001_memory),
     ("002_derived", m002_derived),
     ("003_conversations", m003_conversations),
     ("004_telemetry", m004_telemetry),
     ("005_vector_index", m005_vector_index),
+    ("006_turn_grounding", m006_turn_grounding),
 ]
 
 

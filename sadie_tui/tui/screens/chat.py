@@ -20,6 +20,7 @@ from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from ...engine.events import (
+    Checking,
     CitationsEvent,
     Context,
     Done,
@@ -30,13 +31,20 @@ from ...engine.events import (
     Status,
     Thinking,
     Token,
+    Waiting,
 )
 from ..widgets.chip_bar import ChipBar, ChipItem, ChipView
 from ..widgets.citations import CitationItem, CitationSidebar, citation_from_dict
 from ..widgets.prompt import PromptInput
 from ..widgets.sigil import EmotionSigil
 from ..widgets.status import StatusLine
-from ..widgets.transcript import AssistantMessage, MessageView, Transcript, UserMessage
+from ..widgets.transcript import (
+    CUT_NOTES,
+    AssistantMessage,
+    MessageView,
+    Transcript,
+    UserMessage,
+)
 
 if TYPE_CHECKING:
     from ..app import SadieApp
@@ -225,6 +233,11 @@ class ChatScreen(Screen[None]):
                 status.context = event
             case Thinking(elapsed=elapsed):
                 reply.thinking(elapsed)
+            case Waiting(elapsed=elapsed):
+                reply.waiting(elapsed)
+            case Checking():
+                await reply.end_text()
+                reply.set_checking(True)
             case Token(value=value):
                 reply.write(value)
             case CitationsEvent(value=citations):
@@ -232,15 +245,27 @@ class ChatScreen(Screen[None]):
                 # and in the same frame as its sources (one layout pass, not two).
                 with self.app.batch_update():
                     await reply.end_text()
-                    reply.set_sources(len(citations))
-                    await self.query_one(CitationSidebar).show(citations)
+                    reply.checking = False
+                    reply.unsupported = list(event.unsupported)
+                    reply.set_sources(len(citations) + len(event.found))
+                    await self.query_one(CitationSidebar).show(
+                        citations,
+                        found=event.found,
+                        unsupported=len(event.unsupported),
+                        tail=event.tail,
+                        repaired=event.repaired,
+                    )
             case Replace(value=value, reason=reason):
                 self._replace_reason = reason
-                await reply.replace(value, reason, blocked=False)
+                await reply.replace(value, reason, blocked=False, quiet=reason == "citations list")
             case Done():
                 await reply.finish(event.status)
                 if event.status == "blocked":
                     reply.show_note(f"⊘ blocked by {self._replace_reason or 'a policy'}")
+                elif event.cut:
+                    reply.show_note(CUT_NOTES.get(event.cut, f"✂ cut short ({event.cut})"))
+                if reply.unsupported:
+                    await reply.flag(reply.unsupported)
                 status.tokens_per_s = event.tokens_per_s or None
             case ErrorEvent():
                 await reply.failed(event.message, event.fix)
@@ -334,6 +359,7 @@ class ChatScreen(Screen[None]):
         transcript = self.query_one(Transcript)
         views: list[MessageView] = []
         last_citations: list[dict] = []
+        last_meta: dict = {}
         for m in items:
             if m.role == "user":
                 views.append(UserMessage(m.content, m.created_at))
@@ -341,12 +367,23 @@ class ChatScreen(Screen[None]):
                 view = AssistantMessage(
                     m.content, m.created_at, emotion=m.emotion or "", status=m.status, live=False
                 )
-                view.sources = len(m.citations or [])
+                found = list((m.metadata or {}).get("found_by_sadie") or [])
+                view.sources = len(m.citations or []) + len(found)
+                view.unsupported = list((m.metadata or {}).get("unsupported") or [])
                 views.append(view)
                 last_citations = list(m.citations or [])
+                last_meta = m.metadata or {}
         for view in views:
             await transcript.add(view)
-        await self.query_one(CitationSidebar).show([citation_from_dict(c) for c in last_citations])
+            if isinstance(view, AssistantMessage) and view.unsupported:
+                await view.flag(view.unsupported)
+        await self.query_one(CitationSidebar).show(
+            [citation_from_dict(c) for c in last_citations],
+            found=[citation_from_dict(c) for c in last_meta.get("found_by_sadie") or []],
+            unsupported=len(last_meta.get("unsupported") or []),
+            tail=str(last_meta.get("tail") or "ok"),
+            repaired=bool(last_meta.get("repaired")),
+        )
         self.query_one(EmotionSigil).emotion = conversation.emotion or ""
         await self._show_chips_async([_item(c) for c in chips])
 

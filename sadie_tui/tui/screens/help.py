@@ -103,6 +103,13 @@ def labels_table() -> Table:
     table.add_column()
     for label, meaning in LABEL_HELP.items():
         table.add_row(Text(label), Text(meaning))
+    table.add_row(
+        Text("underlined", style="underline yellow"),
+        Text(
+            "a number, time, date, amount or name in the reply that none of your notes, "
+            "chips, soul summary or messages holds: the model may have made it up"
+        ),
+    )
     return table
 
 

@@ -16,6 +16,18 @@ LABEL_HELP = {
     "verbatim": "these exact words are in that note (checked, not the model's word)",
     "paraphrase": "the idea is in that note, in other words",
     "reading between the lines": "sadie connecting dots: no note says it in these words",
+    "found by sadie": "the model gave no citations: sadie matched this sentence of the reply"
+    " to that note itself",
+}
+
+# What the sidebar says when a reply has no citation, by what the model's own tail was.
+EMPTY_NOTES = {
+    "empty": "This reply cites no notes: the model said none of them supports it.",
+    "missing": "The model ignored the citation format, and no note could be matched to this"
+    " reply.",
+    "unusable": "The model's citations did not check out (notes it was not shown, or copied"
+    " placeholders), and none could be recovered.",
+    "ok": "This reply cites no notes.",
 }
 
 
@@ -28,6 +40,7 @@ def citation_from_dict(data: dict) -> CitationView:
         claimed=str(data.get("claimed") or data.get("support") or ""),
         title=str(data.get("title") or ""),
         date=str(data.get("date") or ""),
+        origin=str(data.get("origin") or "model"),
     )
 
 
@@ -84,7 +97,12 @@ class CitationItem(Widget, can_focus=True):
             "verbatim": "green",
             "paraphrase": "yellow",
         }.get(c.support, "cyan")
-        text.append(c.label, style=f"bold {label_style}")
+        if c.origin == "sadie":
+            label_style = "magenta"
+            label = f"{c.label} · {c.support}"
+        else:
+            label = c.label
+        text.append(label, style=f"bold {label_style}")
         return text
 
     def action_open(self) -> None:
@@ -113,6 +131,14 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         #sources-empty {
             color: $sadie-muted;
         }
+        #sources-state {
+            color: $sadie-muted;
+            margin: 0 0 1 0;
+        }
+        #sources-unsupported {
+            color: $warning;
+            margin: 0 0 1 0;
+        }
     }
     """
 
@@ -122,15 +148,38 @@ class CitationSidebar(VerticalScroll, can_focus=False):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Sources", id="sources-title", markup=False)
+        yield Static("", id="sources-unsupported", markup=False)
+        yield Static("", id="sources-state", markup=False)
         yield Static("The notes a reply rests on appear here.", id="sources-empty", markup=False)
 
-    async def show(self, citations: tuple[CitationView, ...] | list[CitationView]) -> None:
-        self.citations = tuple(citations)
+    async def show(
+        self,
+        citations: tuple[CitationView, ...] | list[CitationView],
+        *,
+        found: tuple[CitationView, ...] | list[CitationView] = (),
+        unsupported: int = 0,
+        tail: str = "ok",
+        repaired: bool = False,
+    ) -> None:
+        self.citations = (*citations, *found)
         await self.query(CitationItem).remove()
         await self.mount_all([CitationItem(c, n) for n, c in enumerate(self.citations, start=1)])
+        flagged = self.query_one("#sources-unsupported", Static)
+        flagged.display = unsupported > 0
+        noun = "detail" if unsupported == 1 else "details"
+        flagged.update(Text(f"⚠ {unsupported} {noun} not found in your notes (underlined)"))
+        state = self.query_one("#sources-state", Static)
+        if repaired:
+            note = "The model skipped the citation format; these came from a second, checked pass."
+        elif found and not citations:
+            note = "The model gave no citations. sadie matched these notes to the reply itself:"
+        else:
+            note = ""
+        state.display = bool(note)
+        state.update(Text(note))
         empty = self.query_one("#sources-empty", Static)
         empty.display = not self.citations
-        empty.update(Text("This reply cites no notes.") if not self.citations else Text(""))
+        empty.update(Text(EMPTY_NOTES.get(tail, EMPTY_NOTES["ok"])) if not self.citations else "")
 
     async def reset(self) -> None:
         await self.show(())

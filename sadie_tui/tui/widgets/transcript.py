@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 FLUSH_SECONDS = 1 / 30  # the most often a streaming reply re-renders
 
+CUT_NOTES = {
+    "repetition": "✂ cut: the model began repeating itself",
+    "length": "✂ cut: the reply ran past its length limit (reply_max_chars)",
+    "tokens": "✂ cut: the model reached its token limit (reply_tokens)",
+}
+
 STATUS_NOTES = {
     "interrupted": "■ stopped — what you see is what was kept",
     "blocked": "⊘ blocked by a policy",
@@ -158,6 +164,11 @@ class AssistantMessage(MessageView):
         }
         &.-error > .note { color: $error; }
         &.-has-note > .note { display: block; }
+        /* Details found in no note: the reply's ~~spans~~, restyled (see flag_markdown). */
+        &.-flagged MarkdownBlock > .s {
+            text-style: underline;
+            color: $warning;
+        }
     }
     """
 
@@ -177,6 +188,8 @@ class AssistantMessage(MessageView):
         self.live = live
         self.message_id: str | None = None
         self.sources = 0
+        self.checking = False
+        self.unsupported: list[dict] = []
         self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
 
@@ -208,7 +221,10 @@ class AssistantMessage(MessageView):
         if self.sources:
             text.append(f" · {self.sources} source{'s' if self.sources != 1 else ''}")
         if self.live and self.status == "streaming":
-            text.append(" · replying… esc stops", style="italic")
+            if self.checking:
+                text.append(" · checking sources…", style="italic")
+            else:
+                text.append(" · replying… esc stops", style="italic")
         return text
 
     @property
@@ -233,6 +249,21 @@ class AssistantMessage(MessageView):
 
     def thinking(self, elapsed: float) -> None:
         self.set_placeholder(f"thinking… {elapsed:.0f}s")
+
+    def waiting(self, elapsed: float) -> None:
+        self.set_placeholder(f"reading your notes… {elapsed:.0f} s")
+
+    def set_checking(self, checking: bool) -> None:
+        self.checking = checking
+        self.update_header()
+
+    async def flag(self, spans: list[dict]) -> None:
+        """Mark the details no note holds (offsets into the final text) in a distinct style."""
+        self.unsupported = [sp for sp in spans if _span_fits(sp, self._text)]
+        if not self.unsupported:
+            return
+        self.add_class("-flagged")
+        await self.markdown.update(flag_markdown(self._text, self.unsupported))
 
     def write(self, fragment: str) -> None:
         """Add a piece of the reply; the first shows at once, later ones in batches (see
@@ -264,10 +295,12 @@ class AssistantMessage(MessageView):
         if not self._text and status == "complete":
             self.show_note("(sadie had nothing to say)")
 
-    async def replace(self, text: str, reason: str, *, blocked: bool) -> None:
+    async def replace(self, text: str, reason: str, *, blocked: bool, quiet: bool = False) -> None:
         await self._stop()
         self._text = text
         await self.markdown.update(text)
+        if quiet:
+            return
         if blocked:
             self.show_note(f"⊘ blocked by {reason}: the reply was replaced by this note")
         else:
@@ -290,6 +323,30 @@ class AssistantMessage(MessageView):
         self.query_one(".note", Static).update(Text(note))
         self.add_class("-has-note")
         self.set_class(error, "-error")
+
+
+def _span_fits(span: dict, text: str) -> bool:
+    try:
+        start, end = int(span["start"]), int(span["end"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return 0 <= start < end <= len(text) and text[start:end] == span.get("text")
+
+
+def flag_markdown(text: str, spans: list[dict]) -> str:
+    """The reply's Markdown with each flagged span as ``~~span~~`` (restyled by CSS in a
+    flagged message); the reply's own ``~~`` are escaped so only flags look that way."""
+    out: list[str] = []
+    at = 0
+    for span in sorted(spans, key=lambda sp: int(sp["start"])):
+        start, end = int(span["start"]), int(span["end"])
+        if start < at:
+            continue
+        out.append(text[at:start].replace("~", "\\~"))
+        out.append("~~" + text[start:end].replace("~", "\\~") + "~~")
+        at = end
+    out.append(text[at:].replace("~", "\\~"))
+    return "".join(out)
 
 
 class Transcript(VerticalScroll, can_focus=False):

@@ -1,0 +1,378 @@
+"""Grounding that holds when the model ignores the format: the citation pass (structured
+outputs, an enum of the shown ids), placeholders rejected, a marker-less citation list,
+sadie's own sentence matches, unsupported details, and the revision's shared prefix.
+
+Real parts throughout: the ollama client against the project's Ollama-protocol server, a
+DuckDB memory, the real embedder."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from sadie_tui.config import load_settings
+from sadie_tui.engine import conversations as conv
+from sadie_tui.engine.citations import is_placeholder, police, split_trailing_list
+from sadie_tui.engine.companion import Companion, grounding_score
+from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
+from sadie_tui.engine.grounding import CITE_REQUEST, citation_schema, match_sentences
+from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
+from tests.support.ollama_server import Reply
+
+UUID_A = "3f7f7a68-0b1c-4d2e-9f00-1234567890ab"
+
+
+def run_chat(comp: Companion, message: str, **kw) -> list:
+    async def go():
+        return [e async for e in comp.chat(message, **kw)]
+
+    return asyncio.run(go())
+
+
+def episode_of(memory, title: str) -> tuple[str, str]:
+    row = memory.db.fetchone(
+        "SELECT e.id::VARCHAR, c.text FROM episodes e JOIN chunks c ON c.episode_id = e.id"
+        " WHERE e.title = ? ORDER BY c.ordinal LIMIT 1",
+        [title],
+    )
+    assert row, title
+    return row[0], row[1]
+
+
+def shown_ids(body: dict) -> list[str]:
+    import re
+
+    system = body["messages"][0]["content"]
+    return re.findall(r"^episode ([0-9a-f-]{36}) \(", system, re.M)
+
+
+# -- policing: placeholders -----------------------------------------------------------------
+
+
+def test_placeholders_and_empty_quotes_are_rejected():
+    shown = {UUID_A: ["Shipped the auth refactor this week."]}
+    for quote in (
+        "<words copied exactly from that excerpt>",
+        "exact words from that excerpt",
+        "",
+        "   ",
+        "...",
+        "[quote]",
+    ):
+        assert is_placeholder(quote), quote
+        tail = json.dumps([{"episode": UUID_A, "quote": quote, "support": "paraphrase"}])
+        policed = police(tail, shown)
+        assert policed.citations == (), quote
+        assert policed.dropped[0]["reason"] in ("placeholder", "empty quote")
+    assert not is_placeholder("Shipped the auth refactor")
+    assert not is_placeholder("the excerpt of my life")  # a real word among them
+
+
+def test_placeholder_id_is_dropped():
+    shown = {UUID_A: ["Shipped the auth refactor this week."]}
+    tail = json.dumps([{"episode": "<episode uuid>", "quote": "Shipped", "support": "verbatim"}])
+    assert police(tail, shown).citations == ()
+
+
+# -- a citation list with no marker -------------------------------------------------------
+
+
+def test_trailing_list_variants_are_split():
+    item = json.dumps([{"episode": UUID_A, "quote": "Shipped it", "support": "verbatim"}])
+    for text in (
+        f"You shipped it.\n{item}",
+        f"You shipped it.\n\nCitations:\n{item}",
+        f"You shipped it.\n**Sources:**\n{item}",
+        f"You shipped it.\n@@ citations @@\n{item}",
+        f"You shipped it.\n```json\n{item}\n```",
+        f'You shipped it.\n{{"citations": {item}}}',
+    ):
+        split = split_trailing_list(text)
+        assert split is not None, text
+        assert split[0] == "You shipped it."
+        assert json.loads(split[1])
+
+
+def test_prose_that_ends_in_brackets_is_never_hidden():
+    for text in (
+        "Your splits were [5:40, 5:38].",
+        'She said {"calm"} twice.',
+        "Lists: [1, 2, 3]",
+        'Data: [{"km": 18}]',  # objects, but nothing citation-like
+        "Nothing here []",
+    ):
+        assert split_trailing_list(text) is None, text
+
+
+# -- sadie's own matches --------------------------------------------------------------------
+
+
+def test_match_sentences_quotes_the_excerpt_and_grades_honestly():
+    excerpts = [
+        Excerpt(UUID_A, "2026-03-14", "Warden retro", "Shipped the auth refactor this week. "
+                "Felt slower than it should have been.")
+    ]
+    exact = match_sentences("You wrote: Shipped the auth refactor this week.", excerpts)
+    assert exact and exact[0].quote == "Shipped the auth refactor this week."
+    loose = match_sentences("The auth refactor shipped this week, slower than you hoped.", excerpts)
+    assert loose and loose[0].episode_id == UUID_A and not loose[0].verbatim
+    assert match_sentences("I like turtles and the sea.", excerpts) == []
+
+
+def test_grounding_score_counts_unsupported_details():
+    tail = json.dumps([{"episode": UUID_A, "quote": "Shipped", "support": "verbatim"}])
+    policed = police(tail, {UUID_A: ["Shipped the auth refactor."]})
+    assert grounding_score(policed) == 1.0
+    assert grounding_score(policed, unsupported=1, details=4) == 0.75
+    assert grounding_score(policed, unsupported=0, details=4) == 1.0
+
+
+def test_soul_front_matter_is_not_briefed():
+    soul = "---\ntitle: Maya Okafor\ndate: 2026-11-29\n---\nMaya is 34."
+    assert strip_front_matter(soul) == "Maya is 34."
+    briefing = build_briefing(message="hi", excerpts=[], soul=soul)
+    assert "title: Maya Okafor" not in briefing.system
+    assert "Maya is 34." in briefing.system
+    assert strip_front_matter("--- not front matter") == "--- not front matter"
+
+
+def test_schema_limits_episode_to_shown_ids():
+    schema = citation_schema([UUID_A, "b" * 8])
+    item = schema["properties"]["citations"]["items"]
+    assert item["properties"]["episode"]["enum"] == [UUID_A, "b" * 8]
+    assert item["properties"]["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
+
+
+# -- chat: the citation pass ----------------------------------------------------------------
+
+
+PLANTED = "You finished the Lisbon marathon in 3:15, and Beatriz ran beside you."
+
+
+def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
+    server.queue(Reply(PLANTED))  # prose, no marker; the pass is answered by the schema
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    kinds = [e.type for e in events]
+    assert kinds.index("checking") < kinds.index("citations") < kinds.index("done")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.repaired and cites.tail == "missing"
+    assert cites.value, "the pass gave policed citations"
+
+    # The pass: non-streaming, the same model, `format` with the enum of exactly the shown ids,
+    # and the briefing's messages byte for byte before the reply and the request.
+    draft, cite_pass = server.requests
+    assert cite_pass["stream"] is False and cite_pass["model"] == draft["model"]
+    schema = cite_pass["format"]
+    enum = schema["properties"]["citations"]["items"]["properties"]["episode"]["enum"]
+    assert sorted(enum) == sorted(shown_ids(draft))
+    assert cite_pass["messages"][: len(draft["messages"])] == draft["messages"]
+    assert cite_pass["messages"][-2] == {"role": "assistant", "content": PLANTED}
+    assert cite_pass["messages"][-1]["content"] == CITE_REQUEST
+    for c in cites.value:
+        assert c.episode_id in enum
+
+    # The planted time and name are flagged at the right offsets; the known ones are not.
+    spans = {(s["text"], s["kind"]) for s in cites.unsupported}
+    assert ("3:15", "time") in spans and ("Beatriz", "name") in spans
+    assert not any(s["text"] in ("Lisbon",) for s in cites.unsupported)
+    for s in cites.unsupported:
+        assert PLANTED[s["start"] : s["end"]] == s["text"]
+
+    # Persisted on the message, and in the NDJSON shape.
+    row = memory.db.fetchone("SELECT id::VARCHAR FROM messages WHERE role='assistant'")
+    stored = conv.get_message(memory.db, row[0]) if hasattr(conv, "get_message") else None
+    meta = stored.metadata if stored else json.loads(
+        memory.db.fetchone("SELECT metadata FROM messages WHERE role='assistant'")[0]
+    )
+    assert meta["repaired"] is True and meta["tail"] == "missing"
+    assert {s["text"] for s in meta["unsupported"]} >= {"3:15", "Beatriz"}
+    data = to_json(cites)
+    assert data["repaired"] is True and data["unsupported"] and data["value"]
+    turn = memory.db.fetchone("SELECT tail, repaired, unsupported FROM turns WHERE kind='chat'")
+    assert turn[0] == "missing" and turn[1] is True and turn[2] >= 2
+
+
+def test_pass_failure_leaves_the_reply_and_says_why(server, memory):
+    server.queue(Reply(PLANTED), Reply("this is not json at all", stream=False))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert not cites.repaired and cites.value == ()
+    assert "not JSON" in cites.note
+    assert "".join(e.value for e in events if isinstance(e, Token)) == PLANTED
+    assert isinstance(events[-1], Done) and events[-1].status == "complete"
+
+
+def test_pass_error_status_is_a_reason_not_a_failure(server, memory):
+    server.queue(Reply(PLANTED), Reply(status=500, error_message="format not supported"))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.value == () and "format not supported" in cites.note
+    assert events[-1].type == "done"
+
+
+def test_pass_timeout_is_bounded(server, memory, monkeypatch, tmp_path):
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "config.toml").write_text("citation_pass_timeout = 0.5\n")
+    monkeypatch.setenv("SADIE_CONFIG", str(cfg))
+    server.queue(Reply(PLANTED), Reply("{}", stream=False, stall_after=0, stall_seconds=10))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.value == () and "within" in cites.note
+    assert events[-1].type == "done"
+
+
+def test_sadie_matches_when_the_pass_gives_nothing(server, memory):
+    ep, text = episode_of(memory, "Race day")
+    sentence = "Finished the Lisbon marathon in 3:58."
+    assert sentence in text
+    server.queue(Reply(sentence + " What a day."), Reply('{"citations": []}', stream=False))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.value == ()  # never presented as the model's citations
+    assert cites.found and cites.found[0].episode_id == ep
+    assert cites.found[0].label == "found by sadie" and cites.found[0].support == "verbatim"
+    assert cites.unsupported == ()
+
+
+def test_a_usable_tail_needs_no_pass(server, memory):
+    ep, text = episode_of(memory, "Race day")
+    quote = "Finished the Lisbon marathon in 3:58"
+    tail = json.dumps([{"episode": ep, "quote": quote, "support": "verbatim"}])
+    server.queue(Reply(f"You finished in 3:58.\n@@CITATIONS@@\n{tail}"))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    assert not any(isinstance(e, Checking) for e in events)
+    assert len(server.requests) == 1
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.tail == "ok" and not cites.repaired and cites.unsupported == ()
+
+
+def test_marker_less_list_is_hidden_and_policed(server, memory):
+    ep, _ = episode_of(memory, "Race day")
+    listed = json.dumps([{"episode": ep, "quote": "Cried at the finish line", "support": "verbatim"}])
+    server.queue(Reply(f"You cried at the finish.\nCitations:\n{listed}"))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.tail == "ok" and cites.value[0].support == "verbatim"
+    replace = next(e for e in events if isinstance(e, Replace))
+    assert replace.value == "You cried at the finish." and replace.reason == "citations list"
+    row = memory.db.fetchone("SELECT content FROM messages WHERE role='assistant'")
+    assert row[0] == "You cried at the finish."
+    assert len(server.requests) == 1
+
+
+def test_copied_placeholder_triggers_the_pass(server, memory):
+    placeholder = json.dumps(
+        [{"episode": "<episode uuid>", "quote": "<words copied exactly from that excerpt>",
+          "support": "verbatim"}]
+    )
+    server.queue(Reply(f"You ran.\n@@CITATIONS@@\n{placeholder}"))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.tail == "unusable" and cites.repaired and cites.value
+
+
+# -- degenerate replies, as real models wrote them --------------------------------------------
+
+ECHOED = (
+    "Here is what I found.\n"
+    "If you want to add your own view beyond what the notes say, put it after a line reading "
+    "OPINION: (before the citations marker), so it stays separate from what the notes support.\n"
+    "After your reply, on a line of its own, write @@CITATIONS@@ and then a JSON array of the "
+    "excerpts your reply rests on, like this:\n"
+    "You ran with Ines."
+)
+
+
+def test_echoed_headers_and_instructions_never_show(server, memory):
+    ep, _ = episode_of(memory, "Race day")
+    header = f"episode {ep} (2026-10-11) Race day\n"
+    server.queue(Reply(header + ECHOED))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    shown = "".join(e.value for e in events if isinstance(e, Token))
+    assert "episode " + ep not in shown
+    assert "OPINION" not in shown and "JSON array" not in shown
+    assert "@@" not in shown
+    # The marker inside the echoed citation rule diverts the rest: what shows is the answer
+    # before it, and the echoed start of that sentence is not shown either.
+    assert shown == "Here is what I found."
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert cites.tail == "unusable"  # the rule's own example, copied: placeholders
+
+
+def test_a_loop_is_cut_after_the_second_copy(server, memory):
+    para = "You have been training hard for the marathon and it shows in your notes.\n\n"
+    server.queue(Reply(para * 6))
+    events = run_chat(Companion(memory, load_settings()), "How is training?")
+    shown = "".join(e.value for e in events if isinstance(e, Token))
+    assert shown.count("training hard") == 2
+    done = events[-1]
+    assert isinstance(done, Done) and done.cut == "repetition"
+    meta = json.loads(memory.db.fetchone("SELECT metadata FROM messages WHERE role='assistant'")[0])
+    assert meta["cut"] == "repetition"
+
+
+def test_a_runaway_reply_stops_at_the_cap(server, memory, monkeypatch, tmp_path):
+    cfg = tmp_path / "cfg"
+    cfg.mkdir()
+    (cfg / "config.toml").write_text("reply_max_chars = 300\nreply_tokens = 77\n")
+    monkeypatch.setenv("SADIE_CONFIG", str(cfg))
+    words = " ".join(f"word{i}" for i in range(400))
+    server.queue(Reply(words))
+    events = run_chat(Companion(memory, load_settings()), "Tell me everything")
+    shown = "".join(e.value for e in events if isinstance(e, Token))
+    assert len(shown) <= 300
+    assert events[-1].type == "done" and events[-1].cut == "length"
+    assert server.requests[0]["options"]["num_predict"] == 77
+
+
+def test_token_cap_is_reported_as_cut(server, memory):
+    server.queue(Reply("You ran a lot this year and", done_reason="length"))
+    events = run_chat(Companion(memory, load_settings()), "Tell me everything")
+    assert events[-1].type == "done" and events[-1].cut == "tokens"
+
+
+def test_tokens_per_second_is_the_models_own(server, memory):
+    server.queue(Reply(["One ", "two ", "three."], delay=0.2))
+    events = run_chat(Companion(memory, load_settings()), "count")
+    done = events[-1]
+    # The server reports eval_count 3 over its own eval_duration (>= 12 ms a token): the rate
+    # comes from those, not from the wall time that includes the wait for the first token.
+    assert done.tokens == 3
+    assert done.tokens_per_s > 3 / 1.0
+
+
+# -- ask ------------------------------------------------------------------------------------
+
+
+def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
+    server.queue(Reply(PLANTED))
+    result = asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    assert not result.abstained
+    assert result.grounding["repaired"] is True and result.grounding["tail"] == "missing"
+    spans = result.grounding["unsupported"]
+    assert {("3:15", "time"), ("Beatriz", "name")} <= {(s["text"], s["kind"]) for s in spans}
+    for s in spans:
+        assert result.answer[s["start"] : s["end"]] == s["text"]
+    data = result.as_json()
+    assert data["grounding"]["unsupported"] == spans
+    names = [s["name"] for s in result.stages]
+    assert "citation_pass" in names
+    cite_pass = server.format_requests[0]
+    enum = cite_pass["format"]["properties"]["citations"]["items"]["properties"]["episode"]
+    assert sorted(enum["enum"]) == sorted(shown_ids(server.requests[0]))
+
+
+def test_ask_revision_shares_the_briefing_prefix(server, memory):
+    # The draft cites an unknown episode: the tail is unusable, the pass finds nothing, so the
+    # persona's revise stage runs — on the same messages, with the draft and the note after.
+    bad = json.dumps([{"episode": "0" * 8 + "-dead-beef-0000-000000000000", "quote": "x"}])
+    server.queue(
+        Reply(f"A draft.\n@@CITATIONS@@\n{bad}"),
+        Reply('{"citations": []}', stream=False),
+    )
+    asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    draft, _, revision = server.requests[:3]
+    assert revision["messages"][: len(draft["messages"])] == draft["messages"]
+    assert revision["messages"][-2]["role"] == "assistant"
+    assert "citation check" in revision["messages"][-1]["content"]

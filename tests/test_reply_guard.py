@@ -1,0 +1,139 @@
+"""The reply guard: echoed headers and instructions never shown, loops cut after the second
+copy, a length cap — whatever the cut points of the stream. The texts are what real small
+models (SmolLM2-135M, Gemma-3-270M) wrote on the demo memory."""
+
+from __future__ import annotations
+
+import asyncio
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING
+from sadie_tui.engine.reasoners.base import Piece, paced
+from sadie_tui.engine.reply_guard import ReplyGuard
+
+INSTRUCTIONS = [STANDING, CITATION_RULES, OPINION_RULE]
+HEADER = "episode 3f7f7a68-0b1c-4d2e-9f00-1234567890ab (2026-03-14) Warden retro"
+
+
+def run(text: str, cuts: list[int] | None = None, **kw) -> tuple[str, ReplyGuard]:
+    guard = ReplyGuard(INSTRUCTIONS, **kw)
+    pieces = []
+    at = 0
+    for cut in sorted(cuts or range(3, len(text), 3)):
+        pieces.append(text[at:cut])
+        at = cut
+    pieces.append(text[at:])
+    out = "".join(guard.feed(p) for p in pieces)
+    if not guard.stopped:
+        out += guard.finish()
+    return out, guard
+
+
+# Gemma-3-270M (base model) on "When was my niece Ife born?": the briefing's header lines
+# and the standing instructions came back, then the answer.
+GEMMA_ECHO = (
+    f"{HEADER}\n"
+    "Shipped the auth refactor this week.\n"
+    "If you want to add your own view beyond what the notes say, put it after a line reading "
+    "OPINION: (before the citations marker), so it stays separate from what the notes support.\n"
+    "After your reply, on a line of its own, write @@CITATIONS@@ and then a JSON array of the "
+    "excerpts your reply rests on, like this:\n"
+    "Ife was born in July."
+)
+
+
+def test_echoed_header_and_instructions_are_dropped():
+    out, guard = run(GEMMA_ECHO)
+    assert HEADER not in out
+    assert "OPINION" not in out and "JSON array" not in out
+    assert out == "Shipped the auth refactor this week.\nIfe was born in July."
+    assert HEADER in guard.dropped[0] and "JSON array" in guard.dropped[-1]
+
+
+def test_a_header_line_anywhere_is_dropped_whole():
+    out, _ = run(f"You shipped it.\n{HEADER}\nAnd then you rested.")
+    assert out == "You shipped it.\nAnd then you rested."
+    out, _ = run(f"You shipped it.\n> {HEADER}\nAnd then you rested.")
+    assert "3f7f7a68" not in out
+
+
+def test_text_that_only_starts_like_an_echo_is_shown():
+    for text in (
+        "Episodes like this one matter to you.",
+        "epic run today, you wrote.",
+        "You are doing well: the notes show steady training.",
+        "If you want, we can look at March next.",
+        "After your reply to Kofi, you felt better.",
+    ):
+        out, guard = run(text)
+        assert out == text, text
+        assert not guard.dropped
+
+
+# SmolLM2-135M looped on "How have I been sleeping lately?" until it ran out of tokens.
+SMOL_LOOP = "You have been sleeping about five hours a night, which is not enough for you.\n" * 9
+
+
+def test_a_loop_is_cut_after_the_second_copy():
+    out, guard = run(SMOL_LOOP)
+    assert out.count("five hours a night") == 2
+    assert guard.stopped == "repetition"
+
+
+def test_a_sentence_loop_within_one_line_is_cut():
+    sentence = "Your knee hurt after the long run by the river. "
+    out, guard = run("It was hard. " + sentence * 5)
+    assert out.count("Your knee hurt") == 2 and guard.stopped == "repetition"
+
+
+def test_short_repeats_are_not_a_loop():
+    text = "Yes.\nYes.\nYes.\nYes.\nYou ran."
+    out, guard = run(text)
+    assert out == text and guard.stopped is None
+
+
+def test_the_length_cap_stops_on_a_word_boundary():
+    text = " ".join(f"word{i}" for i in range(200))
+    out, guard = run(text, max_chars=100)
+    assert len(out) <= 100 and guard.stopped == "length"
+    assert text.startswith(out) and not out.endswith("wor")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.integers(min_value=1, max_value=len(GEMMA_ECHO) - 1), max_size=40))
+def test_cut_points_never_change_the_result(cuts):
+    assert run(GEMMA_ECHO, sorted(set(cuts)))[0] == run(GEMMA_ECHO)[0]
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab .\nEepisode1-")), max_size=300), st.data())
+def test_ordinary_text_comes_out_whole(text, data):
+    """With no instruction, header or loop in it, the guard shows all of the text (less
+    whitespace at its edges), whatever the cut points."""
+    cuts = data.draw(st.lists(st.integers(min_value=1, max_value=max(1, len(text))), max_size=20))
+    out, guard = run(text, sorted(set(cuts)))
+    if guard.stopped is None and not guard.dropped:
+        assert out.strip() == text.strip()
+        assert text.lstrip().startswith(out)
+
+
+def test_a_long_whitespace_run_is_linear():
+    # Holding is bounded: a 60k run of " \n" must not make the guard quadratic.
+    guard = ReplyGuard(INSTRUCTIONS)
+    out = "".join(guard.feed(" \n") for _ in range(30_000)) + guard.feed("Done.") + guard.finish()
+    assert out.strip() == "Done."
+
+
+def test_paced_ticks_while_the_first_piece_is_slow():
+    async def slow():
+        await asyncio.sleep(0.25)
+        yield Piece("content", "hi")
+
+    async def go():
+        return [p async for p in paced(slow(), 0.05)]
+
+    got = asyncio.run(go())
+    assert got[-1] == Piece("content", "hi")
+    assert got.count(None) >= 1
