@@ -62,6 +62,8 @@ def test_revise_when_citations_fail(server, memory):
         Reply(
             'You ran fast.\n@@CITATIONS@@\n[{"episode": "00000000-0000-4000-8000-000000000000", "quote": "x", "support": "verbatim"}]'
         ),
+        # The citation pass (the tail was unusable) finds nothing either: the draft is revised.
+        Reply('{"citations": []}', stream=False),
         Reply(
             "You finished in 3:58.\n@@CITATIONS@@\n"
             + json.dumps(
@@ -82,12 +84,17 @@ def test_revise_when_citations_fail(server, memory):
 
 
 def test_abstains_without_grounded_citation(server, memory):
+    # Draft and revision cite nothing; each citation pass finds nothing either.
     server.queue(
-        Reply("You climbed Everest.\n@@CITATIONS@@\n[]"), Reply("Still Everest.\n@@CITATIONS@@\n[]")
+        Reply("You climbed Everest.\n@@CITATIONS@@\n[]"),
+        Reply('{"citations": []}', stream=False),
+        Reply("Still Everest.\n@@CITATIONS@@\n[]"),
+        Reply('{"citations": []}', stream=False),
     )
     result = ask(memory, "Did I climb Everest?")
     assert result.abstained and result.citations == []
     assert "does not hold enough" in result.answer
+    assert server.pending == 0
 
 
 def test_empty_memory_canned(tmp_home, embedder):

@@ -1,8 +1,10 @@
 """Emotions: the register map, and choosing a register from the person's message.
 
-The accuracy test runs the real embedding model over ``tests/data/emotion_eval.jsonl``
-(hand-written messages, never used for tuning: the tuning sentences live in
-``emotions.EXEMPLARS``, and a test checks the two sets do not overlap).
+The accuracy tests run the real embedding model over ``tests/data/emotion_eval.jsonl``
+(hand-written messages of every kind) and ``tests/data/emotion_questions_eval.jsonl``
+(hand-written *questions* about one's own life, since most messages to sadie are
+questions). Neither is used for tuning: the tuning sentences live in ``emotions.EXEMPLARS``,
+and tests check the sets do not overlap.
 """
 
 from __future__ import annotations
@@ -33,7 +35,14 @@ from sadie_tui.engine.emotions import (
 )
 
 EVAL_PATH = Path(__file__).parent / "data" / "emotion_eval.jsonl"
+QUESTIONS_PATH = Path(__file__).parent / "data" / "emotion_questions_eval.jsonl"
 MIN_ACCURACY = 0.80
+MIN_QUESTION_ACCURACY = 0.80
+QUESTION_OPENER = re.compile(
+    r"^\W*(?:haha\W+)?(?:what|who|when|where|which|how|why|is|are|am|do|does|did|have|has"
+    r"|was|were|can|could|should|will|would|if|i wonder|going by|looking back)\b",
+    re.IGNORECASE,
+)
 
 OTHER_SCRIPTS = [
     "今日は本当に疲れた。仕事がうまくいかない",
@@ -54,9 +63,9 @@ OTHER_SCRIPTS = [
 ]
 
 
-def load_eval() -> list[dict[str, str]]:
+def load_eval(path: Path = EVAL_PATH) -> list[dict[str, str]]:
     rows = []
-    for line in EVAL_PATH.read_text(encoding="utf-8").splitlines():
+    for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip():
             rows.append(json.loads(line))
     return rows
@@ -323,4 +332,83 @@ def test_accuracy_with_embeddings(classifier):
     assert all(c.via == "embedding" for c in choices)
     assert accuracy >= MIN_ACCURACY, f"accuracy {accuracy:.1%}\n" + confusion_report(
         rows, predicted
+    )
+
+
+# --- the question evaluation set -------------------------------------------------------------
+
+
+def test_question_eval_set_is_well_formed_and_held_out():
+    rows = load_eval(QUESTIONS_PATH)
+    counts = Counter(row["emotion"] for row in rows)
+    assert len(rows) >= 70
+    assert set(counts) == set(EMOTIONS)
+    assert min(counts.values()) >= 8, counts
+    for row in rows:
+        text = row["text"]
+        assert text.rstrip().endswith("?") or QUESTION_OPENER.match(text), text
+    texts = [row["text"].strip().lower() for row in rows]
+    assert len(set(texts)) == len(texts), "duplicate eval questions"
+    tuning = {
+        t.strip().lower()
+        for name in EMOTIONS
+        for t in emotions.PROTOTYPES[name] + emotions.EXEMPLARS[name]
+    }
+    assert not tuning & set(texts), "eval questions leaked into the tuning sentences"
+    assert not {r["text"].strip().lower() for r in load_eval()} & set(texts)
+
+
+def test_question_accuracy_with_embeddings(classifier):
+    rows = load_eval(QUESTIONS_PATH)
+    choices = [classifier.choose(row["text"]) for row in rows]
+    predicted = [c.value for c in choices]
+    correct = sum(r["emotion"] == p for r, p in zip(rows, predicted, strict=True))
+    accuracy = correct / len(rows)
+    print(
+        f"question accuracy {accuracy:.1%} ({correct}/{len(rows)})", per_register(rows, predicted)
+    )
+    assert all(c.via == "embedding" for c in choices)
+    assert accuracy >= MIN_QUESTION_ACCURACY, f"accuracy {accuracy:.1%}\n" + confusion_report(
+        rows, predicted
+    )
+
+
+def test_questions_do_not_all_map_to_curious(classifier):
+    rows = load_eval(QUESTIONS_PATH)
+    predicted = Counter(classifier.choose(row["text"]).value for row in rows)
+    assert set(predicted) == set(EMOTIONS), predicted
+    # About a seventh of the set is labelled curious; before the fix it was over half.
+    assert predicted["curious"] <= len(rows) * 0.25, predicted
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("How did I feel at kilometre 35 of the marathon?", {"reflective"}),
+        ("What did Kofi say to me after I cried in the bathroom at work?", {"serious"}),
+        ("When did I finish the marathon and how fast?", {"celebrating", "focused"}),
+        ("What should I do about the promotion?", {"focused", "encouraging"}),
+    ],
+)
+def test_questions_reported_by_users(classifier, message, expected):
+    choice = classifier.choose(message)
+    assert choice.value in expected, (message, dict(choice.scores))
+    cue_only = EmotionClassifier(None).choose(message)
+    assert cue_only.value != "curious", (message, dict(cue_only.scores))
+
+
+def test_question_form_is_only_a_tiebreak_toward_curious():
+    # A question about something: the form adds nothing to curious.
+    about = emotions.cue_scores("How did I feel at kilometre 35 of the marathon?")
+    assert about["curious"] == 0.0 and about["reflective"] > 0.0
+    assert emotions.cue_scores("what did I write the day my niece was born?")["curious"] == 0.0
+    # A question about nothing in particular: the form still leans curious, a little.
+    plain = emotions.cue_scores("when did I first start running?")
+    assert plain["curious"] > 0.0
+    assert all(plain[name] == 0.0 for name in EMOTIONS if name != "curious")
+    form = sum(weight for _, weight in emotions.QUESTION_FORM)
+    assert form * emotions.CUE_WEIGHT < 0.15  # smaller than a typical centroid gap
+    # Genuinely open questions are curious on their own cues, not on their form.
+    assert (
+        emotions.cue_scores("what do you make of how often I write about trains?")["curious"] >= 1.0
     )

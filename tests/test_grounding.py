@@ -15,7 +15,13 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.citations import is_placeholder, police, split_trailing_list
 from sadie_tui.engine.companion import Companion, grounding_score
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
-from sadie_tui.engine.grounding import CITE_REQUEST, citation_schema, match_sentences
+from sadie_tui.engine.grounding import (
+    CITE_REQUEST,
+    citation_schema,
+    match_sentences,
+    schema_ids,
+    sentences_of,
+)
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
 from tests.support.ollama_server import Reply
 
@@ -136,11 +142,30 @@ def test_soul_front_matter_is_not_briefed():
     assert strip_front_matter("--- not front matter") == "--- not front matter"
 
 
-def test_schema_limits_episode_to_shown_ids():
-    schema = citation_schema([UUID_A, "b" * 8])
-    item = schema["properties"]["citations"]["items"]
-    assert item["properties"]["episode"]["enum"] == [UUID_A, "b" * 8]
-    assert item["properties"]["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
+def test_schema_limits_episode_to_shown_ids_and_quotes_to_their_sentences():
+    other = "b" * 8 + "-0000-0000-0000-" + "0" * 12
+    shown = {
+        UUID_A: ["Shipped the auth refactor this week. Felt slower than it should have been."],
+        other: ["Ran 18 km along the Tagus with Ines."],
+    }
+    schema = citation_schema(shown)
+    assert schema_ids(schema) == [UUID_A, other]
+    citations = schema["properties"]["citations"]
+    assert citations["minItems"] == 1
+    first, second = citations["items"]["anyOf"]
+    assert first["properties"]["quote"]["enum"] == [
+        "Shipped the auth refactor this week.",
+        "Felt slower than it should have been.",
+    ]
+    assert second["properties"]["quote"]["enum"] == ["Ran 18 km along the Tagus with Ines."]
+    assert first["properties"]["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
+
+
+def test_sentences_of_cuts_long_sentences_at_a_word():
+    long = "word " * 100 + "end."
+    (only,) = sentences_of(long)
+    assert len(only) <= 300 and long.startswith(only) and not only.endswith(" ")
+    assert sentences_of("Hi.") == ["Hi."]
 
 
 # -- chat: the citation pass ----------------------------------------------------------------
@@ -162,8 +187,7 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
     # and the briefing's messages byte for byte before the reply and the request.
     draft, cite_pass = server.requests
     assert cite_pass["stream"] is False and cite_pass["model"] == draft["model"]
-    schema = cite_pass["format"]
-    enum = schema["properties"]["citations"]["items"]["properties"]["episode"]["enum"]
+    enum = schema_ids(cite_pass["format"])
     assert sorted(enum) == sorted(shown_ids(draft))
     assert cite_pass["messages"][: len(draft["messages"])] == draft["messages"]
     assert cite_pass["messages"][-2] == {"role": "assistant", "content": PLANTED}
@@ -359,8 +383,7 @@ def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
     names = [s["name"] for s in result.stages]
     assert "citation_pass" in names
     cite_pass = server.format_requests[0]
-    enum = cite_pass["format"]["properties"]["citations"]["items"]["properties"]["episode"]
-    assert sorted(enum["enum"]) == sorted(shown_ids(server.requests[0]))
+    assert sorted(schema_ids(cite_pass["format"])) == sorted(shown_ids(server.requests[0]))
 
 
 def test_ask_revision_shares_the_briefing_prefix(server, memory):
@@ -376,3 +399,22 @@ def test_ask_revision_shares_the_briefing_prefix(server, memory):
     assert revision["messages"][: len(draft["messages"])] == draft["messages"]
     assert revision["messages"][-2]["role"] == "assistant"
     assert "citation check" in revision["messages"][-1]["content"]
+
+
+def test_a_pass_citation_unrelated_to_the_reply_does_not_ground_it(server, memory):
+    # The schema makes the pass name an excerpt; one sharing no word with the reply is
+    # dropped, so an answer about Everest still abstains.
+    ep, text = episode_of(memory, "Long run by the river")
+    unrelated = json.dumps(
+        {"citations": [{"episode": ep, "quote": "Ran 18 km along the Tagus with Ines.",
+                        "support": "verbatim"}]}
+    )
+    server.queue(
+        Reply("You climbed Everest.\n@@CITATIONS@@\n[]"),
+        Reply(unrelated, stream=False),
+        Reply("Still Everest.\n@@CITATIONS@@\n[]"),
+        Reply(unrelated, stream=False),
+    )
+    result = asyncio.run(Companion(memory, load_settings()).ask("Did I climb Everest?"))
+    assert result.abstained
+    assert "unrelated" in result.grounding["dropped_reasons"]

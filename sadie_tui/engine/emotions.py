@@ -8,7 +8,11 @@ picked per reply from the content of the *person's* message, before generating.
 The choice combines two signals:
 
 - **cues**: weighted regular expressions per register ("got the job", "!!" lean
-  celebrating; "diagnosed", "hospital" lean serious; "remember when" leans reflective ...);
+  celebrating; "diagnosed", "hospital" lean serious; "remember when" leans reflective ...).
+  Most messages are questions, so cues read what a question is *about* ("how did I feel"
+  leans reflective, "cried" serious, "what should I do" focused, "am I getting better"
+  encouraging). The form of a question ("?", a "what/when/how" opener) is only a small
+  nudge toward curious, and only when no other register has a cue (``QUESTION_FORM``);
 - **embeddings**: cosine similarity of the message to each register's centroid, the
   normalised mean of that register's ``PROTOTYPES`` and ``EXEMPLARS`` sentences under the
   project's sentence embedder (centroids beat nearest-prototype scoring in leave-one-out
@@ -124,7 +128,11 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         (_W + r"(?:is there a pattern|have i ever|did i ever|do i ever)\b", 1.0),
         (_W + r"(?:explore|figure out|find out|interested in)\b", 0.6),
         (_W + r"(?:what do you make of|what would (?:have )?happen\w*|what might)\b", 1.0),
-        (_W + r"(?:i can'?t (?:quite )?(?:recall|remember)|what was (?:the|his|her|their) name)\b", 1.0),
+        (
+            _W + r"(?:i can'?t (?:quite )?(?:recall|remember)|what was (?:the|his|her|their) "
+            r"name)\b",
+            1.0,
+        ),
         (
             _W + r"(?:is it true|what happened (?:with|to|at)|have i always|am i (?:more|less))\b",
             1.0,
@@ -143,7 +151,12 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         (_W + r"(?:nervous|anxious|worried|dreading|intimidated) (?:about|for|before)\b", 1.5),
         (_W + r"(?:nervous|anxious|stuck|overwhelmed|discouraged|demotivated)\b", 0.8),
         (_W + r"(?:not (?:good|smart|strong|brave) enough|useless|hopeless|a failure)\b", 1.5),
-        (_W + r"(?:give up|giving up|quit(?! (?:coffee|caffeine|smoking|drinking|sugar|alcohol|vaping))|failed|fail|failing|setback|rejected)\b", 1.0),
+        (
+            # Quitting a habit ("quit coffee") is not giving up on something hard.
+            _W + r"(?:give up|giving up|quit(?! (?:coffee|caffeine|smoking|drinking|sugar|alcohol"
+            r"|vaping))|failed|fail|failing|setback|rejected)\b",
+            1.0,
+        ),
         (_W + r"(?:i keep (?:missing|failing|messing|forgetting|comparing)|keep messing)\b", 1.0),
         (_W + r"(?:not sure i can|don'?t think i can|i doubt|self[- ]doubt|imposter)\b", 1.3),
         (_W + r"(?:embarrass\w*|ashamed|behind everyone|smarter than me|better than me)\b", 1.0),
@@ -188,7 +201,8 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
             1.5,
         ),
         (
-            _W + r"(?:keep (?:going|at it)|stay motivated|motivat\w*|stick (?:to|with)|get the hang"
+            _W + r"(?:keep (?:going|at it)|(?:stay|staying|keep|get|feel|feeling) motivated"
+            r"|(?:no|any|lost (?:my|all)) motivation|stick (?:to|with)|get the hang"
             r"|is it (?:normal|okay|ok) (?:that|to|if)|quitting|still (?:this|so) slow|so slow)\b",
             1.2,
         ),
@@ -227,7 +241,8 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         ),
         (
             _W + r"(?:prepare|preparing|prep for|deliver\w*|hand(?:ed|ing)? over|handover"
-            r"|appointment|book(?:ing)? (?:the|a|an)|fit (?:\w+ ){0,3}(?:around|into)|juggl\w*)\b",
+            r"|appointment|booking|book (?:the|a|an|my) (?:\w+ )?(?:flight|train|van|table|room"
+            r"|hotel|taxi|slot|tickets?)|fit (?:\w+ ){0,3}(?:around|into)|juggl\w*)\b",
             1.0,
         ),
     ),
@@ -329,7 +344,8 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         (
             _W + r"(?:what (?:was|were) (?:i|we) like|who was i|what do i remember"
             r"|do i (?:still )?remember|memor(?:y|ies)|first (?:met|night|day|date|week)"
-            r"|(?:my|our|the) last (?:day|night|week)|going through my (?:head|mind)"
+            r"|(?:my|our) last (?:day|night|week)|the last time (?:i|we) (?:saw|spoke|talked)"
+            r"|going through my (?:head|mind)"
             r"|do i still|have i changed|still feel)\b",
             1.2,
         ),
@@ -364,7 +380,13 @@ _CUE_SOURCES: dict[str, tuple[tuple[str, float], ...]] = {
         (
             _W + r"(?:born|birth|birthday|pregnan\w*|newborn|christening|anniversar\w*"
             r"|award|trophy|medal|prize|first place|podium|finish line|crossed the line"
-            r"|new (?:record|best|pb)|the keys|keys to)\b",
+            r"|new (?:record|best|pb)|(?:got|get|getting|picked up) (?:the )?keys"
+            r"|keys to (?:the|our|my) new)\b",
+            1.4,
+        ),
+        (
+            _W + r"(?:finish(?:ed|ing)?|complet(?:e|ed|ing)) (?:the|my|a|an|our|that) (?:\w+ )?"
+            r"(?:marathon|half|race|ultra|triathlon|\d+ ?k)\b",
             1.4,
         ),
     ),
@@ -497,7 +519,9 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
 }
 
 # Real-sounding messages per register: the tuning and blind-check sentences written while
-# building this module. Never the test evaluation set (tests/data/emotion_eval.jsonl).
+# building this module, then questions about each register's matter (most messages to a
+# memory companion are questions, so every centroid has some). Never the test evaluation
+# sets (tests/data/emotion_eval.jsonl, tests/data/emotion_questions_eval.jsonl).
 EXEMPLARS: dict[str, tuple[str, ...]] = {
     "curious": (
         "what was going on with me in March?",

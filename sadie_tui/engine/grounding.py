@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,42 +32,90 @@ __all__ = [
     "PassOutcome",
     "citation_pass",
     "citation_schema",
+    "schema_ids",
+    "sentences_of",
     "match_sentences",
     "pass_messages",
 ]
 
 SUPPORT = ["verbatim", "paraphrase", "inference"]
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 MAX_PASS_CITATIONS = 6
 
 CITE_REQUEST = (
-    "Now list which excerpts above support your reply. For each part of your reply that rests "
-    "on an excerpt, give that excerpt's episode id, the words you relied on copied exactly from "
-    "the excerpt, and whether your reply says it verbatim, as a paraphrase, or as an inference. "
-    'Answer only with JSON: {"citations": [...]}; use an empty list if no excerpt supports it.'
+    "Now say which excerpts above your reply rests on. For each part of your reply that comes "
+    "from an excerpt, pick that excerpt's episode id and the sentence of it you relied on, and "
+    "whether your reply says it verbatim, as a paraphrase, or as an inference. Answer only "
+    'with JSON: {"citations": [...]}.'
 )
+MAX_SENTENCES = 16
+MAX_QUOTE = 300
 
 
-def citation_schema(episode_ids: Sequence[str]) -> dict[str, Any]:
-    """The structured-output schema: ``episode`` limited to the shown ids."""
+def sentences_of(text: str) -> list[str]:
+    """The sentences of an excerpt that can be quoted (at least 12 characters, at most 300:
+    a longer one is cut at a word)."""
+    found: list[str] = []
+    for sentence in _SENTENCE.split(text):
+        sentence = sentence.strip()
+        if len(sentence) < 12:
+            continue
+        if len(sentence) > MAX_QUOTE:
+            sentence = sentence[:MAX_QUOTE].rsplit(" ", 1)[0]
+        if sentence not in found:
+            found.append(sentence)
+    if not found and text.strip():
+        found.append(text.strip()[:MAX_QUOTE])
+    return found
+
+
+def citation_schema(shown: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """The structured-output schema. Each citation is one of the shown episodes (its id a
+    ``const``, so the ids allowed are exactly the shown ones) with a quote that is one of that
+    excerpt's own sentences (an ``enum``), so the model can point but not misquote."""
+    branches = []
+    for episode_id, texts in shown.items():
+        quotes: list[str] = []
+        for text in texts:
+            quotes.extend(q for q in sentences_of(text) if q not in quotes and _enum_safe(q))
+        # A sentence with a straight quote or a backslash breaks some servers' schema-to-grammar
+        # conversion (llama.cpp's among them): such an excerpt's quote is free text instead.
+        quote: dict[str, Any] = {"type": "string", "minLength": 1}
+        if quotes:
+            quote["enum"] = quotes[:MAX_SENTENCES]
+        branches.append(
+            {
+                "type": "object",
+                "properties": {
+                    "episode": {"type": "string", "enum": [episode_id]},
+                    "quote": quote,
+                    "support": {"type": "string", "enum": SUPPORT},
+                },
+                "required": ["episode", "quote", "support"],
+            }
+        )
     return {
         "type": "object",
         "properties": {
             "citations": {
                 "type": "array",
+                "minItems": 1,
                 "maxItems": MAX_PASS_CITATIONS,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "episode": {"type": "string", "enum": list(episode_ids)},
-                        "quote": {"type": "string", "minLength": 1},
-                        "support": {"type": "string", "enum": SUPPORT},
-                    },
-                    "required": ["episode", "quote", "support"],
-                },
+                "items": {"anyOf": branches},
             }
         },
         "required": ["citations"],
     }
+
+
+def _enum_safe(text: str) -> bool:
+    return '"' not in text and "\\" not in text and text.isprintable()
+
+
+def schema_ids(schema: dict[str, Any]) -> list[str]:
+    """The episode ids a citation schema allows."""
+    items = schema["properties"]["citations"]["items"]
+    return [e for branch in items["anyOf"] for e in branch["properties"]["episode"]["enum"]]
 
 
 def pass_messages(briefing: Briefing, reply: str) -> list[dict[str, str]]:
@@ -92,8 +140,7 @@ async def citation_pass(
     """Ask the model for its citations with the shown ids as an enum; police the answer."""
     import time
 
-    ids = list(briefing.shown_ids())
-    if not ids:
+    if not briefing.shown:
         return PassOutcome(None, "no excerpt was shown")
     structured = getattr(reasoner, "structured", None)
     if structured is None:
@@ -101,7 +148,8 @@ async def citation_pass(
     started = time.perf_counter()
     try:
         text = await structured(
-            briefing, pass_messages(briefing, reply), citation_schema(ids), timeout=timeout
+            briefing, pass_messages(briefing, reply), citation_schema(briefing.shown),
+            timeout=timeout,
         )
     except ModelError as exc:
         return PassOutcome(None, exc.one_line(), (time.perf_counter() - started) * 1000)
@@ -113,15 +161,33 @@ async def citation_pass(
     items = value.get("citations") if isinstance(value, dict) else value
     if not isinstance(items, list):
         return PassOutcome(None, "the citation pass answered JSON without a citations list", ms)
-    policed = police(json.dumps(items, ensure_ascii=False), briefing.shown)
+    policed = related(police(json.dumps(items, ensure_ascii=False), briefing.shown), reply)
     if not policed.citations:
         return PassOutcome(policed, "the citation pass found no supporting excerpt", ms)
     return PassOutcome(policed, "", ms)
 
 
+def _stems(text: str) -> set[str]:
+    """Content words cut to five letters: a crude stem ("marathoner" meets "marathon")."""
+    return {w[:5] for w in _content_words(text) if len(w) >= 3 or w.isdigit()}
+
+
+def related(policed: PolicedCitations, reply: str) -> PolicedCitations:
+    """Only pass citations whose quote shares a content word with the reply: the pass must
+    name at least one excerpt, and one that has nothing in common with the reply cannot be
+    what it rests on (so an answer about Everest never gets a run by the river as support)."""
+    words = _stems(reply)
+    kept, dropped = [], list(policed.dropped)
+    for c in policed.citations:
+        if words & _stems(c.quote):
+            kept.append(c)
+        else:
+            dropped.append({"episode": c.episode_id, "quote": c.quote, "reason": "unrelated"})
+    return PolicedCitations(tuple(kept), tuple(dropped), policed.parse_error)
+
+
 # -- found by sadie ------------------------------------------------------------------------
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _STOP = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his "
@@ -156,10 +222,8 @@ def match_sentences(
     candidates: list[tuple[str, str, set[str], str]] = []
     for e in excerpts:
         whole = normalise(e.text)
-        for sentence in _SENTENCE.split(e.text):
-            sentence = sentence.strip()
-            if len(sentence) >= 12:
-                candidates.append((e.episode_id, sentence[:280], _content_words(sentence), whole))
+        for sentence in sentences_of(e.text):
+            candidates.append((e.episode_id, sentence, _content_words(sentence), whole))
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _SENTENCE.split(reply):
@@ -257,6 +321,12 @@ async def repair(reasoner: Any, briefing: Briefing, grounded: Grounded, *, timeo
         grounded.repaired = True
     else:
         grounded.pass_reason = outcome.reason
+        if outcome.policed is not None and outcome.policed.dropped:
+            grounded.policed = PolicedCitations(
+                grounded.policed.citations,
+                grounded.policed.dropped + outcome.policed.dropped,
+                grounded.policed.parse_error,
+            )
 
 
 def settle(briefing: Briefing, grounded: Grounded) -> None:
