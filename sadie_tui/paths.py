@@ -14,20 +14,35 @@ DB_NAME = "sadie.duckdb"
 
 
 def project_root() -> Path:
-    """The folder holding ``personas/``, ``themes/`` and ``data/`` (the checkout or install)."""
+    """The checkout's root, which holds ``personas/``, ``themes/`` and ``data/``."""
     return Path(__file__).resolve().parent.parent
 
 
+def _asset(name: str, checkout: str) -> Path:
+    """A shipped asset folder: the wheel's ``sadie_tui.assets.<name>`` (package data with no
+    ``__init__``, so found through its import spec), else the checkout's own folder."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(f"sadie_tui.assets.{name}")
+    except ModuleNotFoundError:
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if Path(location).is_dir():
+            return Path(location)
+    return project_root() / checkout
+
+
 def demo_source() -> Path:
-    return project_root() / "data" / "demo"
+    return _asset("demo", "data/demo")
 
 
 def shipped_personas() -> Path:
-    return project_root() / "personas"
+    return _asset("personas", "personas")
 
 
 def shipped_themes() -> Path:
-    return project_root() / "themes"
+    return _asset("themes", "themes")
 
 
 def user_data_root() -> Path:
