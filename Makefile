@@ -27,6 +27,7 @@ demo: install
 lint: install
 	$(BIN)/ruff check sadie_tui tests bench
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 test: install lint
 	$(BIN)/python -m pytest -q -p no:cacheprovider

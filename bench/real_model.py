@@ -44,7 +44,7 @@ from sadie_tui.config import load_settings  # noqa: E402
 from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.events import (  # noqa: E402
     CitationsEvent,
-    Context,
+    ContextBudget,
     Done,
     ErrorEvent,
     Replace,
@@ -98,7 +98,7 @@ async def chat_once(companion: Companion, question: str, persona: str | None) ->
             if first is None:
                 first = time.perf_counter() - started
             shown += event.value
-        elif isinstance(event, Context):
+        elif isinstance(event, ContextBudget):
             record["chunks"] = event.chunks
         elif isinstance(event, CitationsEvent):
             record.update(

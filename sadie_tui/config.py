@@ -1,13 +1,19 @@
-"""Settings: ``config.toml`` in the config folder, then environment variables, resolved on call.
+"""Settings: ``config.toml`` in the config folder, then environment variables, parsed and
+validated here and nowhere else.
 
-Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_HOME``.
+Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_REASONER``
+(``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``). A value of the wrong type or out
+of range is a ``ConfigError`` naming the file and the field, never silently ignored.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tomllib
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +22,7 @@ from .paths import config_dir
 
 DEFAULT_MODEL = "qwen3:1.7b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
+REASONERS = ("auto", "ollama", "offline")
 
 
 @dataclass
@@ -25,12 +32,13 @@ class Settings:
     ask_persona: str = "analyst"
     chat_persona: str = "friend"
     theme: str = "sadie-dark"
+    reasoner: str = "auto"  # auto (Ollama when it answers, else offline) | ollama | offline
     connect_timeout: float = 3.0
     read_timeout: float = 120.0  # the longest stall between two pieces of a reply
     first_token_timeout: float = 900.0  # reading a long briefing on a CPU takes minutes
     citation_pass_timeout: float = 30.0
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
-    reply_max_chars: int = 12000  # and a reply is cut past this many shown characters
+    reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -39,16 +47,80 @@ def config_file() -> Path:
     return config_dir() / "config.toml"
 
 
+_PORT = re.compile(r"^(?P<host>\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+)(?::(?P<port>\d{1,5}))?$")
+
+
 def normalise_host(host: str) -> str:
+    """``OLLAMA_HOST`` as a URL: a scheme (http) and a port (11434) are added when missing.
+    A malformed one is a ``ConfigError``."""
     host = host.strip()
     if not host:
         return DEFAULT_HOST
     if "://" not in host:
         host = "http://" + host
     scheme, rest = host.split("://", 1)
-    if ":" not in rest.split("/", 1)[0]:
-        rest = rest.split("/", 1)[0] + ":11434"
-    return f"{scheme}://{rest.rstrip('/')}"
+    netloc, _, path = rest.partition("/")
+    m = _PORT.match(netloc)
+    port = m.group("port") if m else None
+    if scheme not in ("http", "https") or m is None or (port and not 0 < int(port) < 65536):
+        raise ConfigError(
+            f"OLLAMA_HOST {host!r} is not a host[:port] URL",
+            fix="for example http://127.0.0.1:11434",
+        )
+    netloc = netloc if port else f"{m.group('host')}:11434"
+    return f"{scheme}://{netloc}" + (f"/{path.rstrip('/')}" if path.strip("/") else "")
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+def _seconds(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number of seconds")
+    if not math.isfinite(value) or value <= 0 or value > 86400:
+        raise ValueError("must be more than 0 and at most 86400 seconds")
+    return float(value)
+
+
+def _count(low: int, high: int) -> Callable[[Any], int]:
+    def check(value: Any) -> int:
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ValueError(f"must be a whole number from {low} to {high}")
+        return value
+
+    return check
+
+
+def _reasoner(value: Any) -> str:
+    choice = _text(value).lower()
+    if choice not in REASONERS:
+        raise ValueError("must be one of " + ", ".join(REASONERS))
+    return choice
+
+
+def _host(value: Any) -> str:
+    return normalise_host(_text(value))
+
+
+# Every field the file may set, and how it is checked.
+FIELDS: dict[str, Callable[[Any], Any]] = {
+    "model": _text,
+    "ollama_host": _host,
+    "ask_persona": _text,
+    "chat_persona": _text,
+    "theme": _text,
+    "reasoner": _reasoner,
+    "connect_timeout": _seconds,
+    "read_timeout": _seconds,
+    "first_token_timeout": _seconds,
+    "citation_pass_timeout": _seconds,
+    "reply_tokens": _count(16, 131072),
+    "reply_max_chars": _count(200, 10_000_000),
+}
+ENVIRONMENT = {"SADIE_MODEL": "model", "OLLAMA_HOST": "ollama_host", "SADIE_REASONER": "reasoner"}
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -60,40 +132,48 @@ def load_settings(path: Path | None = None) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
     settings = Settings(config_path=path)
-    for key in ("model", "ollama_host", "ask_persona", "chat_persona", "theme"):
-        if isinstance(data.get(key), str):
-            setattr(settings, key, data[key])
-    for key in ("connect_timeout", "read_timeout", "first_token_timeout", "citation_pass_timeout"):
-        value = data.get(key)
-        if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
-            setattr(settings, key, float(value))
-    for key in ("reply_tokens", "reply_max_chars"):
-        value = data.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            setattr(settings, key, value)
-    keys = data.get("keys") or data.get("keymap") or {}
-    if isinstance(keys, dict):
-        settings.keymap = {str(k): str(v) for k, v in keys.items()}
-    if os.environ.get("SADIE_MODEL"):
-        settings.model = os.environ["SADIE_MODEL"]
-    if os.environ.get("OLLAMA_HOST"):
-        settings.ollama_host = os.environ["OLLAMA_HOST"]
-    settings.ollama_host = normalise_host(settings.ollama_host)
+    for key, check in FIELDS.items():
+        if key in data:
+            setattr(settings, key, _checked(check, data[key], f"{path}: {key}"))
+    keys = data.get("keys", data.get("keymap", {}))
+    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
+        raise ConfigError(f"{path}: [keys] must map binding ids to key names")
+    settings.keymap = {str(k): str(v) for k, v in keys.items()}
+    for variable, key in ENVIRONMENT.items():
+        if os.environ.get(variable, "").strip():
+            setattr(settings, key, _checked(FIELDS[key], os.environ[variable], variable))
     return settings
 
 
+def _checked(check: Callable[[Any], Any], value: Any, where: str) -> Any:
+    try:
+        return check(value)
+    except ValueError as exc:
+        raise ConfigError(f"{where} {exc} (got {value!r})") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"{where}: {exc.message}", fix=exc.fix) from exc
+
+
 def save_setting(key: str, value: str, path: Path | None = None) -> None:
-    """Remember one top-level string setting (the TUI's theme and persona choices)."""
+    """Remember one top-level string setting (the TUI's theme and persona choices), keeping
+    the rest of the file — comments included — as it was. The line is written by a TOML
+    writer, so any value round-trips."""
+    import tomli_w
+
+    if key not in {f.name for f in fields(Settings)}:
+        raise ConfigError(f"unknown setting {key!r}")
     path = path or config_file()
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []
-    new = f"{key} = {value!r}".replace("'", '"')
+    new = tomli_w.dumps({key: value}).strip()
+    table = False
     for i, line in enumerate(lines):
-        if line.split("=", 1)[0].strip() == key and not line.startswith("["):
+        table = table or line.lstrip().startswith("[")
+        if not table and line.split("=", 1)[0].strip() == key:
             lines[i] = new
             break
     else:
         # Top-level keys must come before any [table].
-        at = next((i for i, line in enumerate(lines) if line.startswith("[")), len(lines))
+        at = next((i for i, line in enumerate(lines) if line.lstrip().startswith("[")), len(lines))
         lines.insert(at, new)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

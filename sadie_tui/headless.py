@@ -6,24 +6,23 @@ import asyncio
 import sys
 from typing import TYPE_CHECKING
 
-from .engine.errors import ExitCode, SadieError
+from .engine.errors import ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
     from .commands.context import Context
+    from .engine.session import Session
 
 
-def _companion(ctx: Context):  # type: ignore[no-untyped-def]
-    from .engine.companion import Companion
-
-    return Companion(ctx.open_memory(), ctx.settings)
+def _session(ctx: Context) -> Session:
+    return ctx.session()
 
 
 def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> None:
     from .commands.output import console, error_line, print_json
 
     if not question.strip():
-        raise SadieError("the question is empty", title="Usage")
-    result = asyncio.run(_companion(ctx).ask(question, persona=persona))
+        raise UsageError("the question is empty")
+    result = asyncio.run(_session(ctx).ask(question, persona=persona))
     for notice in result.notices:
         error_line(notice)
     if as_json:
@@ -83,25 +82,21 @@ def chat(
         to_json,
     )
 
-    companion = _companion(ctx)
+    session = _session(ctx)
     code = int(ExitCode.OK)
 
     async def run() -> None:
         nonlocal code
         streamed_any = False
         thinking_shown = False
-        async for event in companion.chat(
+        async for event in session.chat(
             message, conversation_id=conversation_id, persona=persona, new=new
         ):
             if ndjson:
                 print_ndjson(to_json(event))
                 if isinstance(event, ErrorEvent):
                     error_line(event.message + (f" ({event.fix})" if event.fix else ""))
-                    code = int(
-                        ExitCode.MODEL
-                        if event.code not in ("storage", "usage")
-                        else ExitCode.STORAGE
-                    )
+                    code = int(exit_code_for(event.code))
                 continue
             match event:
                 case Meta(conversation_id=cid):
@@ -138,9 +133,7 @@ def chat(
                     if streamed_any:
                         sys.stdout.write("\n")
                     error_line(msg + (f" ({fix})" if fix else ""))
-                    code = int(
-                        ExitCode.MODEL if err_code not in ("storage", "usage") else ExitCode.STORAGE
-                    )
+                    code = int(exit_code_for(err_code))
 
     try:
         asyncio.run(run())

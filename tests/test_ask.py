@@ -9,9 +9,9 @@ import subprocess
 import sys
 
 from sadie_tui.config import load_settings
-from sadie_tui.engine.ask import reframe, split_opinion
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.turns.ask import reframe, split_opinion
 from tests.support.ollama_server import Reply, split_pieces
 
 

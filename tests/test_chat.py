@@ -14,7 +14,7 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import (
     CitationsEvent,
-    Context,
+    ContextBudget,
     Done,
     EmotionEvent,
     ErrorEvent,
@@ -68,7 +68,7 @@ def test_event_order_and_rows(server, memory):
     )
     events = run_chat(companion(memory), "How did the Warden refactor go?")
     kinds = [type(e) for e in events]
-    assert kinds[0] is Meta and kinds[1] is EmotionEvent and Context in kinds
+    assert kinds[0] is Meta and kinds[1] is EmotionEvent and ContextBudget in kinds
     assert kinds[-1] is Done
     assert kinds.index(CitationsEvent) > max(i for i, k in enumerate(kinds) if k is Token)
     assert visible(events) == "You shipped the auth refactor."
@@ -285,7 +285,7 @@ def test_history_last_twelve_and_title(server, memory):
     assert len(history) == 12
     assert body["messages"][-1] == {"role": "user", "content": "follow-up number 6"}
     assert history[0]["content"] != first  # the oldest fell off
-    ctx = [e for e in run_chat(comp, "again", conversation_id=cid) if isinstance(e, Context)][0]
+    ctx = [e for e in run_chat(comp, "again", conversation_id=cid) if isinstance(e, ContextBudget)][0]
     assert ctx.messages == 12 and ctx.messages_dropped == 4
 
 

@@ -78,11 +78,12 @@ def test_label_case_and_spacing_ignored():
     assert c.support == "inference" and c.claimed == "inference"
 
 
-def test_empty_quote_is_never_found():
+def test_empty_quote_is_never_found_and_grounds_nothing():
     assert grade("verbatim", "", [TEXT1]) == "paraphrase"
     assert grade("verbatim", "  “…”  ", [TEXT1]) == "paraphrase"
-    [c] = one({"episode": EP1, "support": "verbatim"}).citations
-    assert c.support == "paraphrase" and c.quote == ""
+    # An empty quote is no evidence: the citation is dropped, not kept as a paraphrase.
+    result = one({"episode": EP1, "support": "verbatim"})
+    assert result.citations == () and result.dropped[0]["reason"] == "empty quote"
 
 
 def test_quote_found_in_any_text_of_the_episode():
@@ -217,9 +218,9 @@ def test_malformed_entries_dropped_others_kept():
     assert result.parse_error is None
 
 
-def test_null_quote_is_empty():
-    [c] = one({"episode": EP1, "quote": None, "support": "inference"}).citations
-    assert c.quote == "" and c.support == "inference"
+def test_null_quote_is_an_empty_quote():
+    result = one({"episode": EP1, "quote": None, "support": "inference"})
+    assert result.citations == () and result.dropped[0]["reason"] == "empty quote"
 
 
 def test_duplicates_collapse_to_one():

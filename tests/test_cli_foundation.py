@@ -231,7 +231,7 @@ def test_demo_flag_builds_and_uses_the_demo_home(
     monkeypatch.delenv("SADIE_HOME", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
-    monkeypatch.setattr("sadie_tui.commands.demo.demo_source", lambda: notes_dir)
+    monkeypatch.setattr("sadie_tui.engine.demo.demo_source", lambda: notes_dir)
     runner = CliRunner()
     result = runner.invoke(main_group, ["--demo", "stats", "--json"])
     assert result.exit_code == 0, result.output

@@ -24,15 +24,14 @@ from rich.cells import cell_len
 
 from sadie_tui.engine import emotions
 from sadie_tui.engine.emotions import (
-    COLOURS,
     DEFAULT,
     EMOTIONS,
-    GLYPHS,
     MEANINGS,
     TONE,
     EmotionClassifier,
     choose_emotion,
 )
+from sadie_tui.tui.registers import COLOURS, GLYPHS
 
 EVAL_PATH = Path(__file__).parent / "data" / "emotion_eval.jsonl"
 QUESTIONS_PATH = Path(__file__).parent / "data" / "emotion_questions_eval.jsonl"

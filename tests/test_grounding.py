@@ -13,7 +13,7 @@ import json
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.citations import is_placeholder, police, split_trailing_list
-from sadie_tui.engine.companion import Companion, grounding_score
+from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
 from sadie_tui.engine.grounding import (
     CITE_REQUEST,
@@ -23,6 +23,7 @@ from sadie_tui.engine.grounding import (
     sentences_of,
 )
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
+from sadie_tui.engine.turns.common import grounding_score
 from tests.support.ollama_server import Reply
 
 UUID_A = "3f7f7a68-0b1c-4d2e-9f00-1234567890ab"

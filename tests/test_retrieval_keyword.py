@@ -93,17 +93,18 @@ def test_catalogue_rows_neighbours_and_episode_max() -> None:
         ["x", "x", "y", "y", "y"],
         [1.0, 1.0, 2.0, 2.0, 2.0],
     )
-    assert index.rows_of([22, 11, 99]).tolist() == [4, 0, -1]
-    nxt, prv = index.neighbour_rows(np.array([0, 1, 2, 4]))
+    catalogue = index.catalogue
+    assert catalogue.rows_of([22, 11, 99]).tolist() == [4, 0, -1]
+    nxt, prv = catalogue.neighbour_rows(np.array([0, 1, 2, 4]))
     assert nxt.tolist() == [1, -1, 3, -1]
     assert prv.tolist() == [-1, 0, -1, 3]
     scores = index.scores(["knee"])
-    best = index.episode_max(scores)
+    best = catalogue.episode_max(scores)
     assert best[0] == best[1] == scores[0]
     assert best[2] == best[3] == best[4] == scores[3]
     # Of some rows only: the same answers, in their order.
     rows = np.array([4, 1, 2])
-    assert index.episode_max(scores, rows).tolist() == best[rows].tolist()
+    assert catalogue.episode_max(scores, rows).tolist() == best[rows].tolist()
 
 
 def test_best_passage_finds_the_sentence_pair() -> None:
@@ -174,14 +175,14 @@ def test_the_index_keeps_each_rows_embedding_and_the_cosines_match_duckdbs(
         )
     )
     rows = np.arange(index.size)
-    meta, kept = pipeline._fetch(keyword_memory, index, rows, query)
-    assert kept is not None and kept.keys() == in_duckdb.keys() == meta.keys()
+    chunks, kept = pipeline._fetch(keyword_memory, index, rows, query)
+    assert kept is not None and kept.keys() == in_duckdb.keys() == chunks.keys()
     assert all(abs(kept[c] - in_duckdb[c]) < 1e-5 for c in kept)
     # An index built without the copy reads the embeddings from the database instead.
-    meta_read, read = pipeline._fetch(
+    chunks_read, read = pipeline._fetch(
         keyword_memory, dataclasses.replace(index, vectors=None), rows, query
     )
-    assert meta_read == meta and read is not None
+    assert chunks_read == chunks and read is not None
     assert all(abs(read[c] - in_duckdb[c]) < 1e-5 for c in read)
 
 

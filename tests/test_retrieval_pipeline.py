@@ -396,7 +396,7 @@ def test_mmr_reads_its_pool_from_the_index_copy_of_the_embeddings(memory: Memory
     assert 0 < len(result.chunks) <= friend.chunks
 
 
-def test_the_probe_reads_the_exact_signature_beside_the_vector_hits(memory: Memory) -> None:
+def test_the_state_read_has_the_exact_signature_beside_the_vector_hits(memory: Memory) -> None:
     big = 2**24 + 1  # a FLOAT would read it as 2^24
     vector = memory.embedder.encode_one("zeppelin")
     memory.db.execute(
@@ -405,7 +405,7 @@ def test_the_probe_reads_the_exact_signature_beside_the_vector_hits(memory: Memo
         [vector_literal(vector)],
     )
     count = memory.db.fetchone("SELECT count(*) FROM chunks")[0]
-    state, hits = pipeline.probe(memory, vector, 5)
+    state, hits = pipeline.state_and_vector_hits(memory, vector, 5)
     assert state.signature == (count, big)
     assert len(hits) == 5 and hits[0][0] == big
-    assert pipeline.probe(memory, None, 5)[0] == state
+    assert pipeline.state_and_vector_hits(memory, None, 5)[0] == state

@@ -229,7 +229,7 @@ async def test_switching_persona_changes_the_next_reply_and_is_remembered(ctx, o
         await wait_until(pilot, lambda: chat.reply and chat.reply.status != "streaming")
         from sadie_tui.engine.conversations import get_conversation
 
-        assert get_conversation(app.memory.db, chat.conversation_id).persona == "coach"
+        assert get_conversation(app.session.db, chat.conversation_id).persona == "coach"
 
 
 @pytest.mark.parametrize("size", [(60, 20), (250, 70), (50, 12)])
@@ -279,11 +279,11 @@ async def test_ctrl_q_quits(ctx) -> None:
 async def test_first_paint_does_not_wait_for_the_memory(ctx) -> None:
     import time
 
-    def never_ready(memory, settings):  # type: ignore[no-untyped-def]
+    def never_ready(launch):  # type: ignore[no-untyped-def]
         time.sleep(1.5)
         raise AssertionError("not needed")
 
-    app = make_app(ctx, companion_factory=never_ready)
+    app = make_app(ctx, session_factory=never_ready)
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()
         status = app.chat_screen.query_one(StatusLine)

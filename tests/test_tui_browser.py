@@ -77,13 +77,13 @@ async def test_p_pins_and_unpins(ctx, seeded) -> None:
         select(browser, seeded["The refactor"])
         await pilot.press("p")
         await wait_until(
-            pilot, lambda: conv.get_conversation(app.memory.db, seeded["The refactor"]).pinned
+            pilot, lambda: conv.get_conversation(app.session.db, seeded["The refactor"]).pinned
         )
         await wait_until(pilot, lambda: sum("The refactor" in r for r in titles(browser)[:3]) == 1)
         select(browser, seeded["The refactor"])
         await pilot.press("p")
         await wait_until(
-            pilot, lambda: not conv.get_conversation(app.memory.db, seeded["The refactor"]).pinned
+            pilot, lambda: not conv.get_conversation(app.session.db, seeded["The refactor"]).pinned
         )
 
 
@@ -95,7 +95,7 @@ async def test_a_archives_t_shows_the_archive_and_a_restores(ctx, seeded) -> Non
         select(browser, cid)
         await pilot.press("a")
         await wait_until(pilot, lambda: not any("Pottery" in r for r in titles(browser)))
-        assert conv.get_conversation(app.memory.db, cid).archived_at is not None
+        assert conv.get_conversation(app.session.db, cid).archived_at is not None
         await pilot.press("t")
         await wait_until(
             pilot, lambda: browser.archived and any("Pottery" in r for r in titles(browser))
@@ -104,7 +104,7 @@ async def test_a_archives_t_shows_the_archive_and_a_restores(ctx, seeded) -> Non
         select(browser, cid)
         await pilot.press("a")
         await wait_until(
-            pilot, lambda: conv.get_conversation(app.memory.db, cid).archived_at is None
+            pilot, lambda: conv.get_conversation(app.session.db, cid).archived_at is None
         )
         await pilot.press("t")
         await wait_until(
@@ -124,7 +124,7 @@ async def test_r_renames_in_a_dialog(ctx, seeded) -> None:
         await wait_until(
             pilot,
             lambda: (
-                conv.get_conversation(app.memory.db, seeded["The refactor"]).title == "Auth work"
+                conv.get_conversation(app.session.db, seeded["The refactor"]).title == "Auth work"
             ),
         )
         await wait_until(pilot, lambda: any("Auth work" in r for r in titles(browser)))
@@ -140,13 +140,13 @@ async def test_d_forgets_after_confirmation(ctx, seeded) -> None:
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         await pilot.press("n")  # cancelled: nothing happens
         await wait_until(pilot, lambda: app.screen is browser)
-        assert conv.list_conversations(app.memory.db, search="refactor")
+        assert conv.list_conversations(app.session.db, search="refactor")
         await pilot.press("d")
         await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
         await pilot.press("y")
         await wait_until(pilot, lambda: not any("The refactor" in r for r in titles(browser)))
-        assert not [c for c in conv.list_conversations(app.memory.db) if c.id == cid]
-        left = app.memory.db.fetchone(
+        assert not [c for c in conv.list_conversations(app.session.db) if c.id == cid]
+        left = app.session.db.fetchone(
             "SELECT count(*) FROM messages WHERE conversation_id = ?", [cid]
         )
         assert left[0] == 0

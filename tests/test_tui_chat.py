@@ -94,7 +94,7 @@ async def test_enter_sends_and_the_reply_streams_with_citations(ctx, ollama) -> 
         assert chat.conversation_id is not None
         assert chat.title_text != "New conversation"
         # Both sides are stored.
-        stored = conv.messages(app.memory.db, chat.conversation_id)
+        stored = conv.messages(app.session.db, chat.conversation_id)
         assert [(m.role, m.status) for m in stored] == [
             ("user", "complete"),
             ("assistant", "complete"),
@@ -112,9 +112,9 @@ async def test_a_burst_of_2000_tokens_ends_with_the_whole_text_and_its_sources(
     shown_with_sources: list[str] = []
     show = CitationSidebar.show
 
-    async def show_sources(sidebar, citations) -> None:  # type: ignore[no-untyped-def]
+    async def show_sources(sidebar, citations, **kwargs) -> None:  # type: ignore[no-untyped-def]
         shown_with_sources.append(screen(sidebar.app).reply.markdown.source)
-        await show(sidebar, citations)
+        await show(sidebar, citations, **kwargs)
 
     monkeypatch.setattr(CitationSidebar, "show", show_sources)
     app = make_app(ctx)
@@ -220,7 +220,7 @@ async def test_escape_stops_the_reply_and_keeps_what_was_shown(ctx, ollama) -> N
         assert reply.status == "interrupted"
         assert reply.has_class("-has-note")
         assert reply.text.startswith("Hello there, friend")
-        stored = conv.messages(app.memory.db, screen(app).conversation_id)
+        stored = conv.messages(app.session.db, screen(app).conversation_id)
         assert stored[-1].status == "interrupted"
         assert stored[-1].content.strip() == reply.text.strip()
 
@@ -259,7 +259,7 @@ async def test_ctrl_n_starts_a_new_conversation(ctx) -> None:
         assert chat.query_one(EmotionSigil).emotion == ""
         await finished(pilot, await send(pilot, "How was the pottery class?"))
         assert chat.conversation_id not in (None, first)
-        assert len(conv.list_conversations(app.memory.db)) == 2
+        assert len(conv.list_conversations(app.session.db)) == 2
 
 
 async def test_ctrl_b_toggles_the_sidebar(ctx) -> None:
@@ -413,13 +413,13 @@ async def test_markup_in_notes_replies_and_messages_is_shown_as_text(ctx, ollama
         # A note holding markup, opened as an episode and found by the chip picker, stays text.
         from sadie_tui.engine.events import CitationView
 
-        episode_id = app.memory.db.fetchone(
+        episode_id = app.session.db.fetchone(
             "SELECT id::VARCHAR FROM episodes WHERE title = 'Odd brackets'"
         )[0]
         quote = "[bold]not bold[/bold]"
         await app.push_screen(
             EpisodeScreen(
-                app.memory,
+                app.session,
                 CitationView(
                     episode_id, quote, "verbatim", "verbatim", "Odd brackets", "2026-04-02"
                 ),
@@ -439,21 +439,25 @@ async def test_markup_in_notes_replies_and_messages_is_shown_as_text(ctx, ollama
 
 
 async def test_a_message_sent_before_the_memory_opens_waits_for_it(ctx) -> None:
-    import time
+    import threading
 
-    from tests.support.tui import StableCompanion
+    from tests.support.tui import StableSession
 
-    def slow_companion(memory, settings):  # type: ignore[no-untyped-def]
-        time.sleep(1.0)  # runs in the memory worker thread
-        return StableCompanion(memory, settings)
+    # The memory opens only once the test has seen the message wait for it: no wall time.
+    may_open = threading.Event()
 
-    app = make_app(ctx, companion_factory=slow_companion)
+    def slow_session(launch):  # type: ignore[no-untyped-def]
+        assert may_open.wait(120)  # runs in the memory worker thread
+        return StableSession(launch)
+
+    app = make_app(ctx, session_factory=slow_session)
     async with app.run_test(size=(100, 30)) as pilot:
         assert not app.memory_ready.is_set()
         reply = await send(pilot, QUESTION)  # accepted at once
         assert screen(app).query_one(UserMessage).text == QUESTION
         placeholder = reply.query_one(".placeholder")
         await wait_until(pilot, lambda: "opening your memory" in str(placeholder.render()))
+        may_open.set()
         await finished(pilot, reply)
         assert reply.status == "complete"
 

@@ -100,7 +100,7 @@ async def test_chips_wait_for_the_first_send_then_go_into_the_briefing(ctx, olla
                 and chat.reply.status != "streaming"
             ),
         )
-        chips = list_chips(app.memory.db, chat.conversation_id)
+        chips = list_chips(app.session.db, chat.conversation_id)
         assert [(c.kind, c.label) for c in chips] == [("wiki", "Maya")]
         await wait_until(pilot, lambda: bar(app).items and bar(app).items[0].chip_id == chips[0].id)
         briefing = " ".join(m["content"] for m in ollama.requests[0]["messages"])
@@ -142,17 +142,17 @@ async def test_ctrl_r_removes_the_last_chip_of_a_saved_conversation(ctx, ollama)
         await wait_until(pilot, lambda: app.chat_screen.conversation_id == cid)
         await pick(pilot, "maya", "wiki")
         await pick(pilot, "week", "brief")
-        await wait_until(pilot, lambda: len(list_chips(app.memory.db, cid)) == 2)
+        await wait_until(pilot, lambda: len(list_chips(app.session.db, cid)) == 2)
         await wait_until(pilot, lambda: len(bar(app).items) == 2)
         assert all(i.chip_id for i in bar(app).items)
         await pilot.press("ctrl+r")
         await wait_until(
-            pilot, lambda: [c.kind for c in list_chips(app.memory.db, cid)] == ["wiki"]
+            pilot, lambda: [c.kind for c in list_chips(app.session.db, cid)] == ["wiki"]
         )
         await wait_until(pilot, lambda: [i.kind for i in bar(app).items] == ["wiki"])
         bar(app).query_one(ChipView).focus()
         await pilot.press("delete")
-        await wait_until(pilot, lambda: list_chips(app.memory.db, cid) == [])
+        await wait_until(pilot, lambda: list_chips(app.session.db, cid) == [])
         await pilot.press("ctrl+r")  # nothing left: says so
         await wait_until(
             pilot, lambda: any("No context" in str(n.message) for n in app._notifications)

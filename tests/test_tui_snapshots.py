@@ -126,7 +126,7 @@ def test_chip_bar_with_chips(snap_compare, ctx) -> None:
         await wait_until(pilot, app.memory_ready.is_set)
         from sadie_tui.engine.chips import find_attachable
 
-        found = find_attachable(app.memory.db, "maya")
+        found = find_attachable(app.session.db, "maya")
         for kind in ("wiki", "graph_entity", "discourse"):
             await app.chat_screen.attach(next(c for c in found if c.kind == kind))
         await wait_until(pilot, lambda: len(app.chat_screen.query("ChipView")) == 3)

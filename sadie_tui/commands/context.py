@@ -1,42 +1,21 @@
-"""What every CLI command gets: the resolved home, the settings, and a way to open the memory."""
+"""What every CLI command gets: the ``Launch`` (home, settings, the session), with the demo
+memory built behind the CLI's own progress bar."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..config import Settings, load_settings
-from ..paths import resolve_home
+from ..launch import Launch
 
 if TYPE_CHECKING:
-    from ..engine.memory import Memory
+    from ..engine.session import Session
 
 
 @dataclass
-class Context:
-    home: Path
-    settings: Settings
-    demo: bool = False
-    _memory: Memory | None = field(default=None, repr=False)
+class Context(Launch):
+    def session(self, **kwargs: Any) -> Session:
+        from .demo import ensure_demo
 
-    @classmethod
-    def create(cls, *, demo: bool = False) -> Context:
-        return cls(home=resolve_home(demo=demo), settings=load_settings(), demo=demo)
-
-    def open_memory(self, read_only: bool = False) -> Memory:
-        """The memory, opened once per command; a demo home is built on first use."""
-        if self._memory is None:
-            from ..engine.memory import Memory
-
-            if self.demo:
-                from .demo import ensure_demo
-
-                ensure_demo(self.home)
-            self._memory = Memory.open(self.home, read_only=read_only)
-        return self._memory
-
-    def close(self) -> None:
-        if self._memory is not None:
-            self._memory.close()
-            self._memory = None
+        kwargs.setdefault("build_demo", ensure_demo)
+        return super().session(**kwargs)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -15,6 +16,9 @@ from rich.table import Table
 
 from ..engine import conversations as conv
 from .context import Context
+
+if TYPE_CHECKING:
+    from ..engine.session import Session
 from .output import console, err_console, print_json
 
 ROLE_NAMES = {"user": "You", "assistant": "sadie", "system": "system"}
@@ -45,8 +49,8 @@ def ago(when: datetime | None, now: datetime | None = None) -> str:
     return when.strftime("%Y-%m-%d")
 
 
-def _db(ctx: Context):  # type: ignore[no-untyped-def]
-    return ctx.open_memory().db
+def _session(ctx: Context) -> Session:
+    return ctx.session()
 
 
 def _interactive() -> bool:
@@ -69,7 +73,7 @@ def list_command(
     ctx: Context, as_json: bool, archived: bool, search: str | None, limit: int | None
 ) -> None:
     """List conversations: pinned first, then by last activity."""
-    found = conv.list_conversations(_db(ctx), archived=archived, search=search, limit=limit)
+    found = _session(ctx).conversations(archived=archived, search=search, limit=limit)
     if as_json:
         print_json([c.to_json() for c in found])
         return
@@ -105,12 +109,10 @@ def list_command(
 @click.pass_obj
 def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
     """Replay a conversation: every message with its time, feeling and citations."""
-    from ..engine import chips
-
-    db = _db(ctx)
-    c = conv.get_conversation(db, conversation_id)
-    items = conv.messages(db, c.id)
-    attached = chips.list_chips(db, c.id)
+    session = _session(ctx)
+    c = session.conversation(conversation_id)
+    items = session.messages(c.id)
+    attached = session.chips(c.id)
     if as_json:
         print_json(
             {
@@ -162,9 +164,9 @@ def _announce(verb: str, c: conv.Conversation) -> None:
 @click.pass_obj
 def pin(ctx: Context, conversation_id: str) -> None:
     """Keep a conversation at the top of the list."""
-    db = _db(ctx)
-    conv.pin(db, conversation_id, True)
-    _announce("pinned", conv.get_conversation(db, conversation_id))
+    session = _session(ctx)
+    session.pin(conversation_id, True)
+    _announce("pinned", session.conversation(conversation_id))
 
 
 @group.command("unpin")
@@ -172,9 +174,9 @@ def pin(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def unpin(ctx: Context, conversation_id: str) -> None:
     """Let a pinned conversation fall back into place."""
-    db = _db(ctx)
-    conv.pin(db, conversation_id, False)
-    _announce("unpinned", conv.get_conversation(db, conversation_id))
+    session = _session(ctx)
+    session.pin(conversation_id, False)
+    _announce("unpinned", session.conversation(conversation_id))
 
 
 @group.command("archive")
@@ -182,9 +184,9 @@ def unpin(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def archive(ctx: Context, conversation_id: str) -> None:
     """Hide a conversation from the list (see it with `list --archived`)."""
-    db = _db(ctx)
-    conv.archive(db, conversation_id, True)
-    _announce("archived", conv.get_conversation(db, conversation_id))
+    session = _session(ctx)
+    session.archive(conversation_id, True)
+    _announce("archived", session.conversation(conversation_id))
 
 
 @group.command("unarchive")
@@ -192,9 +194,9 @@ def archive(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def unarchive(ctx: Context, conversation_id: str) -> None:
     """Bring an archived conversation back into the list."""
-    db = _db(ctx)
-    conv.archive(db, conversation_id, False)
-    _announce("unarchived", conv.get_conversation(db, conversation_id))
+    session = _session(ctx)
+    session.archive(conversation_id, False)
+    _announce("unarchived", session.conversation(conversation_id))
 
 
 @group.command("rename")
@@ -205,9 +207,9 @@ def rename(ctx: Context, conversation_id: str, title: str) -> None:
     """Give a conversation a new title."""
     if not title.strip():
         raise click.BadParameter("the title cannot be empty", param_hint="TITLE")
-    db = _db(ctx)
-    conv.rename(db, conversation_id, title)
-    _announce("renamed", conv.get_conversation(db, conversation_id))
+    session = _session(ctx)
+    session.rename(conversation_id, title)
+    _announce("renamed", session.conversation(conversation_id))
 
 
 @group.command("forget")
@@ -216,8 +218,8 @@ def rename(ctx: Context, conversation_id: str, title: str) -> None:
 @click.pass_obj
 def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
     """Delete a conversation with its messages and chips, for good."""
-    db = _db(ctx)
-    c = conv.get_conversation(db, conversation_id)
+    session = _session(ctx)
+    c = session.conversation(conversation_id)
     if not yes:
         if not _interactive():
             raise click.UsageError(
@@ -226,7 +228,7 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
         click.confirm(
             f"Forget “{c.title}” and its {c.message_count} messages for good?", abort=True
         )
-    conv.forget(db, c.id)
+    session.forget(c.id)
     _announce("forgot", c)
 
 
@@ -243,7 +245,7 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
 @click.pass_obj
 def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) -> None:
     """Write a conversation out as Markdown or JSON (JSON can be imported again)."""
-    text = conv.export(_db(ctx), conversation_id, fmt)
+    text = _session(ctx).export(conversation_id, fmt)
     if output is None:
         sys.stdout.write(text)
         sys.stdout.flush()
@@ -260,5 +262,5 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
 @click.pass_obj
 def import_command(ctx: Context, file: click.utils.LazyFile) -> None:
     """Read a JSON export back in, as a new conversation."""
-    c = conv.import_json(_db(ctx), file.read())
+    c = _session(ctx).import_conversation(file.read())
     _announce("imported", c)

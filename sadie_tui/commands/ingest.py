@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 from rich.markup import escape
@@ -22,9 +25,9 @@ STAGES = {
 }
 
 
-def run_ingest(memory, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"):  # type: ignore[no-untyped-def]
-    if quiet:
-        return memory.ingest(paths)
+@contextmanager
+def progress_bar(title: str) -> Iterator[Callable[[str, int, int], None]]:
+    """A transient progress bar on stderr; yields the ingest's ``progress`` callback."""
     err = err_console()
     err.print(f"[bold]{escape(title)}[/]")
     with Progress(
@@ -42,7 +45,14 @@ def run_ingest(memory, paths: list[Path], *, quiet: bool = False, title: str = "
                 task, description=STAGES.get(stage, stage), completed=done, total=max(total, 1)
             )
 
-        return memory.ingest(paths, progress)
+        yield progress
+
+
+def run_ingest(session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting") -> IngestReport:
+    if quiet:
+        return session.ingest(paths)
+    with progress_bar(title) as progress:
+        return session.ingest(paths, progress)
 
 
 def summary(report: IngestReport) -> Table:
@@ -69,8 +79,7 @@ def summary(report: IngestReport) -> Table:
 @click.pass_obj
 def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
     """Read notes, journals, transcripts and JSONL records into the memory."""
-    memory = ctx.open_memory()
-    report = run_ingest(memory, list(paths), quiet=quiet or as_json)
+    report = run_ingest(ctx.session(), list(paths), quiet=quiet or as_json)
     if as_json:
         print_json(report.as_dict())
     else:

@@ -97,31 +97,11 @@ def result_json(result: Any, persona: str, turn_id: str | None) -> dict[str, Any
 @click.pass_obj
 def command(ctx: Context, query: str, persona: str | None, k: int | None, as_json: bool) -> None:
     """Show the chunks retrieval picks for QUERY, with each channel's score."""
-    from ..engine.personas import get_persona
-    from ..engine.retrieval import retrieve
-    from ..engine.telemetry import record_turn
-
-    lens = get_persona(persona or ctx.settings.ask_persona)
-    memory = ctx.open_memory()
-    result = retrieve(memory, query, lens, k=k)
-    turn_id = None
-    if not memory.db.read_only:
-        turn_id = record_turn(
-            memory.db,
-            kind="search",
-            query=query,
-            model=None,
-            persona=lens.name,
-            prompt_version=None,
-            grounding=None,
-            abstained=None,
-            latency_ms=result.elapsed_ms,
-            chunks=result.chunks,
-        )
+    found = ctx.session().search(query, persona=persona, k=k)
     if as_json:
-        print_json(result_json(result, lens.name, turn_id))
+        print_json(result_json(found.result, found.persona, found.turn_id))
         return
-    render(result, lens.name)
+    render(found.result, found.persona)
 
 
 def render(result: Any, persona: str) -> None:

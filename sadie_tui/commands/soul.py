@@ -36,7 +36,7 @@ def _read_file(path: Path) -> str:
 def current_soul(ctx: Context) -> str:
     """The summary: the file if it has text, else the memory's ``soul`` table."""
     text = _read_file(soul_file(ctx))
-    return text or ctx.open_memory().soul()
+    return text or ctx.session().soul()
 
 
 @click.group("soul", invoke_without_command=True)

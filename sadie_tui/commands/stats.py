@@ -15,7 +15,7 @@ from .output import console, print_json
 @click.pass_obj
 def command(ctx: Context, as_json: bool) -> None:
     """Show what the memory holds."""
-    stats = ctx.open_memory().stats()
+    stats = ctx.session().stats()
     if as_json:
         print_json(stats)
         return
@@ -41,5 +41,5 @@ def command(ctx: Context, as_json: bool) -> None:
 @click.pass_obj
 def compact(ctx: Context) -> None:
     """Rewrite the database file without dead space (the vector index grows it)."""
-    before, after = ctx.open_memory().compact()
+    before, after = ctx.session().compact()
     console().print(f"compacted {before / 1e6:.1f} MB → {after / 1e6:.1f} MB")

@@ -6,7 +6,7 @@ an excerpt), ``brief``, ``graph_entity`` (a node of the knowledge graph) and ``d
 snippet; its content is read from the memory each time the briefing is built, so removing a
 chip drops it from the next reply.
 
-All the SQL for the ``chips`` table is here, plus the look-ups over the five kinds.
+The SQL, for the ``chips`` table and the look-ups over the five kinds, is ``store.chips``'s.
 """
 
 from __future__ import annotations
@@ -16,10 +16,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from .conversations import AmbiguousIdError, new_id, now, resolve_id, resolve_prefix
+from .conversations.lifecycle import resolve_id
 from .errors import ConfigError, NotFoundError
 from .ingest.entities import entity_key
+from .store import chips as repo
+from .store.chips import Chip
 from .store.db import Database
+from .store.ids import AmbiguousIdError, new_id, now, resolve_prefix
 
 KINDS = ("wiki", "source", "brief", "graph_entity", "discourse")
 #: Other words a person may type for a kind.
@@ -43,37 +46,14 @@ LABEL_CHARS = 80
 class _Table:
     table: str
     noun: str
-    date: str  # SQL for the row's date, or NULL
 
 
 _TABLES = {
-    "wiki": _Table("wiki_entries", "wiki entry", "NULL"),
-    "source": _Table("episodes", "source (episode)", "occurred_at"),
-    "brief": _Table("briefs", "brief", "occurred_at"),
-    "discourse": _Table("today_cards", "Today card", "occurred_at"),
+    "wiki": _Table("wiki_entries", "wiki entry"),
+    "source": _Table("episodes", "source (episode)"),
+    "brief": _Table("briefs", "brief"),
+    "discourse": _Table("today_cards", "Today card"),
 }
-
-
-@dataclass(frozen=True)
-class Chip:
-    id: str
-    conversation_id: str
-    kind: str
-    ref_id: str
-    label: str
-    snippet: str | None
-    created_at: datetime
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "kind": self.kind,
-            "ref_id": self.ref_id,
-            "label": self.label,
-            "snippet": self.snippet,
-            "created_at": self.created_at.isoformat(),
-        }
 
 
 @dataclass(frozen=True)
@@ -148,21 +128,11 @@ def _looks_like_id(ref: str) -> bool:
     return len(ref) >= 4 and re.fullmatch(r"[0-9a-fA-F-]+", ref) is not None
 
 
-_CHIP_COLUMNS = (
-    "CAST(id AS VARCHAR), CAST(conversation_id AS VARCHAR), kind, ref_id, label, snippet,"
-    " created_at"
-)
-
-
-def _chip(row: tuple[Any, ...]) -> Chip:
-    return Chip(*row[:6], created_at=row[6])
-
-
 def _get_chip(db: Database, chip_id: str) -> Chip:
-    row = db.fetchone(f"SELECT {_CHIP_COLUMNS} FROM chips WHERE id = ?", [chip_id])
-    if row is None:
+    chip = repo.get_chip(db, chip_id)
+    if chip is None:
         raise NotFoundError(f"no chip {chip_id!r}")
-    return _chip(row)
+    return chip
 
 
 # --------------------------------------------------------------------------- looking things up
@@ -180,15 +150,11 @@ def _lookup(db: Database, kind: str, ref: str) -> tuple[str, str, str]:
         except NotFoundError:  # an ambiguous prefix still raises
             pass
         else:
-            row = db.fetchone(f"SELECT title, text FROM {spec.table} WHERE id = ?", [full])
+            row = repo.thing(db, spec.table, full)
             if row is not None:
-                return full, row[0], row[1]
+                return full, row[1], row[2]
     # Not an id: an exact title, compared case-insensitively, if only one thing has it.
-    rows = db.fetchall(
-        f"SELECT CAST(id AS VARCHAR), title, text FROM {spec.table}"
-        " WHERE lower(title) = lower(?) LIMIT 2",
-        [ref],
-    )
+    rows = repo.things_titled(db, spec.table, ref, ignore_case=True)
     if len(rows) == 1:
         return rows[0][0], rows[0][1], rows[0][2]
     if len(rows) > 1:
@@ -201,19 +167,16 @@ def _lookup(db: Database, kind: str, ref: str) -> tuple[str, str, str]:
 def _lookup_entity(db: Database, ref: str) -> tuple[str, str, str]:
     row = None
     if ref.isdigit():
-        row = db.fetchone("SELECT id, name, kind FROM entities WHERE id = ?", [int(ref)])
+        row = repo.entity_by_id(db, int(ref))
     if row is None and ref:
-        row = db.fetchone("SELECT id, name, kind FROM entities WHERE key = ?", [entity_key(ref)])
+        row = repo.entity_by_key(db, entity_key(ref))
     if row is None:
         raise NotFoundError(f"no entity {ref!r}", fix="look it up with `sadie chips find`")
     return str(row[0]), row[1], _entity_line(db, int(row[0]), row[1], row[2])
 
 
 def _entity_line(db: Database, entity_id: int, name: str, kind: str) -> str:
-    row = db.fetchone(
-        "SELECT count(DISTINCT episode_id) FROM entity_mentions WHERE entity_id = ?", [entity_id]
-    )
-    count = int(row[0]) if row else 0
+    count = repo.entity_episode_count(db, entity_id)
     return f"{name}, {kind}, mentioned in {count} episode{'s' if count != 1 else ''}"
 
 
@@ -229,31 +192,28 @@ def add_chip(
     cid = resolve_id(db, conversation_id)
     kind = normalise_kind(kind)
     ref_id, title, text = _lookup(db, kind, ref)
-    row = db.fetchone(
-        f"SELECT {_CHIP_COLUMNS} FROM chips WHERE conversation_id = ? AND kind = ? AND ref_id = ?",
-        [cid, kind, ref_id],
-    )
-    if row is not None:
-        return _chip(row)
+    found = repo.find_chip(db, cid, kind, ref_id)
+    if found is not None:
+        return found
     chosen = cut(label, LABEL_CHARS) if label and label.strip() else cut(title, LABEL_CHARS)
     snippet = cut(text, SNIPPET_CHARS) or None
     chip_id = new_id()
-    db.execute(
-        "INSERT INTO chips (id, conversation_id, kind, ref_id, label, snippet, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [chip_id, cid, kind, ref_id, chosen or ref_id, snippet, now()],
+    repo.insert_chip(
+        db,
+        chip_id,
+        cid,
+        kind=kind,
+        ref_id=ref_id,
+        label=chosen or ref_id,
+        snippet=snippet,
+        created_at=now(),
     )
     return _get_chip(db, chip_id)
 
 
 def list_chips(db: Database, conversation_id: str) -> list[Chip]:
     """The conversation's chips, in the order they were attached."""
-    cid = resolve_id(db, conversation_id)
-    rows = db.fetchall(
-        f"SELECT {_CHIP_COLUMNS} FROM chips WHERE conversation_id = ? ORDER BY created_at, id",
-        [cid],
-    )
-    return [_chip(r) for r in rows]
+    return repo.chips_of(db, resolve_id(db, conversation_id))
 
 
 def remove_chip(db: Database, conversation_id: str, chip_id: str) -> Chip:
@@ -264,11 +224,10 @@ def remove_chip(db: Database, conversation_id: str, chip_id: str) -> Chip:
         "chips",
         chip_id,
         "chip on this conversation",
-        where="conversation_id = ?",
-        params=[cid],
+        conversation_id=cid,
     )
     chip = _get_chip(db, full)
-    db.execute("DELETE FROM chips WHERE id = ?", [full])
+    repo.delete_chip(db, full)
     return chip
 
 
@@ -277,7 +236,7 @@ def remove_last_chip(db: Database, conversation_id: str) -> Chip | None:
     chips = list_chips(db, conversation_id)
     if not chips:
         return None
-    db.execute("DELETE FROM chips WHERE id = ?", [chips[-1].id])
+    repo.delete_chip(db, chips[-1].id)
     return chips[-1]
 
 
@@ -319,32 +278,9 @@ def find_attachable(
 def _find_rows(
     db: Database, kind: str, words: list[str], limit: int
 ) -> list[tuple[int, float, Candidate]]:
-    spec = _TABLES[kind]
-    params: list[Any] = []
-    if words:
-        in_title = " AND ".join("contains(lower(title), ?)" for _ in words)
-        anywhere = " AND ".join(
-            "(contains(lower(title), ?) OR contains(lower(text), ?))" for _ in words
-        )
-        phrase = " ".join(words)
-        score = (
-            "CASE WHEN starts_with(CAST(id AS VARCHAR), ?) THEN 4"
-            " WHEN lower(title) = ? THEN 3"
-            f" WHEN {in_title} THEN 2 ELSE 1 END"
-        )
-        id_guess = phrase if _looks_like_id(phrase) else "\x00"
-        params += [id_guess, phrase, *words]
-        where = f"WHERE ({anywhere}) OR starts_with(CAST(id AS VARCHAR), ?)"
-        params += [w for w in words for _ in (0, 1)] + [id_guess]
-    else:
-        score, where = "0", ""
-    params.append(limit)
-    rows = db.fetchall(
-        f"SELECT CAST(id AS VARCHAR), title, text, {spec.date} AS day, {score} AS score"
-        f" FROM {spec.table} {where}"
-        " ORDER BY score DESC, day DESC NULLS LAST, title LIMIT ?",
-        params,
-    )
+    phrase = " ".join(words)
+    id_guess = phrase if words and _looks_like_id(phrase) else "\x00"
+    rows = repo.search_things(db, _TABLES[kind].table, words, id_guess, limit)
     found = []
     for ref_id, title, body, day, rank in rows:
         snippet = _context(body, words) if rank == 1 else cut(body, SNIPPET_CHARS)
@@ -371,25 +307,7 @@ def _context(text: str, words: list[str]) -> str:
 def _find_entities(
     db: Database, words: list[str], limit: int
 ) -> list[tuple[int, float, Candidate]]:
-    params: list[Any] = []
-    if words:
-        phrase = " ".join(words)
-        all_words = " AND ".join("contains(e.key, ?)" for _ in words)
-        score = "CASE WHEN e.key = ? THEN 3 WHEN CAST(e.id AS VARCHAR) = ? THEN 4 ELSE 2 END"
-        where = f"WHERE ({all_words}) OR CAST(e.id AS VARCHAR) = ?"
-        params += [phrase, phrase, *words, phrase]
-    else:
-        score, where = "0", ""
-    params.append(limit)
-    rows = db.fetchall(
-        f"SELECT e.id, e.name, e.kind, count(DISTINCT m.episode_id) AS n,"
-        f" max(ep.occurred_at) AS last, {score} AS score"
-        " FROM entities e LEFT JOIN entity_mentions m ON m.entity_id = e.id"
-        " LEFT JOIN episodes ep ON ep.id = m.episode_id"
-        f" {where} GROUP BY e.id, e.name, e.kind, e.key"
-        " ORDER BY score DESC, n DESC, e.name LIMIT ?",
-        params,
-    )
+    rows = repo.search_entities(db, words, limit)
     found = []
     for entity_id, name, kind, count, last, rank in rows:
         snippet = f"{kind}, mentioned in {count} episode{'s' if count != 1 else ''}"
@@ -412,10 +330,9 @@ def resolve(db: Database, chip: Chip) -> ChipContent:
     spec = _TABLES.get(chip.kind)
     if spec is None:
         raise NotFoundError(f"chip {chip.label!r} has an unknown kind {chip.kind!r}")
-    sql = f"SELECT CAST(id AS VARCHAR), title, text, {spec.date} FROM {spec.table}"
-    row = db.fetchone(sql + " WHERE id = TRY_CAST(? AS UUID)", [chip.ref_id])
+    row = repo.thing(db, spec.table, chip.ref_id)
     if row is None:
-        rows = db.fetchall(sql + " WHERE title = ? LIMIT 2", [chip.label])
+        rows = repo.things_titled(db, spec.table, chip.label)
         row = rows[0] if len(rows) == 1 else None
     if row is None:
         raise NotFoundError(f"the {spec.noun} of chip {chip.label!r} is no longer in the memory")
@@ -432,28 +349,14 @@ def resolve(db: Database, chip: Chip) -> ChipContent:
 def _resolve_entity(db: Database, chip: Chip) -> ChipContent:
     row = None
     if chip.ref_id.isdigit():
-        row = db.fetchone("SELECT id, name, kind FROM entities WHERE id = ?", [int(chip.ref_id)])
+        row = repo.entity_by_id(db, int(chip.ref_id))
     if row is None:
-        row = db.fetchone(
-            "SELECT id, name, kind FROM entities WHERE key = ?", [entity_key(chip.label)]
-        )
+        row = repo.entity_by_key(db, entity_key(chip.label))
     if row is None:
         raise NotFoundError(f"the entity of chip {chip.label!r} is no longer in the memory")
     entity_id, name, kind = row
-    neighbours = db.fetchall(
-        "SELECT n.name, n.kind, max(x.weight) AS w FROM ("
-        " SELECT dst AS other, weight FROM entity_edges WHERE src = ?"
-        " UNION ALL SELECT src AS other, weight FROM entity_edges WHERE dst = ?) x"
-        " JOIN entities n ON n.id = x.other WHERE n.id <> ?"
-        " GROUP BY n.name, n.kind ORDER BY w DESC, n.name LIMIT ?",
-        [entity_id, entity_id, entity_id, NEIGHBOURS],
-    )
-    mentions = db.fetchall(
-        "SELECT ep.occurred_at, ep.title, c.text FROM entity_mentions m"
-        " JOIN chunks c ON c.id = m.chunk_id JOIN episodes ep ON ep.id = m.episode_id"
-        " WHERE m.entity_id = ? ORDER BY ep.occurred_at DESC, c.ordinal LIMIT ?",
-        [entity_id, ENTITY_MENTIONS],
-    )
+    neighbours = repo.entity_neighbours(db, entity_id, NEIGHBOURS)
+    mentions = repo.entity_mentions(db, entity_id, ENTITY_MENTIONS)
     lines = [f"{name} ({kind}), a node of the knowledge graph."]
     if neighbours:
         linked = ", ".join(f"{n} ({k}, {int(w)})" for n, k, w in neighbours)

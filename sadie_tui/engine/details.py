@@ -379,6 +379,10 @@ _SCRIPT_MARKS = re.compile("[\u0300-\u036f]")
 # day) readings), "time" ((hour, minute, second|None, "a"|"p"|None)), "amount" and
 # "number" (canonical number string), "word" (the matched text), "ign" (never checked).
 
+# (kind, start, end, value). The value's type follows the kind: number/amount a str, date a
+# frozenset of (year, month, day), time a (hour, minute, second, half) tuple, word a str.
+# mypy cannot narrow such a tuple by its first item, so the few reads of ``value`` right
+# after a kind check carry ``type: ignore`` (six, all in this module, each after its check).
 Token = tuple[str, int, int, object]
 
 
@@ -410,11 +414,11 @@ def _date_readings(m: re.Match[str], group: str) -> frozenset | None:
         a, b, year = int(m["na"]), int(m["nb"]), _year(m["ny"])
         readings = {(year, month, day) for day, month in ((a, b), (b, a)) if _valid(month, day)}
         return frozenset(readings) or None
-    name, day_text, year = (
+    name, day_text, year_text = (
         (m["mfm"], m["mfd"], m["mfy"]) if group == "mdy" else (m["dfm"], m["dfd"], m["dfy"])
     )
     month, day = _MONTH_NUMBERS[name.rstrip(".").casefold()], int(day_text)
-    return frozenset([(_year(year), month, day)]) if _valid(month, day) else None
+    return frozenset([(_year(year_text), month, day)]) if _valid(month, day) else None
 
 
 def _amount(m: re.Match[str]) -> Token:

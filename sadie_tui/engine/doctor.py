@@ -29,6 +29,7 @@ def check_home(home: Path) -> Check:
 
 
 def check_database(home: Path) -> list[Check]:
+    from .store import episodes as episode_store
     from .store.db import Database, vss_extension_path
 
     checks: list[Check] = []
@@ -51,22 +52,10 @@ def check_database(home: Path) -> list[Check]:
         checks.append(Check("database", "fail", exc.message, exc.fix))
         return checks
     try:
-        chunks = db.fetchone("SELECT count(*) FROM chunks")
-        episodes = db.fetchone("SELECT count(*) FROM episodes")
-        checks.append(
-            Check(
-                "database",
-                "ok",
-                f"{path} ({episodes[0] if episodes else 0} episodes, "
-                f"{chunks[0] if chunks else 0} chunks)",
-            )
-        )
-        probe = "[" + ",".join(["0.05"] * 384) + "]"
-        used = db.vector_index_used(
-            "SELECT id FROM chunks ORDER BY array_cosine_distance(embedding, ?::FLOAT[384]) LIMIT 10",
-            [probe],
-        )
-        if used:
+        chunks = episode_store.count_chunks(db)
+        episodes = episode_store.count_episodes(db)
+        checks.append(Check("database", "ok", f"{path} ({episodes} episodes, {chunks} chunks)"))
+        if episode_store.vector_index_in_use(db):
             checks.append(Check("vector index", "ok", "HNSW index in use"))
         else:
             checks.append(

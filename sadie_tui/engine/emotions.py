@@ -49,28 +49,6 @@ EMOTIONS: tuple[str, ...] = (
 )
 DEFAULT = "reflective"
 
-# Each glyph is one terminal cell: East Asian width "N"/"Na" (never ambiguous, so CJK
-# locales do not widen it) and without emoji presentation.
-GLYPHS: dict[str, str] = {
-    "curious": "?",
-    "encouraging": "⇡",
-    "focused": "◉",
-    "playful": "~",
-    "serious": "▮",
-    "reflective": "◒",
-    "celebrating": "✦",
-}
-
-COLOURS: dict[str, str] = {
-    "curious": "#5fafff",
-    "encouraging": "#87d75f",
-    "focused": "#ffaf5f",
-    "playful": "#ff87d7",
-    "serious": "#d75f5f",
-    "reflective": "#af87ff",
-    "celebrating": "#ffd700",
-}
-
 MEANINGS: dict[str, str] = {
     "curious": "curious — asking, exploring an open question",
     "encouraging": "encouraging — steadying you when something feels hard",

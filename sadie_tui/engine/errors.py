@@ -6,7 +6,7 @@ DuckDB, Ollama and file errors are translated into these at the edge; the CLI pr
 
 from __future__ import annotations
 
-from enum import IntEnum
+from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
@@ -19,6 +19,42 @@ class ExitCode(IntEnum):
     MODEL = 4
     NOT_FOUND = 5
     PARTIAL = 6
+
+
+class ErrorKind(StrEnum):
+    """What kind of failure an error event reports (``ErrorEvent.code``)."""
+
+    USAGE = "usage"
+    STORAGE = "storage"
+    NOT_FOUND = "not_found"
+    MODEL = "model"
+    UNREACHABLE = "unreachable"
+    MODEL_MISSING = "model_missing"
+    TIMEOUT = "timeout"
+    STREAM = "stream"
+    FAILURE = "error"
+
+
+# The one table from an error's kind to the README's exit codes.
+EXIT_CODES: dict[ErrorKind, ExitCode] = {
+    ErrorKind.USAGE: ExitCode.USAGE,
+    ErrorKind.STORAGE: ExitCode.STORAGE,
+    ErrorKind.NOT_FOUND: ExitCode.NOT_FOUND,
+    ErrorKind.MODEL: ExitCode.MODEL,
+    ErrorKind.UNREACHABLE: ExitCode.MODEL,
+    ErrorKind.MODEL_MISSING: ExitCode.MODEL,
+    ErrorKind.TIMEOUT: ExitCode.MODEL,
+    ErrorKind.STREAM: ExitCode.MODEL,
+    ErrorKind.FAILURE: ExitCode.FAILURE,
+}
+
+
+def exit_code_for(kind: str) -> ExitCode:
+    """The exit status for an error event's ``code`` (unknown kinds are failures)."""
+    try:
+        return EXIT_CODES[ErrorKind(kind)]
+    except ValueError:
+        return ExitCode.FAILURE
 
 
 class SadieError(Exception):
@@ -37,6 +73,13 @@ class SadieError(Exception):
     def one_line(self) -> str:
         line = self.message if not self.fix else f"{self.message} ({self.fix})"
         return " ".join(line.split())
+
+
+class UsageError(SadieError):
+    """The person asked for something malformed (an empty question, a bad option)."""
+
+    title = "Usage"
+    exit_code = ExitCode.USAGE
 
 
 class StorageError(SadieError):
@@ -64,16 +107,16 @@ class ConfigError(SadieError):
 
 
 class ModelUnreachable(ModelError):
-    code = "unreachable"
+    code = ErrorKind.UNREACHABLE
 
 
 class ModelMissing(ModelError):
-    code = "model_missing"
+    code = ErrorKind.MODEL_MISSING
 
 
 class ModelTimeout(ModelError):
-    code = "timeout"
+    code = ErrorKind.TIMEOUT
 
 
 class ModelStreamError(ModelError):
-    code = "stream"
+    code = ErrorKind.STREAM

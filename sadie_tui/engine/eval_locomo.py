@@ -213,15 +213,6 @@ def question_metrics(
 
 
 @dataclass
-class QuestionRun:
-    """One question's rankings by every channel (chunk evidence sets, best first)."""
-
-    conversation: str
-    question: Question
-    ranked: dict[str, list[set[str]]]
-
-
-@dataclass
 class Report:
     questions: int = 0
     overall: dict[str, Tally] = field(default_factory=dict)
@@ -287,12 +278,13 @@ def run_conversation(
     from .memory import Memory
     from .personas import get_persona
     from .retrieval.pipeline import fetch_vectors, gather, prepare_query, rank
+    from .store.episodes import chunk_texts
 
     persona = get_persona(persona_name)
     source = home / "sessions"
     with Memory.open(home, embedder=embedder) as memory:
         memory.ingest(write_sessions(conv, source))
-        rows = memory.db.fetchall("SELECT id, text FROM chunks ORDER BY id")
+        rows = chunk_texts(memory.db)
         evidence = {int(cid): evidence_in(text) for cid, text in rows}
         all_chunks = list(evidence.values())
         report.chunks[conv.id] = len(all_chunks)

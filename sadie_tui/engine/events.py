@@ -1,6 +1,6 @@
 """The typed events a chat turn yields, in order, and their JSON form for ``--ndjson``.
 
-Order: ``Meta`` → ``EmotionEvent`` → ``Context`` → ``Waiting``* → ``Thinking``* → ``Token``*
+Order: ``Meta`` → ``EmotionEvent`` → ``ContextBudget`` → ``Waiting``* → ``Thinking``* → ``Token``*
 → ``Checking``? → ``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of
 the tail.
 ``Status`` may appear anywhere before the first token (e.g. the embedder still loading).
@@ -59,7 +59,7 @@ class EmotionEvent:
 
 
 @dataclass(frozen=True)
-class Context:
+class ContextBudget:
     """What went into the briefing: the context budget, shown so nothing is forgotten silently."""
 
     chunks: int
@@ -153,7 +153,7 @@ Event = (
     Meta
     | Status
     | EmotionEvent
-    | Context
+    | ContextBudget
     | Thinking
     | Token
     | Checking

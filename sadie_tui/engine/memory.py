@@ -14,24 +14,9 @@ from typing import Any
 from ..paths import db_path
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
+from .store import derived, episodes
 from .store.db import Database
-
-STAT_TABLES = (
-    "episodes",
-    "chunks",
-    "entities",
-    "entity_edges",
-    "beliefs",
-    "observations",
-    "wiki_entries",
-    "briefs",
-    "today_cards",
-    "conversations",
-    "messages",
-    "chips",
-    "turns",
-    "retrievals",
-)
+from .store.stats import memory_counts
 
 
 class Memory:
@@ -65,8 +50,7 @@ class Memory:
         return report
 
     def is_empty(self) -> bool:
-        row = self.db.fetchone("SELECT count(*) FROM chunks")
-        return not row or row[0] == 0
+        return episodes.count_chunks(self.db) == 0
 
     def soul(self) -> str:
         soul_file = self.home / "soul.md"
@@ -77,36 +61,24 @@ class Memory:
                 text = ""
             if text:
                 return text
-        row = self.db.fetchone("SELECT text FROM soul ORDER BY id LIMIT 1")
-        return row[0] if row else ""
+        return derived.soul(self.db)
 
     def stats(self) -> dict[str, Any]:
-        counts = {t: int(self.db.fetchone(f"SELECT count(*) FROM {t}")[0]) for t in STAT_TABLES}  # type: ignore[index]
-        kinds = dict(
-            self.db.fetchall("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY 2 DESC")
-        )
-        span = self.db.fetchone("SELECT min(occurred_at), max(occurred_at) FROM episodes")
-        entity_kinds = dict(
-            self.db.fetchall("SELECT kind, count(*) FROM entities GROUP BY kind ORDER BY 2 DESC")
-        )
-        top = self.db.fetchall(
-            "SELECT e.name, e.kind, count(DISTINCT m.episode_id) n FROM entities e"
-            " JOIN entity_mentions m ON m.entity_id = e.id GROUP BY e.name, e.kind"
-            " ORDER BY n DESC, e.name LIMIT 10"
-        )
-        beliefs = dict(self.db.fetchall("SELECT status, count(*) FROM beliefs GROUP BY status"))
+        found = memory_counts(self.db)
         size = db_path(self.home).stat().st_size if db_path(self.home).exists() else 0
         return {
             "home": str(self.home),
             "database": str(db_path(self.home)),
             "size_bytes": size,
-            "counts": counts,
-            "episode_kinds": kinds,
-            "first": span[0].date().isoformat() if span and span[0] else None,
-            "last": span[1].date().isoformat() if span and span[1] else None,
-            "entity_kinds": entity_kinds,
-            "top_entities": [{"name": n, "kind": k, "episodes": c} for n, k, c in top],
-            "beliefs": beliefs,
+            "counts": found.counts,
+            "episode_kinds": found.episode_kinds,
+            "first": found.first.date().isoformat() if found.first else None,
+            "last": found.last.date().isoformat() if found.last else None,
+            "entity_kinds": found.entity_kinds,
+            "top_entities": [
+                {"name": t.name, "kind": t.kind, "episodes": t.episodes} for t in found.top_entities
+            ],
+            "beliefs": found.beliefs,
             "has_soul": bool(self.soul()),
         }
 
@@ -117,13 +89,7 @@ class Memory:
         fresh = path.with_suffix(".compact.duckdb")
         fresh.unlink(missing_ok=True)
         with self.db.lock:
-            con = self.db.con
-            name = con.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
-            con.execute(f"ATTACH '{fresh}' AS fresh")
-            try:
-                con.execute(f'COPY FROM DATABASE "{name}" TO fresh')
-            finally:
-                con.execute("DETACH fresh")
+            self.db.copy_to(fresh)
             self.db.close()
         shutil.move(str(fresh), str(path))
         wal = path.with_suffix(".duckdb.wal")
@@ -131,10 +97,5 @@ class Memory:
         self.db = Database.open(path)
         # COPY FROM DATABASE copies the HNSW index without its options (the metric falls back
         # to l2sq, so cosine queries stop using it): always rebuild it with the cosine metric.
-        self.db.execute("DROP INDEX IF EXISTS chunks_embedding")
-        self.db.execute(
-            "CREATE INDEX chunks_embedding ON chunks USING HNSW (embedding)"
-            " WITH (metric = 'cosine')"
-        )
-        self.db.execute("CHECKPOINT")
+        episodes.rebuild_vector_index(self.db)
         return before, path.stat().st_size

@@ -159,7 +159,7 @@ def _parse_one(entry: object, position: int, source: str, errors: list[str]) -> 
 
     raw_name = entry.get("name")
     named = isinstance(raw_name, str) and raw_name.strip() != ""
-    name = raw_name.strip() if named else f"policy #{position}"
+    name = raw_name.strip() if isinstance(raw_name, str) and named else f"policy #{position}"
     label = f"{source}: policy {name!r}" if named else f"{source}: policy #{position}"
     ok = True
 

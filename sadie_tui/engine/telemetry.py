@@ -2,16 +2,18 @@
 
 That trail (query, persona, model, grounding, abstention, latency; each chunk's channel
 scores, fused and final score, rank and whether it was cited) is the raw material for
-evaluating and tuning retrieval later (DESIGN §9). Rows go in with two statements per turn,
-whatever the chunk count: the retrievals as one multi-row INSERT, not a round trip per row.
+evaluating and tuning retrieval later (DESIGN §9). The rows and their SQL are
+``store.telemetry``'s; this module turns a retrieval result into them.
 """
 
 from __future__ import annotations
 
-import math
 import uuid
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
+
+from .store import telemetry as repo
+from .store.telemetry import RetrievalRecord, TurnRecord
 
 if TYPE_CHECKING:
     from .retrieval.pipeline import RetrievedChunk
@@ -42,69 +44,58 @@ def record_turn(
     """Write the turn and its retrievals in one transaction; returns the turn id."""
     turn_id = str(uuid.uuid4())
     cited = {int(c) for c in cited_chunk_ids}
+    turn = TurnRecord(
+        id=turn_id,
+        kind=kind,
+        query=query,
+        model=model,
+        persona=persona,
+        prompt_version=prompt_version,
+        grounding=grounding,
+        abstained=abstained,
+        latency_ms=latency_ms,
+        conversation_id=conversation_id,
+        message_id=message_id,
+        tail=tail,
+        repaired=repaired,
+        citation_pass=citation_pass,
+        unsupported=unsupported,
+        cut=cut,
+    )
+    rows = [_retrieval(c, int(c.chunk_id) in cited) for c in chunks]
     with db.transaction():
-        db.con.execute(
-            "INSERT INTO turns (id, kind, query, model, persona, prompt_version, grounding,"
-            " abstained, latency_ms, conversation_id, message_id, tail, repaired, citation_pass,"
-            " unsupported, cut)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                turn_id,
-                kind,
-                query,
-                model,
-                persona,
-                prompt_version,
-                grounding,
-                abstained,
-                latency_ms,
-                conversation_id,
-                message_id,
-                tail,
-                repaired,
-                citation_pass,
-                unsupported,
-                cut,
-            ],
-        )
-        if chunks:
-            values = ", ".join(_row(turn_id, c, c.chunk_id in cited) for c in chunks)
-            db.con.execute(
-                "INSERT INTO retrievals (turn_id, chunk_id, episode_id, rank, vector_score,"
-                f" keyword_score, graph_score, fused_score, final_score, cited) VALUES {values}"
-            )
+        repo.insert_turn(db, turn)
+        repo.insert_retrievals(db, turn_id, rows)
     return turn_id
 
 
-def _number(value: float | None) -> str:
-    if value is None:
-        return "NULL"
-    number = float(value)
-    return repr(number) if math.isfinite(number) else "NULL"
-
-
-def _row(turn_id: str, chunk: RetrievedChunk, cited: bool) -> str:
-    """One VALUES tuple. Every field is a number or a re-formatted UUID, so inlining is safe
-    (and one statement beats a parameter per field or an Arrow round trip on small batches)."""
-    episode = uuid.UUID(str(chunk.episode_id))
+def _retrieval(chunk: RetrievedChunk, cited: bool) -> RetrievalRecord:
     scores = chunk.scores
-    return (
-        f"('{turn_id}', {int(chunk.chunk_id)}, '{episode}', {int(chunk.rank)},"
-        f" {_number(scores.get('vector'))}, {_number(scores.get('keyword'))},"
-        f" {_number(scores.get('graph'))}, {_number(chunk.fused)}, {_number(chunk.final)},"
-        f" {'true' if cited else 'false'})"
+    return RetrievalRecord(
+        chunk_id=int(chunk.chunk_id),
+        episode_id=str(uuid.UUID(str(chunk.episode_id))),
+        rank=int(chunk.rank),
+        vector_score=scores.get("vector"),
+        keyword_score=scores.get("keyword"),
+        graph_score=scores.get("graph"),
+        fused_score=chunk.fused,
+        final_score=chunk.final,
+        cited=cited,
     )
 
 
 def mark_cited(db: Database, turn_id: str, chunk_ids: Iterable[int]) -> int:
     """Flag the turn's retrievals whose chunk ended up cited; returns how many were marked."""
-    ids = sorted({int(c) for c in chunk_ids})
-    if not ids:
-        return 0
-    listed = ", ".join(str(i) for i in ids)
-    with db.lock:
-        row = db.execute(
-            f"UPDATE retrievals SET cited = true WHERE turn_id = ?::UUID AND chunk_id IN ({listed})",
-            [turn_id],
-        ).fetchone()
-    return int(row[0]) if row else 0
+    return repo.mark_cited(db, turn_id, sorted({int(c) for c in chunk_ids}))
+
+
+def add_policy_event(
+    db: Database,
+    conversation_id: str | None,
+    message_id: str | None,
+    policy: str,
+    action: str,
+    match: str | None,
+) -> None:
+    """Record a policy that matched a reply (its match cut to 500 characters)."""
+    repo.add_policy_event(db, conversation_id, message_id, policy, action, match)

@@ -1,4 +1,4 @@
-"""The sadie app: owns the open memory, the companion, themes, keymap and app-wide keys.
+"""The sadie app: owns the session over the memory, themes, keymap and app-wide keys.
 
 The first frame paints before anything heavy happens: the memory (DuckDB) opens in a thread
 worker after the first refresh, then the embedding model warms in another; until they are
@@ -27,19 +27,17 @@ from .themes import DEFAULT_THEME, load_themes, resolve_defaults
 from .widgets.status import StatusLine
 
 if TYPE_CHECKING:
-    from ..commands.context import Context
-    from ..engine.memory import Memory
+    from ..engine.session import SessionProtocol
+    from ..launch import Launch
 
 MIN_SIZE = (50, 12)
 
-CompanionFactory = Callable[["Memory", Any], Any]
+SessionFactory = Callable[["Launch"], "SessionProtocol"]
 
 
-def default_companion(memory: Memory, settings: Any) -> Any:
-    from ..engine.companion import Companion
-
+def default_session(launch: Launch) -> SessionProtocol:
     # Answer at once while torch loads: keyword + graph retrieval, cue-only emotions.
-    return Companion(memory, settings, wait_for_embedder=False)
+    return launch.session(wait_for_embedder=False)
 
 
 class SadieApp(App[None]):
@@ -87,10 +85,10 @@ class SadieApp(App[None]):
 
     def __init__(
         self,
-        ctx: Context,
+        ctx: Launch,
         question: str | None = None,
         *,
-        companion_factory: CompanionFactory | None = None,
+        session_factory: SessionFactory | None = None,
         clock: Callable[[], datetime] | None = None,
         warm_embedder: bool = True,
     ) -> None:
@@ -98,11 +96,10 @@ class SadieApp(App[None]):
         self.ctx = ctx
         self.settings = ctx.settings
         self.question = question
-        self.companion_factory = companion_factory or default_companion
+        self.session_factory = session_factory or default_session
         self.clock = clock or datetime.now
         self.warm_embedder = warm_embedder
-        self.memory: Memory | None = None
-        self.companion: Any = None
+        self.session: SessionProtocol | None = None
         self.memory_ready = asyncio.Event()
         self.exit_error: Any = None
         self.persona = self.settings.chat_persona
@@ -248,28 +245,26 @@ class SadieApp(App[None]):
         from ..engine.errors import SadieError
 
         try:
-            memory = self.ctx.open_memory()
-            companion = self.companion_factory(memory, self.settings)
+            session = self.session_factory(self.ctx)
         except SadieError as exc:
             self.post_message(MemoryFailed(exc))
             return
         except Exception as exc:  # noqa: BLE001 - no memory, no app: exit with one clear line
             self.post_message(MemoryFailed(SadieError(f"cannot open the memory: {exc}")))
             return
-        self.memory = memory
-        self.companion = companion
+        self.session = session
         self.post_message(MemoryReady())
 
     def on_memory_ready(self, _: MemoryReady) -> None:
         self.memory_ready.set()
         for status in self._status_lines():
             status.memory_state = "ready"
-        assert self.memory is not None
+        assert self.session is not None
         if self.warm_embedder:
             # A daemon thread, not a thread worker: those are joined at exit, and quitting
             # must not wait ~5 s for torch to finish importing.
             threading.Thread(target=self._warm_embedder, name="sadie-warm", daemon=True).start()
-        elif self.memory.embedder.loaded:
+        elif self.session.embedder_ready:
             self.post_message(EmbedderReady())
         self._check_model()
 
@@ -284,10 +279,10 @@ class SadieApp(App[None]):
     def _warm_embedder(self) -> None:
         from ..engine.errors import SadieError
 
-        assert self.memory is not None
+        assert self.session is not None
         try:
             # The embedding model and the emotion centroids, so no reply pays for them.
-            self.companion.warm()
+            self.session.warm()
         except SadieError as exc:
             self.post_message(EmbedderReady(exc))
             return
@@ -310,7 +305,8 @@ class SadieApp(App[None]):
 
     @work(exclusive=True, group="model", exit_on_error=False)
     async def _check_model(self) -> None:
-        status = await self.companion.check_model()
+        assert self.session is not None
+        status = await self.session.check_model()
         self.post_message(ModelChecked(status))
 
     def on_model_checked(self, message: ModelChecked) -> None:

@@ -33,12 +33,3 @@ class ModelChecked(Message):
     def __init__(self, status: Any) -> None:
         super().__init__()
         self.status = status
-
-
-class ConversationChanged(Message):
-    """The chat screen now shows another conversation (``None``: a new, unsaved one)."""
-
-    def __init__(self, conversation_id: str | None, title: str) -> None:
-        super().__init__()
-        self.conversation_id = conversation_id
-        self.title = title

@@ -105,33 +105,30 @@ def frozen_clock() -> datetime:
     return NOW
 
 
-class StableCompanion:
-    """The real ``Companion`` with the timings that reach the screen frozen, so snapshots
-    do not change from run to run. Everything else passes through untouched."""
+class StableSession:
+    """The real ``Session`` with the timings that reach the screen frozen, so snapshots do not
+    change from run to run. Everything else passes through untouched."""
 
-    def __init__(self, memory: Any, settings: Any) -> None:
-        from sadie_tui.engine.companion import Companion
+    def __init__(self, launch: Any) -> None:
+        self.inner = launch.session(wait_for_embedder=False)
 
-        self.inner = Companion(memory, settings, wait_for_embedder=False)
-
-    def warm(self) -> None:
-        self.inner.warm()
-
-    async def check_model(self, **kwargs: Any) -> Any:
-        return await self.inner.check_model(**kwargs)
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
 
     async def chat(self, message: str, **kwargs: Any) -> AsyncIterator[Any]:
-        from sadie_tui.engine.events import Context, Done, Thinking
+        from sadie_tui.engine.events import ContextBudget, Done, Thinking, Waiting
 
         stream = self.inner.chat(message, **kwargs)
         try:
             async for event in stream:
-                if isinstance(event, Context):
+                if isinstance(event, ContextBudget):
                     event = dataclasses.replace(event, retrieval_ms=12.0)
                 elif isinstance(event, Done):
                     event = dataclasses.replace(event, latency_ms=250.0, tokens_per_s=40.0)
                 elif isinstance(event, Thinking):
                     event = Thinking(3.0)
+                elif isinstance(event, Waiting):
+                    event = Waiting(1.0)
                 yield event
         finally:
             await stream.aclose()
@@ -160,7 +157,7 @@ def make_app(ctx: Any, question: str | None = None, *, stable: bool = True, **kw
 
     kwargs.setdefault("clock", frozen_clock)
     if stable:
-        kwargs.setdefault("companion_factory", StableCompanion)
+        kwargs.setdefault("session_factory", StableSession)
     return SadieApp(ctx, question, **kwargs)
 
 

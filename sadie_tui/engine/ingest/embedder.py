@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import SadieError
+from ..store.schema import EMBEDDING_DIM
 
-DIM = 384
+DIM = EMBEDDING_DIM
 BATCH = 64
 RECENT = 32  # single texts whose vectors are remembered
 
@@ -35,7 +36,7 @@ def model_path() -> str:
 
 
 class Embedder:
-    """Thread-safe lazy wrapper: normalised float32 vectors of 384 dimensions."""
+    """Thread-safe lazy wrapper: normalised float32 vectors of ``DIM`` dimensions."""
 
     def __init__(self) -> None:
         self._model: Any = None
@@ -124,7 +125,7 @@ def shared_embedder() -> Embedder:
 
 
 def arrow_matrix(column: Any) -> np.ndarray:
-    """A column of embeddings read from DuckDB as Arrow (``FLOAT[384]``) as one float32 matrix,
+    """A column of embeddings read from DuckDB as Arrow (``FLOAT[DIM]``) as one float32 matrix,
     a row per value."""
     column = column.combine_chunks()
     if len(column) == 0:

@@ -2,7 +2,8 @@
 
 Unchanged episodes (same content hash) are left alone; a changed one is replaced whole.
 Derived records (beliefs, observations, wiki, briefs, today cards, soul) are replaced per
-source file. Progress is reported through a callback so the CLI can draw a bar.
+source file. Progress is reported through a callback so the CLI can draw a bar. The SQL is
+the store's (``store.episodes``, ``store.derived``); this module decides what to write.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..store import derived as derived_store
+from ..store import episodes as episode_store
+from ..store.schema import EMBEDDING_DIM
 from .chunker import chunk_text
 from .embedder import Embedder
 from .entities import EntityIndex
@@ -56,19 +60,17 @@ class IngestReport:
         }
 
 
-def _arrow_vectors(vectors: np.ndarray):  # type: ignore[no-untyped-def]
+def _arrow_vectors(vectors: np.ndarray):
     import pyarrow as pa
 
-    dim = vectors.shape[1] if vectors.ndim == 2 else 384
+    dim = vectors.shape[1] if vectors.ndim == 2 else EMBEDDING_DIM
     flat = pa.array(np.ascontiguousarray(vectors, dtype=np.float32).ravel())
     return pa.FixedSizeListArray.from_arrays(flat, dim)
 
 
 def _known_entities(db: Database) -> dict[str, tuple[str, str]]:
-    known = {
-        key: (name, kind) for key, name, kind in db.fetchall("SELECT key, name, kind FROM entities")
-    }
-    for title, kind in db.fetchall("SELECT title, kind FROM wiki_entries"):
+    known = {key: (name, kind) for key, name, kind in episode_store.entities(db)}
+    for title, kind in derived_store.wiki_titles(db):
         from .entities import KINDS, entity_key
 
         known[entity_key(title)] = (title, kind if kind in KINDS else "")
@@ -92,7 +94,7 @@ def ingest(
     # Derived records first: wiki titles and kinds seed the entity extractor.
     _store_derived(db, result.derived, embedder, report)
 
-    existing = dict(db.fetchall("SELECT source_key, content_hash FROM episodes"))
+    existing = episode_store.content_hashes(db)
     todo: list[RawEpisode] = []
     seen_keys: set[str] = set()
     for ep in result.episodes:
@@ -115,7 +117,7 @@ def ingest(
             pieces.append((ep.id, ordinal, text))
     report.chunks = len(pieces)
 
-    vectors = np.zeros((len(pieces), 384), dtype=np.float32)
+    vectors = np.zeros((len(pieces), EMBEDDING_DIM), dtype=np.float32)
     if pieces:
         # Longest first across the whole ingest, so every model batch holds texts of similar
         # length (little padding); the slices only exist to move the progress bar.
@@ -132,7 +134,7 @@ def ingest(
     entity_index.learn(p[2] for p in pieces)
     mentions = [entity_index.mentions(p[2]) for p in pieces]
     _store_episodes(db, todo, pieces, vectors, mentions, entity_index)
-    report.entities = int((db.fetchone("SELECT count(*) FROM entities") or (0,))[0])
+    report.entities = episode_store.count_entities(db)
     report.elapsed = time.perf_counter() - started
     notify("done", 1, 1)
     return report
@@ -143,7 +145,7 @@ def _store_episodes(
     todo: list[RawEpisode],
     pieces: list[tuple[str, int, str]],
     vectors: np.ndarray,
-    mentions: list,  # type: ignore[type-arg]
+    mentions: list,
     entity_index: EntityIndex,
 ) -> None:
     import pyarrow as pa
@@ -166,28 +168,11 @@ def _store_episodes(
                 "text": [ep.text for ep in todo],
             }
         )
-        db.con.register("_new_episodes", ep_table)
-        try:
-            db.con.execute(
-                "DELETE FROM entity_mentions WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)"
-            )
-            db.con.execute(
-                "DELETE FROM chunks WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)"
-            )
-            db.con.execute("DELETE FROM episodes WHERE id IN (SELECT id::UUID FROM _new_episodes)")
-            db.con.execute(
-                "INSERT INTO episodes (id, kind, title, source, source_key, occurred_at, salience,"
-                " content_hash, tags, text) SELECT id::UUID, kind, title, source, source_key,"
-                " occurred_at, salience, content_hash, tags, text FROM _new_episodes"
-            )
-        finally:
-            db.con.unregister("_new_episodes")
+        episode_store.replace_episodes(db, ep_table)
         if not pieces:
             return
-        first = int(db.con.execute("SELECT nextval('chunk_ids')").fetchone()[0])  # type: ignore[index]
+        first = episode_store.reserve_chunk_ids(db, len(pieces))
         chunk_ids = list(range(first, first + len(pieces)))
-        # Reserve the whole id range so later nextval() calls cannot collide.
-        db.con.execute("SELECT max(nextval('chunk_ids')) FROM range(?)", [max(0, len(pieces) - 1)])
         chunk_table = pa.table(
             {
                 "id": pa.array(chunk_ids, pa.int64()),
@@ -197,14 +182,7 @@ def _store_episodes(
                 "embedding": _arrow_vectors(vectors),
             }
         )
-        db.con.register("_new_chunks", chunk_table)
-        try:
-            db.con.execute(
-                "INSERT INTO chunks (id, episode_id, ordinal, text, embedding)"
-                " SELECT id, episode_id::UUID, ordinal, text, embedding FROM _new_chunks"
-            )
-        finally:
-            db.con.unregister("_new_chunks")
+        episode_store.insert_chunks(db, chunk_table)
         _store_entities(db, chunk_ids, pieces, mentions, entity_index)
 
 
@@ -212,12 +190,12 @@ def _store_entities(
     db: Database,
     chunk_ids: list[int],
     pieces: list[tuple[str, int, str]],
-    mentions: list,  # type: ignore[type-arg]
+    mentions: list,
     entity_index: EntityIndex,
 ) -> None:
     import pyarrow as pa
 
-    ids = dict(db.con.execute("SELECT key, id FROM entities").fetchall())
+    ids = episode_store.entity_ids(db)
     next_id = max(ids.values(), default=0) + 1
     new_rows: list[tuple[int, str, str, str]] = []
     m_entity: list[int] = []
@@ -237,9 +215,8 @@ def _store_entities(
             m_episode.append(piece[0])
             m_count.append(count)
     if new_rows:
-        _insert_arrow(
+        episode_store.insert_entities(
             db,
-            "entities",
             pa.table(
                 {
                     "id": pa.array([r[0] for r in new_rows], pa.int32()),
@@ -248,12 +225,10 @@ def _store_entities(
                     "kind": [r[3] for r in new_rows],
                 }
             ),
-            "id, name, key, kind",
         )
     if m_entity:
-        _insert_arrow(
+        episode_store.insert_mentions(
             db,
-            "entity_mentions",
             pa.table(
                 {
                     "entity_id": pa.array(m_entity, pa.int32()),
@@ -262,28 +237,13 @@ def _store_entities(
                     "count": pa.array(m_count, pa.int32()),
                 }
             ),
-            "entity_id, chunk_id, episode_id::UUID, count",
         )
     rebuild_edges(db)
 
 
-def _insert_arrow(db: Database, table: str, data, columns: str) -> None:  # type: ignore[no-untyped-def]
-    db.con.register("_arrow_in", data)
-    try:
-        db.con.execute(f"INSERT INTO {table} SELECT {columns} FROM _arrow_in")
-    finally:
-        db.con.unregister("_arrow_in")
-
-
 def rebuild_edges(db: Database) -> None:
-    """The co-occurrence graph, derived from mentions: weight = chunks naming both."""
-    db.con.execute("DELETE FROM entity_edges")
-    db.con.execute(
-        "INSERT INTO entity_edges SELECT a.entity_id, b.entity_id, count(*)::DOUBLE"
-        " FROM entity_mentions a JOIN entity_mentions b"
-        " ON a.chunk_id = b.chunk_id AND a.entity_id <> b.entity_id"
-        " GROUP BY a.entity_id, b.entity_id"
-    )
+    """The co-occurrence graph, derived from mentions (kept here for older callers)."""
+    episode_store.rebuild_edges(db)
 
 
 def _store_derived(
@@ -299,21 +259,18 @@ def _store_derived(
     for table, items in by_table.items():
         report.derived[table] = 0
         if table == "soul":
-            current = db.fetchone("SELECT text FROM soul WHERE id = 1")
-            if current is not None and current[0] == items[-1].fields["text"]:
+            if derived_store.stored_soul(db) == items[-1].fields["text"]:
                 continue  # unchanged: a re-ingest must report nothing changed
-            db.execute("DELETE FROM soul")
-            db.execute("INSERT INTO soul (id, text) VALUES (1, ?)", [items[-1].fields["text"]])
+            derived_store.replace_soul(db, items[-1].fields["text"])
             report.derived[table] = 1
             continue
         if table in ("beliefs", "observations"):
             files = {item.source_key.rsplit("#", 1)[0] for item in items}
-            existing = {
-                (key, h)
-                for key, h in db.fetchall(
-                    f"SELECT source_key, md5(CAST(({_row_text(table)}) AS VARCHAR)) FROM {table}"
-                )
-            }
+            existing = (
+                derived_store.belief_hashes(db)
+                if table == "beliefs"
+                else derived_store.observation_hashes(db)
+            )
             wanted = {(item.source_key, _md5_fields(table, item)) for item in items}
             if wanted == {row for row in existing if row[0].rsplit("#", 1)[0] in files}:
                 continue
@@ -321,37 +278,36 @@ def _store_derived(
             vectors = embedder.encode(texts)
             with db.transaction():
                 for file in files:
-                    db.execute(f"DELETE FROM {table} WHERE source_key LIKE ?", [file + "#%"])
+                    if table == "beliefs":
+                        derived_store.delete_beliefs_of(db, file)
+                    else:
+                        derived_store.delete_observations_of(db, file)
                 for item, vec in zip(items, vectors, strict=True):
                     from .embedder import vector_literal
 
                     rid = episode_id(item.source_key)
                     if table == "beliefs":
                         f = item.fields
-                        db.execute(
-                            "INSERT INTO beliefs VALUES (?, ?, ?, ?, ?::UUID[], ?, ?::FLOAT[384])",
-                            [
-                                rid,
-                                f["statement"],
-                                f["status"],
-                                f["confidence"],
-                                f["evidence"],
-                                item.source_key,
-                                vector_literal(vec),
-                            ],
+                        derived_store.insert_belief(
+                            db,
+                            id=rid,
+                            statement=f["statement"],
+                            status=f["status"],
+                            confidence=f["confidence"],
+                            evidence=f["evidence"],
+                            source_key=item.source_key,
+                            embedding=vector_literal(vec),
                         )
                     else:
                         f = item.fields
-                        db.execute(
-                            "INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?::FLOAT[384])",
-                            [
-                                rid,
-                                f["source"],
-                                f["observed_at"],
-                                f["text"],
-                                item.source_key,
-                                vector_literal(vec),
-                            ],
+                        derived_store.insert_observation(
+                            db,
+                            id=rid,
+                            source=f["source"],
+                            observed_at=f["observed_at"],
+                            text=f["text"],
+                            source_key=item.source_key,
+                            embedding=vector_literal(vec),
                         )
                     report.derived[table] += 1
             continue
@@ -366,25 +322,11 @@ def _store_derived(
             if "occurred_at" in f:
                 cols.append("occurred_at")
                 vals.append(f["occurred_at"])
-            current = db.fetchone(
-                f"SELECT {', '.join(cols)} FROM {table} WHERE source_key = ?", [item.source_key]
-            )
+            current = derived_store.titled_row(db, table, cols, item.source_key)
             if current is not None and [str(v) for v in current] == [str(v) for v in vals]:
                 continue
-            db.execute(f"DELETE FROM {table} WHERE source_key = ?", [item.source_key])
-            db.execute(
-                f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))})",
-                vals,
-            )
+            derived_store.replace_titled(db, table, cols, vals, item.source_key)
             report.derived[table] += 1
-
-
-def _row_text(table: str) -> str:
-    if table == "beliefs":
-        return (
-            "statement || '|' || status || '|' || confidence::VARCHAR || '|' || evidence::VARCHAR"
-        )
-    return "source || '|' || strftime(observed_at, '%Y-%m-%dT%H:%M:%S') || '|' || text"
 
 
 def _md5_fields(table: str, item: Derived) -> str:

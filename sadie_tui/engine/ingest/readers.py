@@ -185,7 +185,8 @@ def _date_from(path: Path) -> datetime | None:
     match = _DATE_IN_NAME.search(path.name)
     if match:
         try:
-            return datetime(*(int(g) for g in match.groups()))
+            year, month, day = (int(g) for g in match.groups())
+            return datetime(year, month, day)
         except ValueError:
             return None
     return None

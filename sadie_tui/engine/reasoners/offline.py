@@ -87,7 +87,9 @@ class OfflineReasoner:
     def __init__(self, reason: str = "") -> None:
         self.reason = reason
 
-    async def stream(self, briefing: Briefing, query: str = "") -> AsyncIterator[Piece]:
+    async def stream(
+        self, briefing: Briefing, query: str = "", messages: list[dict[str, str]] | None = None
+    ) -> AsyncIterator[Piece]:
         text = compose(briefing, query or briefing.messages[-1]["content"], self.reason)
         for piece in re.findall(r"\S+\s*|\s+", text):
             yield Piece("content", piece)

@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..store.search import entity_ids, entity_mentions, strongest_edges
+
 if TYPE_CHECKING:
     from ..store.db import Database
     from .keyword import KeywordIndex
@@ -78,18 +80,12 @@ class GraphIndex:
 
 def build_graph(db: Database, index: KeywordIndex) -> GraphIndex:
     """Read entities, mentions and edges; mention rows follow ``index``'s chunk rows."""
-    keys = db.fetchall("SELECT key, id FROM entities")
-    ids = {str(k): int(i) for k, i in keys}
+    ids = entity_ids(db)
     longest = max((len(k.split()) for k in ids), default=0)
-    with db.lock:
-        table = db.execute(
-            "SELECT entity_id, chunk_id, count FROM entity_mentions ORDER BY entity_id"
-        ).to_arrow_table()
-    entity = table.column("entity_id").to_numpy()
-    rows = index.rows_of(table.column("chunk_id").to_numpy())
-    counts = table.column("count").to_numpy().astype(np.float64)
+    found = entity_mentions(db)
+    rows = index.catalogue.rows_of(found.chunk_ids)
     keep = rows >= 0
-    entity, rows, counts = entity[keep], rows[keep], counts[keep]
+    entity, rows, counts = found.entity_ids[keep], rows[keep], found.counts[keep]
     mentions: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     if len(entity):
         starts = np.flatnonzero(np.r_[True, entity[1:] != entity[:-1]])
@@ -97,14 +93,8 @@ def build_graph(db: Database, index: KeywordIndex) -> GraphIndex:
         for a, b in zip(starts, ends, strict=True):
             mentions[int(entity[a])] = (rows[a:b], counts[a:b])
     neighbours: dict[int, list[tuple[int, float]]] = {}
-    edges = db.fetchall(
-        "SELECT src, dst, weight / max(weight) OVER (PARTITION BY src) FROM ("
-        " SELECT src, dst, weight, row_number() OVER"
-        " (PARTITION BY src ORDER BY weight DESC, dst) AS n FROM entity_edges"
-        f") WHERE n <= {HOP_FANOUT} ORDER BY src, weight DESC, dst"
-    )
-    for src, dst, rel in edges:
-        neighbours.setdefault(int(src), []).append((int(dst), float(rel)))
+    for edge in strongest_edges(db, HOP_FANOUT):
+        neighbours.setdefault(edge.src, []).append((edge.dst, edge.relative))
     return GraphIndex(ids, longest, mentions, neighbours, index.size, index.signature)
 
 

@@ -8,9 +8,10 @@
    hop, from a cached mention index). The window's own best keyword hits join the candidates
    (all of its chunks when it holds few), and so do the neighbours of each channel's first
    hits.
-3. The candidates' rows come back in one query and their exact cosines from the keyword
+3. The candidates' rows come back in one statement and their exact cosines from the keyword
    index's memory-mapped copy of the embeddings (the HNSW hits and the memory's state came in
-   one statement before: each statement costs about a millisecond); every candidate then gets
+   one statement before: each statement costs about a millisecond; every statement is
+   ``store.search``'s, typed rows back); every candidate then gets
    every feature — cosine, BM25, the BM25 of its best two-sentence passage and of its
    episode's best chunk, graph score — and ``fusion.fuse`` weighs them by the persona's channel
    weights (``KEYWORD_PARTS`` shares the keyword weight among its three views). The
@@ -35,25 +36,24 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ingest.embedder import arrow_matrix, vector_literal
+from ..ingest.embedder import vector_literal
+from ..store.search import (
+    MemoryState,
+    VectorHit,
+    chunk_embeddings,
+    chunk_texts,
+    state_and_nearest,
+)
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
-from .keyword import (
-    SIGNATURE_SQL,
-    KeywordIndex,
-    keyword_index,
-    query_tokens,
-    to_seconds,
-    top_rows,
-)
+from .keyword import EpisodeInfo, KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
-from .vector import vector_sql
 
 if TYPE_CHECKING:
     from ..memory import Memory
@@ -107,12 +107,22 @@ class RetrievalResult:
 # --------------------------------------------------------------------------- candidates
 
 
+@dataclass(frozen=True, slots=True)
+class CandidateChunk:
+    """What a candidate shows: its text from the database, its episode from the catalogue."""
+
+    ordinal: int
+    text: str
+    occurred_at: datetime
+    episode: EpisodeInfo
+
+
 @dataclass
 class Candidates:
     """Everything the ranking needs about the candidate chunks, aligned by position."""
 
     ids: list[int]
-    meta: list[tuple[Any, ...]]  # episode_id, ordinal, text, title, kind, occurred_at, salience
+    chunks: list[CandidateChunk]
     features: dict[str, np.ndarray]
     found: dict[str, dict[int, float]]  # channel -> chunk id -> the channel's own score
     inside: np.ndarray  # in the query's time window
@@ -167,52 +177,21 @@ def prepare_query(
 def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
     if window is None:
         return None
+    when = index.catalogue.when
     mask = np.ones(index.size, dtype=bool)
     if window.start is not None:
-        mask &= index.when >= to_seconds(window.start)
+        mask &= when >= to_seconds(window.start)
     if window.end is not None:
-        mask &= index.when < to_seconds(window.end + RECORDED_WITHIN)
+        mask &= when < to_seconds(window.end + RECORDED_WITHIN)
     return mask
 
 
-@dataclass(frozen=True)
-class MemoryState:
-    """Read once per retrieval: the keyword index's signature, and whether there are any
-    beliefs and observations to search beside the chunks."""
-
-    signature: tuple[int, int]
-    beliefs: bool
-    observations: bool
-
-
-_STATE_SQL = (
-    f"SELECT 'chunks', {SIGNATURE_SQL} FROM chunks"
-    " UNION ALL SELECT 'side', (SELECT count(*) FROM beliefs), (SELECT count(*) FROM observations)"
-)
-
-
-def probe(
+def state_and_vector_hits(
     memory: Memory, vector: np.ndarray | None, depth: int
-) -> tuple[MemoryState, list[tuple[int, float]]]:
-    """The memory's state and the vector channel's ``depth`` hits, in one statement (here
-    each statement costs ~1 ms of its own, more than these answers)."""
-    hits: list[tuple[int, float]] = []
-    counts: dict[str, tuple[int, int]] = {}
-    if vector is None:
-        rows = memory.db.fetchall(_STATE_SQL)
-    else:
-        rows = memory.db.fetchall(
-            # DOUBLE: a FLOAT column would round the largest chunk id past 2^24.
-            f"SELECT 'hit', id, distance::DOUBLE FROM ({vector_sql(depth)}) UNION ALL {_STATE_SQL}",
-            [vector_literal(vector)],
-        )
-    for kind, a, b in rows:
-        if kind == "hit":
-            hits.append((int(a), 1.0 - float(b)))
-        else:
-            counts[kind] = (int(a or 0), int(b or 0))
-    beliefs, observations = counts.get("side", (0, 0))
-    return MemoryState(counts.get("chunks", (0, 0)), beliefs > 0, observations > 0), hits
+) -> tuple[MemoryState, list[VectorHit]]:
+    """The memory's state and the vector channel's ``depth`` hits, in one statement."""
+    literal = vector_literal(vector) if vector is not None else None
+    return state_and_nearest(memory.db, literal, depth)
 
 
 def channel_depth(k: int) -> int:
@@ -230,23 +209,27 @@ def gather(
     *,
     k: int,
     now: datetime,
-    probed: tuple[MemoryState, list[tuple[int, float]]] | None = None,
+    state_hits: tuple[MemoryState, list[VectorHit]] | None = None,
 ) -> tuple[Candidates | None, TimeWindow | None]:
     """Run the channels and build the candidate features (None for an empty memory).
 
-    ``probed``: what ``probe`` answered for this query, when the caller already asked."""
+    ``state_hits``: what ``state_and_vector_hits`` answered for this query, when the caller
+    already asked."""
     depth = channel_depth(k)
-    state, vector_hits = probed or probe(memory, prepared.vector, vector_depth(k))
+    state, vector_hits = state_hits or state_and_vector_hits(
+        memory, prepared.vector, vector_depth(k)
+    )
     index = keyword_index(memory, state.signature)
     if index.size == 0:
         return None, None
+    catalogue = index.catalogue
     window = prepared.window
     in_window = _window_mask(index, window)
     if in_window is not None and not in_window.any():
         window, in_window = None, None  # the window holds nothing: do not narrow
     allowed = None
     if persona.window_days:
-        allowed = index.when >= to_seconds(now - timedelta(days=persona.window_days))
+        allowed = catalogue.when >= to_seconds(now - timedelta(days=persona.window_days))
         if not allowed.any():
             allowed = None
 
@@ -263,8 +246,8 @@ def gather(
         else:
             rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
 
-    # Vector: the HNSW top hits (``probe``).
-    vector_rows = [int(r) for r in index.rows_of([c for c, _ in vector_hits]) if r >= 0]
+    # Vector: the HNSW top hits (``state_and_vector_hits``).
+    vector_rows = [int(r) for r in catalogue.rows_of([c for c, _ in vector_hits]) if r >= 0]
     rows.update(dict.fromkeys(vector_rows))
 
     # Graph: named entities and their neighbours, scored for every chunk from the cache.
@@ -281,7 +264,7 @@ def gather(
     # Neighbours of each channel's first hits: a thought cut by a chunk boundary.
     heads = [r for r, _ in keyword_hits[:NEIGHBOURS_OF]] + vector_rows[:NEIGHBOURS_OF]
     heads += [r for r, _ in graph_hits[:NEIGHBOURS_OF]]
-    nxt, prv = index.neighbour_rows(np.array(heads, dtype=np.int64))
+    nxt, prv = catalogue.neighbour_rows(np.array(heads, dtype=np.int64))
     rows.update(dict.fromkeys(int(r) for r in np.r_[nxt, prv] if r >= 0))
 
     cand_rows = np.array(list(rows), dtype=np.int64)
@@ -290,9 +273,10 @@ def gather(
     if cand_rows.size == 0:
         return None, window
     ids = [int(i) for i in index.chunk_ids[cand_rows]]
-    meta, cosines = _fetch(memory, index, cand_rows, prepared.vector)
-    keep = [i for i, cid in enumerate(ids) if cid in meta]
+    found_chunks, cosines = _fetch(memory, index, cand_rows, prepared.vector)
+    keep = [i for i, cid in enumerate(ids) if cid in found_chunks]
     cand_rows, ids = cand_rows[keep], [ids[i] for i in keep]
+    chunks = [found_chunks[cid] for cid in ids]
 
     # Every candidate gets every feature.
     keyword_scores = bm[cand_rows].astype(np.float64)
@@ -300,18 +284,18 @@ def gather(
     with_terms = np.flatnonzero(keyword_scores > 0)
     if with_terms.size:
         best = with_terms[np.argsort(-keyword_scores[with_terms], kind="stable")][:PASSAGES]
-        passage[best] = index.passage_scores([meta[ids[i]][2] for i in best], tokens)
+        passage[best] = index.bm25.passage_scores([chunks[i].text for i in best], tokens)
     features: dict[str, np.ndarray] = {
         "keyword": keyword_scores,
         "passage": passage,
-        "episode": index.episode_max(bm, cand_rows).astype(np.float64),
+        "episode": catalogue.episode_max(bm, cand_rows).astype(np.float64),
         "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
     }
     if cosines is not None:
         features["vector"] = np.array([cosines[c] for c in ids], dtype=np.float64)
 
     position = {int(r): i for i, r in enumerate(cand_rows)}
-    nxt, prv = index.neighbour_rows(cand_rows)
+    nxt, prv = catalogue.neighbour_rows(cand_rows)
     found = {
         "vector": dict(vector_hits),
         "keyword": {int(index.chunk_ids[r]): s for r, s in keyword_hits},
@@ -319,14 +303,14 @@ def gather(
     }
     cands = Candidates(
         ids=ids,
-        meta=[meta[c] for c in ids],
+        chunks=chunks,
         features=features,
         found=found,
         inside=(in_window[cand_rows] if in_window is not None else np.zeros(len(ids), dtype=bool)),
         next_index=np.array([position.get(int(r), -1) for r in nxt], dtype=np.int64),
         prev_index=np.array([position.get(int(r), -1) for r in prv], dtype=np.int64),
-        salience=np.array([meta[c][6] for c in ids], dtype=np.float64),
-        age_days=(to_seconds(now) - index.when[cand_rows]) / 86400.0,
+        salience=np.array([c.episode.salience for c in chunks], dtype=np.float64),
+        age_days=(to_seconds(now) - catalogue.when[cand_rows]) / 86400.0,
         channel_hits={
             "vector": [c for c, _ in vector_hits],
             "keyword": [int(index.chunk_ids[r]) for r, _ in keyword_hits],
@@ -338,41 +322,30 @@ def gather(
     return cands, window
 
 
-def _id_list(ids: Sequence[int]) -> str:
-    return ", ".join(str(int(i)) for i in ids)
-
-
 def _fetch(
     memory: Memory, index: KeywordIndex, rows: np.ndarray, vector: np.ndarray | None
-) -> tuple[dict[int, tuple[Any, ...]], dict[int, float] | None]:
+) -> tuple[dict[int, CandidateChunk], dict[int, float] | None]:
     """The candidates' text (episode details come from the index's catalogue) and exact cosine
     to the query, from the index's copy of the embeddings (read from the database only for an
     index built without one)."""
     ids = [int(i) for i in index.chunk_ids[rows]]
-    found = memory.db.fetchall(
-        f"SELECT id, ordinal, text FROM chunks WHERE id IN ({_id_list(ids)})"
-    )
-    texts = {int(r[0]): (int(r[1]), r[2]) for r in found}
-    meta: dict[int, tuple[Any, ...]] = {}
+    texts = {found.chunk_id: found for found in chunk_texts(memory.db, ids)}
+    catalogue = index.catalogue
+    chunks: dict[int, CandidateChunk] = {}
     for cid, row in zip(ids, rows.tolist(), strict=True):
-        if cid in texts:
-            episode_id, title, kind, salience = index.episode_of(row)
-            ordinal, text = texts[cid]
-            meta[cid] = (
-                episode_id,
-                ordinal,
-                text,
-                title,
-                kind,
-                index.occurred_at(row),
-                salience,
+        found = texts.get(cid)
+        if found is not None:
+            chunks[cid] = CandidateChunk(
+                found.ordinal, found.text, catalogue.occurred_at(row), catalogue.episode_of(row)
             )
     if vector is None:
-        return meta, None
+        return chunks, None
     kept = index.cosines(rows, vector)
     if kept is None:
         kept = fetch_vectors(memory, ids) @ vector.astype(np.float32)
-    return meta, {cid: float(c) for cid, c in zip(ids, kept.tolist(), strict=True) if cid in meta}
+    return chunks, {
+        cid: float(c) for cid, c in zip(ids, kept.tolist(), strict=True) if cid in chunks
+    }
 
 
 def _embeddings(memory: Memory, cands: Candidates, ids: Sequence[int]) -> np.ndarray:
@@ -382,20 +355,7 @@ def _embeddings(memory: Memory, cands: Candidates, ids: Sequence[int]) -> np.nda
 
 def fetch_vectors(memory: Memory, ids: Sequence[int]) -> np.ndarray:
     """Embeddings of ``ids``, in that order (for the MMR rerank)."""
-    if not ids:
-        return np.zeros((0, 384), dtype=np.float32)
-    with memory.db.lock:
-        table = memory.db.execute(
-            f"SELECT id, embedding FROM chunks WHERE id IN ({_id_list(ids)})"
-        ).to_arrow_table()
-    found = table.column("id").to_numpy()
-    matrix = arrow_matrix(table.column("embedding"))
-    where = {int(c): i for i, c in enumerate(found)}
-    out = np.zeros((len(ids), matrix.shape[1] if len(found) else 384), dtype=np.float32)
-    for j, cid in enumerate(ids):
-        if int(cid) in where:
-            out[j] = matrix[where[int(cid)]]
-    return out
+    return chunk_embeddings(memory.db, ids)
 
 
 # --------------------------------------------------------------------------- ranking
@@ -452,9 +412,9 @@ def retrieve(
     now = now or datetime.now()
     k = k or persona.chunks
     prepared = prepare_query(memory, query, now=now, previous=previous, use_vector=use_vector)
-    probed = probe(memory, prepared.vector, vector_depth(k))
-    state = probed[0]
-    cands, window = gather(memory, prepared, persona, k=k, now=now, probed=probed)
+    state_hits = state_and_vector_hits(memory, prepared.vector, vector_depth(k))
+    state = state_hits[0]
+    cands, window = gather(memory, prepared, persona, k=k, now=now, state_hits=state_hits)
     chunks: tuple[RetrievedChunk, ...] = ()
     if cands is not None:
         chosen, fused, final = rank(
@@ -490,16 +450,17 @@ def _chunk(
     c: Candidates, i: int, rank_no: int, fused: np.ndarray, final: np.ndarray
 ) -> RetrievedChunk:
     cid = c.ids[i]
-    episode_id, ordinal, text, title, kind, occurred_at, salience = c.meta[i]
+    chunk = c.chunks[i]
+    episode = chunk.episode
     return RetrievedChunk(
         chunk_id=cid,
-        episode_id=episode_id,
-        ordinal=ordinal,
-        title=title,
-        kind=kind,
-        occurred_at=occurred_at,
-        text=text,
-        salience=salience,
+        episode_id=episode.episode_id,
+        ordinal=chunk.ordinal,
+        title=episode.title,
+        kind=episode.kind,
+        occurred_at=chunk.occurred_at,
+        text=chunk.text,
+        salience=episode.salience,
         scores={name: c.found[name].get(cid) for name in ("vector", "keyword", "graph")},
         fused=round(float(fused[i]), 6),
         final=round(float(final[i]), 6),

@@ -480,9 +480,9 @@ def _candidates(query: str, now: datetime) -> list[tuple[int, int, _Window]]:
     found: list[tuple[int, int, _Window]] = []
     for pattern, handler in _FORMS:
         for m in pattern.finditer(query):
-            window = _call(handler, m, today, False)
-            if window is not None:
-                found.append((m.start(), m.end(), window))
+            called = _call(handler, m, today, False)
+            if called is not None:
+                found.append((m.start(), m.end(), called))
     for m in _OPEN_ENDED.finditer(query):
         inner = _anchored(query, m.end(), today)
         if inner is None:

@@ -1,7 +1,9 @@
-"""Opening the one DuckDB file: the vss extension from its pip package, locks, read-only mode.
+"""Opening the one DuckDB file (vss from its pip package, locks, read-only mode, migrations)
+and running statements on it, every DuckDB error translated to a ``StorageError``.
 
 DuckDB allows one writing process per file. A second sadie on the same home gets a
-``LockedError`` that says who holds it, never a traceback.
+``LockedError`` that says who holds it, never a traceback. The connection is private: the
+repositories in this package run every statement through ``Database``'s methods.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import duckdb
 
 from ..errors import LockedError, StorageError
+from .migrations import migrate
 
 EF_SEARCH = 128
 
@@ -46,6 +49,12 @@ def vss_extension_path() -> Path:
     )
 
 
+def sql_string(value: object) -> str:
+    """``value`` as a quoted SQL string literal, for the few statements that take no
+    parameters (LOAD, ATTACH): file paths only, never a person's text."""
+    return "'" + str(value).replace("'", "''") + "'"
+
+
 def _translate(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
     if _LOCKED.search(text):
@@ -59,63 +68,81 @@ def _translate(exc: Exception, path: Path) -> StorageError:
     return StorageError(f"cannot open the memory at {path}: {first}")
 
 
+def _database_error(exc: duckdb.Error) -> StorageError:
+    lines = str(exc).splitlines()
+    return StorageError(f"database error: {lines[0] if lines else type(exc).__name__}")
+
+
+def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
+    """The file opened with vss loaded, not migrated (``open_database`` migrates)."""
+    path = Path(path)
+    if not read_only:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StorageError(f"cannot create the home folder {path.parent}: {exc}") from exc
+    elif not path.exists():
+        raise StorageError(f"there is no memory at {path}", fix="run `sadie ingest PATH` first")
+    config: dict[str, str | bool | int | float | list[str]] = {
+        "autoinstall_known_extensions": False,
+        "autoload_known_extensions": False,
+    }
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            break
+        except duckdb.Error as exc:
+            err = _translate(exc, path)
+            # A short wait rides over another process's brief write (a CLI command).
+            if isinstance(err, LockedError) and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            raise err from exc
+    try:
+        extension_sql = sql_string(vss_extension_path())
+        con.execute(f"LOAD {extension_sql}")
+        con.execute("SET hnsw_enable_experimental_persistence = true")
+        con.execute(f"SET hnsw_ef_search = {EF_SEARCH}")
+        # DuckDB draws progress bars on stdout for long statements; never in sadie.
+        con.execute("SET enable_progress_bar = false")
+    except duckdb.Error as exc:
+        con.close()
+        raise StorageError(f"cannot load the vss extension: {exc}") from exc
+    return Database(con, path, read_only)
+
+
+def open_database(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
+    """The memory file, opened and (unless read-only) migrated to the current schema."""
+    db = connect(path, read_only=read_only, wait=wait)
+    if not read_only:
+        try:
+            migrate(db)
+        except BaseException:
+            db.close()
+            raise
+    return db
+
+
 class Database:
     """One DuckDB connection, shared by threads under a lock (TUI workers, the engine)."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection, path: Path, read_only: bool) -> None:
-        self.con = con
+        self._con = con
         self.path = path
         self.read_only = read_only
         self.lock = threading.RLock()
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
-        path = Path(path)
-        if not read_only:
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StorageError(f"cannot create the home folder {path.parent}: {exc}") from exc
-        elif not path.exists():
-            raise StorageError(f"there is no memory at {path}", fix="run `sadie ingest PATH` first")
-        config = {
-            "autoinstall_known_extensions": False,
-            "autoload_known_extensions": False,
-        }
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                con = duckdb.connect(str(path), read_only=read_only, config=config)
-                break
-            except duckdb.Error as exc:
-                err = _translate(exc, path)
-                # A short wait rides over another process's brief write (a CLI command).
-                if isinstance(err, LockedError) and time.monotonic() < deadline:
-                    time.sleep(0.1)
-                    continue
-                raise err from exc
-        try:
-            con.execute(f"LOAD '{vss_extension_path()}'")
-            con.execute("SET hnsw_enable_experimental_persistence = true")
-            con.execute(f"SET hnsw_ef_search = {EF_SEARCH}")
-            # DuckDB draws progress bars on stdout for long statements; never in sadie.
-            con.execute("SET enable_progress_bar = false")
-        except duckdb.Error as exc:
-            con.close()
-            raise StorageError(f"cannot load the vss extension: {exc}") from exc
-        db = cls(con, path, read_only)
-        if not read_only:
-            from .migrations import migrate
-
-            migrate(db)
-        return db
+        return open_database(path, read_only=read_only, wait=wait)
 
     def close(self) -> None:
         with self.lock:
             try:
-                self.con.close()
+                self._con.close()
             except duckdb.Error:
-                pass
+                pass  # closing twice, or after the file went away: nothing left to lose
 
     def __enter__(self) -> Database:
         return self
@@ -127,31 +154,92 @@ class Database:
         with self.lock:
             try:
                 return (
-                    self.con.execute(sql, params) if params is not None else self.con.execute(sql)
+                    self._con.execute(sql, params) if params is not None else self._con.execute(sql)
                 )
             except duckdb.Error as exc:
-                raise StorageError(f"database error: {str(exc).splitlines()[0]}") from exc
+                raise _database_error(exc) from exc
 
     def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
         with self.lock:
-            return self.execute(sql, params).fetchall()
+            cursor = self.execute(sql, params)
+            try:
+                return cursor.fetchall()
+            except duckdb.Error as exc:
+                raise _database_error(exc) from exc
 
     def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
         with self.lock:
-            return self.execute(sql, params).fetchone()
+            cursor = self.execute(sql, params)
+            try:
+                return cursor.fetchone()
+            except duckdb.Error as exc:
+                raise _database_error(exc) from exc
+
+    def fetch_arrow(self, sql: str, params: Any = None) -> Any:
+        """The result as a ``pyarrow.Table`` (columns of vectors without a Python list each)."""
+        with self.lock:
+            cursor = self.execute(sql, params)
+            try:
+                return cursor.arrow()
+            except duckdb.Error as exc:
+                raise _database_error(exc) from exc
+
+    @contextmanager
+    def registered(self, name: str, data: Any) -> Iterator[None]:
+        """``data`` (an Arrow table) visible to statements as the view ``name`` meanwhile."""
+        with self.lock:
+            try:
+                self._con.register(name, data)
+            except duckdb.Error as exc:
+                raise _database_error(exc) from exc
+            try:
+                yield
+            finally:
+                try:
+                    self._con.unregister(name)
+                except duckdb.Error as exc:
+                    raise _database_error(exc) from exc
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
+        """Statements inside commit together; any error rolls them back. A failing BEGIN or
+        COMMIT is a ``StorageError`` like any other statement's."""
         with self.lock:
-            self.con.execute("BEGIN TRANSACTION")
+            self.execute("BEGIN TRANSACTION")
             try:
                 yield
             except BaseException:
-                self.con.execute("ROLLBACK")
+                self._rollback()
                 raise
-            else:
-                self.con.execute("COMMIT")
+            try:
+                self._con.execute("COMMIT")
+            except duckdb.Error as exc:
+                self._rollback()
+                raise _database_error(exc) from exc
+
+    def _rollback(self) -> None:
+        try:
+            self._con.execute("ROLLBACK")
+        except duckdb.TransactionException:
+            # DuckDB has already ended a transaction whose statement or commit failed; the
+            # error that got us here is the one being raised.
+            pass
+        except duckdb.Error as exc:
+            raise _database_error(exc) from exc
 
     def vector_index_used(self, sql: str, params: Any = None) -> bool:
         plan = self.fetchall("EXPLAIN " + sql, params)
         return any("HNSW_INDEX_SCAN" in str(row[1]) for row in plan)
+
+    def copy_to(self, target: Path) -> None:
+        """Copy every table, index and sequence into a new file at ``target``."""
+        with self.lock:
+            row = self.fetchone("SELECT current_database()")
+            name = str(row[0]) if row else "memory"
+            target_sql = sql_string(target)
+            self.execute(f"ATTACH {target_sql} AS fresh")
+            try:
+                source_sql = '"' + name.replace('"', '""') + '"'
+                self.execute(f"COPY FROM DATABASE {source_sql} TO fresh")
+            finally:
+                self.execute("DETACH fresh")

@@ -6,12 +6,20 @@ Add a migration by appending a function to ``MIGRATIONS``; never edit one that h
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from contextlib import AbstractContextManager
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from .db import Database
+from .schema import CREATE_VECTOR_INDEX, VECTOR_TYPE
 
-EMBED_DIM = 384
+
+class Database(Protocol):
+    """What a migration needs of ``store.db.Database`` (no import of it: no cycle)."""
+
+    def execute(self, sql: str, params: Any = None) -> Any: ...
+
+    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]: ...
+
+    def transaction(self) -> AbstractContextManager[None]: ...
 
 
 def m001_memory(db: Database) -> None:
@@ -39,7 +47,7 @@ def m001_memory(db: Database) -> None:
             episode_id UUID NOT NULL,
             ordinal INTEGER NOT NULL,
             text VARCHAR NOT NULL,
-            embedding FLOAT[{EMBED_DIM}] NOT NULL
+            embedding {VECTOR_TYPE} NOT NULL
         )"""
     )
     db.execute("CREATE INDEX chunks_episode ON chunks(episode_id)")
@@ -84,7 +92,7 @@ def m002_derived(db: Database) -> None:
             confidence DOUBLE NOT NULL,
             evidence UUID[] NOT NULL DEFAULT [],
             source_key VARCHAR NOT NULL,
-            embedding FLOAT[{EMBED_DIM}]
+            embedding {VECTOR_TYPE}
         )"""
     )
     db.execute(
@@ -95,10 +103,10 @@ def m002_derived(db: Database) -> None:
             observed_at TIMESTAMP NOT NULL,
             text VARCHAR NOT NULL,
             source_key VARCHAR NOT NULL,
-            embedding FLOAT[{EMBED_DIM}]
+            embedding {VECTOR_TYPE}
         )"""
     )
-    for table, extra in (
+    for table, extra_sql in (
         ("wiki_entries", "kind VARCHAR NOT NULL DEFAULT 'note',"),
         ("briefs", "occurred_at TIMESTAMP,"),
         ("today_cards", "occurred_at TIMESTAMP,"),
@@ -108,7 +116,7 @@ def m002_derived(db: Database) -> None:
             CREATE TABLE {table} (
                 id UUID PRIMARY KEY,
                 title VARCHAR NOT NULL,
-                {extra}
+                {extra_sql}
                 text VARCHAR NOT NULL,
                 source_key VARCHAR NOT NULL UNIQUE
             )"""
@@ -217,22 +225,20 @@ def m004_telemetry(db: Database) -> None:
 
 
 def m005_vector_index(db: Database) -> None:
-    db.execute(
-        "CREATE INDEX chunks_embedding ON chunks USING HNSW (embedding) WITH (metric = 'cosine')"
-    )
+    db.execute(CREATE_VECTOR_INDEX)
 
 
 def m006_turn_grounding(db: Database) -> None:
     """How each turn's grounding went: the model's own tail, the citation pass, the details
     found in no source, and a reply cut short."""
-    for column in (
+    for column_sql in (
         "tail VARCHAR",
         "repaired BOOLEAN",
         "citation_pass VARCHAR",
         "unsupported INTEGER",
         "cut VARCHAR",
     ):
-        db.execute(f"ALTER TABLE turns ADD COLUMN {column}")
+        db.execute(f"ALTER TABLE turns ADD COLUMN {column_sql}")
 
 
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [

@@ -22,7 +22,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from ...engine.events import (
     Checking,
     CitationsEvent,
-    Context,
+    ContextBudget,
     Done,
     EmotionEvent,
     ErrorEvent,
@@ -47,6 +47,7 @@ from ..widgets.transcript import (
 )
 
 if TYPE_CHECKING:
+    from ...engine.session import SessionProtocol
     from ..app import SadieApp
 
 NEW_TITLE = "New conversation"
@@ -127,6 +128,13 @@ class ChatScreen(Screen[None]):
     def sadie(self) -> SadieApp:
         return self.app  # type: ignore[return-value]
 
+    @property
+    def session(self) -> SessionProtocol:
+        """The open session (only asked for once the memory is ready)."""
+        session = self.sadie.session
+        assert session is not None, "the memory is not open yet"
+        return session
+
     def compose(self):  # type: ignore[no-untyped-def]
         with Horizontal(id="topbar"):
             yield EmotionSigil(id="sigil")
@@ -149,7 +157,7 @@ class ChatScreen(Screen[None]):
         status.persona = app.persona
         if app.memory_ready.is_set():
             status.memory_state = "ready"
-            status.embedder_ready = app.memory is not None and app.memory.embedder.loaded
+            status.embedder_ready = app.session is not None and app.session.embedder_ready
 
     # -- sending -----------------------------------------------------------------------------
     @property
@@ -183,12 +191,12 @@ class ChatScreen(Screen[None]):
         if not app.memory_ready.is_set():
             reply.set_placeholder("opening your memory…")
             await app.memory_ready.wait()
-        if app.companion is None:
+        if app.session is None:
             await reply.failed("the memory could not be opened", None)
             return
         pending = list(self.pending_chips) if self.conversation_id is None else []
         self._replace_reason = ""
-        stream = app.companion.chat(text, conversation_id=self.conversation_id, persona=app.persona)
+        stream = app.session.chat(text, conversation_id=self.conversation_id, persona=app.persona)
         try:
             async with aclosing(stream) as events:
                 async for event in events:
@@ -229,7 +237,7 @@ class ChatScreen(Screen[None]):
                 reply.set_emotion(emotion)
             case Status(value=note):
                 reply.set_placeholder(note)
-            case Context():
+            case ContextBudget():
                 status.context = event
             case Thinking(elapsed=elapsed):
                 reply.thinking(elapsed)
@@ -277,12 +285,10 @@ class ChatScreen(Screen[None]):
                 )
 
     def _attach_pending(self, conversation_id: str, pending: list[ChipItem]) -> list[ChipItem]:
-        from ...engine.chips import add_chip, list_chips
-
-        db = self.sadie.memory.db  # type: ignore[union-attr]
+        session = self.session
         for item in pending:
-            add_chip(db, conversation_id, item.kind, item.ref_id, label=item.label)
-        return [_item(c) for c in list_chips(db, conversation_id)]
+            session.add_chip(conversation_id, item.kind, item.ref_id, label=item.label)
+        return [_item(c) for c in session.chips(conversation_id)]
 
     def set_title(self, title: str) -> None:
         self.title_text = title
@@ -337,17 +343,15 @@ class ChatScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_conversation(self, conversation_id: str) -> None:
-        from ...engine import conversations as conv
-        from ...engine.chips import list_chips
         from ...engine.errors import SadieError
 
-        memory = self.sadie.memory
-        if memory is None:
+        session = self.sadie.session
+        if session is None:
             return
         try:
-            conversation = conv.get_conversation(memory.db, conversation_id)
-            items = conv.messages(memory.db, conversation.id)
-            chips = list_chips(memory.db, conversation.id)
+            conversation = session.conversation(conversation_id)
+            items = session.messages(conversation.id)
+            chips = session.chips(conversation.id)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return
@@ -410,12 +414,12 @@ class ChatScreen(Screen[None]):
 
     # -- chips -------------------------------------------------------------------------------
     def action_attach_chip(self) -> None:
-        if self.sadie.memory is None:
+        if self.sadie.session is None:
             self.notify("The memory is still opening — try again in a moment", timeout=3)
             return
         from .chip_picker import ChipPickerScreen
 
-        self.app.push_screen(ChipPickerScreen(self.sadie.memory), self.attach)
+        self.app.push_screen(ChipPickerScreen(self.sadie.session), self.attach)
 
     async def attach(self, candidate: Any) -> None:
         """Attach a picked ``Candidate``. A new conversation has no row yet: its chips wait
@@ -432,20 +436,19 @@ class ChatScreen(Screen[None]):
 
     @work(thread=True, group="chips", exit_on_error=False)
     def _attach_saved(self, candidate: Any) -> None:
-        from ...engine.chips import add_chip, cut, list_chips
+        from ...engine.chips import cut
         from ...engine.errors import SadieError
 
-        db = self.sadie.memory.db  # type: ignore[union-attr]
+        session = self.session
         assert self.conversation_id is not None
         try:
-            add_chip(
-                db,
+            session.add_chip(
                 self.conversation_id,
                 candidate.kind,
                 candidate.ref_id,
                 label=cut(candidate.label, 80),
             )
-            chips = list_chips(db, self.conversation_id)
+            chips = session.chips(self.conversation_id)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return
@@ -471,14 +474,13 @@ class ChatScreen(Screen[None]):
 
     @work(thread=True, group="chips", exit_on_error=False)
     def _remove_saved(self, item: ChipItem) -> None:
-        from ...engine.chips import list_chips, remove_chip
         from ...engine.errors import SadieError
 
-        db = self.sadie.memory.db  # type: ignore[union-attr]
+        session = self.session
         assert self.conversation_id is not None and item.chip_id is not None
         try:
-            remove_chip(db, self.conversation_id, item.chip_id)
-            chips = list_chips(db, self.conversation_id)
+            session.remove_chip(self.conversation_id, item.chip_id)
+            chips = session.chips(self.conversation_id)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return
@@ -493,11 +495,11 @@ class ChatScreen(Screen[None]):
     # -- citations ---------------------------------------------------------------------------
     @on(CitationItem.Selected)
     def _open_citation(self, event: CitationItem.Selected) -> None:
-        if self.sadie.memory is None:
+        if self.sadie.session is None:
             return
         from .episode import EpisodeScreen
 
-        self.app.push_screen(EpisodeScreen(self.sadie.memory, event.citation))
+        self.app.push_screen(EpisodeScreen(self.sadie.session, event.citation))
 
 
 def _item(chip: Any) -> ChipItem:

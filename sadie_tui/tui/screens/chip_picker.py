@@ -59,9 +59,9 @@ class ChipPickerScreen(ModalScreen[Any]):
     }
     """
 
-    def __init__(self, memory: Any) -> None:
+    def __init__(self, session: Any) -> None:
         super().__init__()
-        self.memory = memory
+        self.session = session
         self.candidates: list[Any] = []
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -83,11 +83,10 @@ class ChipPickerScreen(ModalScreen[Any]):
 
     @work(thread=True, exclusive=True, group="picker", exit_on_error=False)
     def _search(self, query: str) -> None:
-        from ...engine.chips import find_attachable
         from ...engine.errors import SadieError
 
         try:
-            found = find_attachable(self.memory.db, query, limit=LIMIT)
+            found = self.session.find_attachable(query, limit=LIMIT)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return

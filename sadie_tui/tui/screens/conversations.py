@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 
-from ...engine.emotions import COLOURS, GLYPHS
+from ..registers import COLOURS, GLYPHS
 from .dialogs import Confirm, TextPrompt
 
 if TYPE_CHECKING:
@@ -155,13 +155,11 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     @work(thread=True, exclusive=True, group="browser", exit_on_error=False)
     def _load(self, search: str, archived: bool, keep: str | None) -> None:
-        from ...engine.conversations import list_conversations
-
-        memory = self.sadie.memory
-        if memory is None:
+        session = self.sadie.session
+        if session is None:
             self.app.call_from_thread(self._show, [], keep, "The memory is still opening…")
             return
-        found = list_conversations(memory.db, archived=archived, search=search or None)
+        found = session.conversations(archived=archived, search=search or None)
         self.app.call_from_thread(self._show, found, keep, None)
 
     def _show(self, found: list[Any], keep: str | None, note: str | None) -> None:
@@ -305,19 +303,19 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     @work(thread=True, group="browser-change", exit_on_error=False)
     def _change(self, what: str, conversation_id: str, value: Any) -> None:
-        from ...engine import conversations as conv
         from ...engine.errors import SadieError
 
-        db = self.sadie.memory.db  # type: ignore[union-attr]
+        session = self.sadie.session
+        assert session is not None
         try:
             if what == "pin":
-                conv.pin(db, conversation_id, value)
+                session.pin(conversation_id, value)
             elif what == "archive":
-                conv.archive(db, conversation_id, value)
+                session.archive(conversation_id, value)
             elif what == "rename":
-                conv.rename(db, conversation_id, value)
+                session.rename(conversation_id, value)
             elif what == "forget":
-                conv.forget(db, conversation_id)
+                session.forget(conversation_id)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
         self.app.call_from_thread(self.refresh_list, conversation_id)
@@ -328,14 +326,13 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     @work(thread=True, group="browser-change", exit_on_error=False)
     def _export(self, conversation_id: str, title: str) -> None:
-        from ...engine.conversations import export
         from ...engine.errors import SadieError
 
-        memory = self.sadie.memory
-        assert memory is not None
+        session = self.sadie.session
+        assert session is not None
         try:
-            text = export(memory.db, conversation_id, "md")
-            folder = Path(memory.home) / "exports"
+            text = session.export(conversation_id, "md")
+            folder = Path(session.home) / "exports"
             folder.mkdir(parents=True, exist_ok=True)
             path = folder / export_name(title, conversation_id, self.sadie.clock())
             path.write_text(text, encoding="utf-8")

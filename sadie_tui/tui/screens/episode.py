@@ -4,7 +4,7 @@ scrolled into view."""
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import work
@@ -15,6 +15,9 @@ from textual.widgets import Static
 
 from ...engine.events import CitationView
 from ..widgets.citations import LABEL_HELP
+
+if TYPE_CHECKING:
+    from ...engine.session import Episode
 
 
 def quote_pattern(quote: str) -> re.Pattern[str] | None:
@@ -33,15 +36,6 @@ def highlight(paragraph: str, pattern: re.Pattern[str] | None) -> tuple[Text, bo
             text.stylize("bold reverse", match.start(), match.end())
             found = True
     return text, found
-
-
-def load_episode(memory: Any, episode_id: str) -> tuple[str, str, str, str] | None:
-    """(title, date, kind, text) of an episode, or None when it is gone."""
-    row = memory.db.fetchone(
-        "SELECT title, strftime(occurred_at, '%Y-%m-%d'), kind, text FROM episodes WHERE id = ?",
-        [episode_id],
-    )
-    return tuple(row) if row else None  # type: ignore[return-value]
 
 
 class EpisodeScreen(ModalScreen[None]):
@@ -68,9 +62,9 @@ class EpisodeScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, memory: Any, citation: CitationView) -> None:
+    def __init__(self, session: Any, citation: CitationView) -> None:
         super().__init__()
-        self.memory = memory
+        self.session = session
         self.citation = citation
 
     def compose(self):  # type: ignore[no-untyped-def]
@@ -92,16 +86,22 @@ class EpisodeScreen(ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
-        episode = load_episode(self.memory, self.citation.episode_id)
+        from ...engine.errors import SadieError
+
+        try:
+            episode = self.session.episode(self.citation.episode_id)
+        except SadieError as exc:
+            self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
+            episode = None
         self.app.call_from_thread(self._show, episode)
 
-    async def _show(self, episode: tuple[str, str, str, str] | None) -> None:
+    async def _show(self, episode: Episode | None) -> None:
         scroller = self.query_one("#episode-text", VerticalScroll)
         await scroller.remove_children()
         if episode is None:
             await scroller.mount(Static(Text("This episode is no longer in the memory.")))
             return
-        title, date, kind, body = episode
+        kind, body = episode.kind, episode.text
         self.query_one("#episode-box").border_title = Text(kind)  # from a note: text
         pattern = quote_pattern(self.citation.quote)
         paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()] or [body]

@@ -13,7 +13,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
-from ...engine.emotions import COLOURS, EMOTIONS, GLYPHS, MEANINGS
+from ...engine.emotions import EMOTIONS, MEANINGS
+from ..registers import COLOURS, GLYPHS
 from ..widgets.citations import LABEL_HELP
 
 # The order of the keys table; other bindings follow in the order found.

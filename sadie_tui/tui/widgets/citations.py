@@ -134,10 +134,12 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         #sources-state {
             color: $sadie-muted;
             margin: 0 0 1 0;
+            display: none;
         }
         #sources-unsupported {
             color: $warning;
             margin: 0 0 1 0;
+            display: none;
         }
     }
     """

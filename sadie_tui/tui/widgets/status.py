@@ -7,7 +7,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
-from ...engine.events import Context
+from ...engine.events import ContextBudget
 
 SEP = " │ "
 
@@ -28,7 +28,7 @@ class StatusLine(Widget):
     model: reactive[str] = reactive("")
     online: reactive[bool | None] = reactive(None)  # None: not checked yet
     persona: reactive[str] = reactive("")
-    context: reactive[Context | None] = reactive(None)
+    context: reactive[ContextBudget | None] = reactive(None)
     tokens_per_s: reactive[float | None] = reactive(None)
     memory_state: reactive[str] = reactive("opening")  # opening | ready | failed
     embedder_ready: reactive[bool] = reactive(False)

@@ -17,22 +17,30 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .citations import PolicedCitations
-from .details import Span, unsupported
-from .emotions import TONE, classifier_for
-from .errors import ModelError
-from .events import CitationView
-from .grounding import Grounded, needs_pass, own_citations, repair, settle
-from .prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
-from .reasoners.offline import OfflineReasoner
-from .reply_guard import ReplyGuard
-from .retrieval import retrieve
-from .retrieval.timewords import parse_time_window, strip_time_words
-from .stream_filter import StreamFilter
-from .telemetry import record_turn
+from ..citations import PolicedCitations
+from ..details import Span, unsupported
+from ..emotions import TONE
+from ..errors import ModelError
+from ..events import CitationView
+from ..grounding import Grounded, needs_pass, own_citations, repair, settle
+from ..prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
+from ..reasoners.offline import OfflineReasoner
+from ..retrieval import retrieve
+from ..retrieval.timewords import parse_time_window, strip_time_words
+from ..telemetry import record_turn
+from .common import (
+    Filtered,
+    briefing_sources,
+    citation_views,
+    cited_chunk_ids,
+    count_details,
+    excerpts_of,
+    found_views,
+    grounding_score,
+)
 
 if TYPE_CHECKING:
-    from .companion import Companion
+    from ..companion import Companion
 
 ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
 _OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
@@ -102,8 +110,6 @@ def split_opinion(text: str) -> tuple[str, str | None]:
 def grounding_report(
     policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0
 ) -> dict[str, Any]:
-    from .companion import grounding_score
-
     counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
     for c in policed.citations:
         counts[c.support] = counts.get(c.support, 0) + 1
@@ -122,8 +128,8 @@ async def run_ask(
 ) -> AskResult:
     started = time.perf_counter()
     memory = companion.memory
-    persona = companion._persona(persona_name, companion.settings.ask_persona)
-    emotion = classifier_for(memory.embedder).choose(question).value
+    persona = companion.persona(persona_name, companion.settings.ask_persona)
+    emotion = companion.emotions.choose(question).value
     stages: list[dict[str, Any]] = []
     notices: list[str] = []
 
@@ -132,7 +138,7 @@ async def run_ask(
             {"name": name, "ms": round((time.perf_counter() - t0) * 1000, 1), "note": note}
         )
 
-    reasoner, notice = await companion._pick_reasoner()
+    reasoner, notice = await companion.pick_reasoner()
     if notice:
         notices.append(notice)
     result_base = dict(
@@ -183,14 +189,6 @@ async def run_ask(
             extra.append(counter)
         stage("counter", t0, "found" if counter else "none")
 
-    from .companion import (
-        briefing_sources,
-        citation_views,
-        count_details,
-        excerpts_of,
-        found_views,
-    )
-
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
     briefing = build_briefing(
@@ -211,15 +209,12 @@ async def run_ask(
 
     async def draft(messages: list[dict[str, str]] | None = None) -> tuple[Grounded, str | None]:
         text = await _complete(reasoner, briefing, question, messages)
-        filt = StreamFilter()
-        guard = ReplyGuard(briefing.instructions(), max_chars=max_chars)
-        visible = guard.feed(filt.feed(text))
-        if not guard.stopped:
-            visible += guard.feed(filt.finish()) + guard.finish()
-        cut = guard.stopped or (
-            "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
+        filtered = Filtered(briefing, max_chars)
+        visible = filtered.whole(text)
+        tail = filtered.filter
+        return own_citations(visible, tail.tail, tail.diverted, briefing.shown), filtered.cut(
+            reasoner
         )
-        return own_citations(visible, filt.tail, filt.diverted, briefing.shown), cut
 
     grounded = own_citations("", "", True, {})
     cut: str | None = None
@@ -261,7 +256,7 @@ async def run_ask(
     settle(briefing, grounded)
     policed = grounded.policed
     answer, opinion = split_opinion(grounded.text)
-    spans = unsupported(answer, briefing_sources(briefing))
+    spans = [] if reasoner.offline else unsupported(answer, briefing_sources(briefing))
     report = grounding_report(policed, spans, count_details(answer))
     report.update(
         repaired=grounded.repaired,
@@ -312,12 +307,7 @@ async def _complete(
     reasoner: Any, briefing: Any, question: str, messages: list[dict[str, str]] | None = None
 ) -> str:
     parts: list[str] = []
-    stream = (
-        reasoner.stream(briefing, question, messages=messages)
-        if messages is not None
-        else reasoner.stream(briefing, question)
-    )
-    async for piece in stream:
+    async for piece in reasoner.stream(briefing, question, messages=messages):
         if piece.kind == "content":
             parts.append(piece.text)
     return "".join(parts)
@@ -369,8 +359,6 @@ def _telemetry(
     citations: list[CitationView],
     report: dict[str, Any],
 ) -> None:
-    from .companion import cited_chunk_ids
-
     record_turn(
         companion.memory.db,
         kind="ask",

@@ -1,0 +1,84 @@
+"""Conversations and their messages, as the engine and the faces use them.
+
+A conversation holds a title, a short summary, sadie's current emotion, the persona, a pinned
+flag and an archived timestamp. Every function that takes a conversation id also accepts a
+unique prefix of at least four characters, as printed by ``sadie conversations list``.
+The SQL is ``store.conversations``'s; this package is the facade whose names callers import:
+
+- ``lifecycle``: create, get, list, rename, pin, archive, set state, forget;
+- ``message_log``: add, update and read messages;
+- ``summary``: the summary from the first exchange;
+- ``exchange``: Markdown / JSON export and JSON import.
+"""
+
+from __future__ import annotations
+
+from ..store.conversations import Conversation, Message
+from ..store.ids import MIN_PREFIX, AmbiguousIdError, new_id, now, resolve_prefix
+from .exchange import (
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    citation_line,
+    export,
+    import_json,
+    support_label,
+)
+from .lifecycle import (
+    archive,
+    create_conversation,
+    forget,
+    get_conversation,
+    list_conversations,
+    pin,
+    rename,
+    resolve_id,
+    set_state,
+)
+from .message_log import (
+    HISTORY_STATUSES,
+    ROLES,
+    STATUSES,
+    add_message,
+    count_messages,
+    get_message,
+    messages,
+    recent_messages,
+    update_message,
+)
+from .summary import SUMMARY_LIMIT, summary_from_first_exchange
+
+__all__ = [
+    "EXPORT_FORMAT",
+    "EXPORT_VERSION",
+    "HISTORY_STATUSES",
+    "MIN_PREFIX",
+    "ROLES",
+    "STATUSES",
+    "SUMMARY_LIMIT",
+    "AmbiguousIdError",
+    "Conversation",
+    "Message",
+    "add_message",
+    "archive",
+    "citation_line",
+    "count_messages",
+    "create_conversation",
+    "export",
+    "forget",
+    "get_conversation",
+    "get_message",
+    "import_json",
+    "list_conversations",
+    "messages",
+    "new_id",
+    "now",
+    "pin",
+    "recent_messages",
+    "rename",
+    "resolve_id",
+    "resolve_prefix",
+    "set_state",
+    "summary_from_first_exchange",
+    "support_label",
+    "update_message",
+]

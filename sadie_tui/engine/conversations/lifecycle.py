@@ -1,0 +1,114 @@
+"""Conversations as the faces handle them: created, found by id or prefix, listed, renamed,
+pinned, archived, given sadie's state, forgotten.
+
+``updated_at`` is the time of the last activity (a message added or changed); renaming,
+pinning or archiving do not move a conversation in the list.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from ..errors import NotFoundError, SadieError
+from ..store import conversations as repo
+from ..store.db import Database
+from ..store.ids import now, resolve_prefix
+from ..titles import make_title
+
+Conversation = repo.Conversation
+
+
+def resolve_id(db: Database, conversation_id: str) -> str:
+    """The full id of the conversation that ``conversation_id`` (an id or prefix) names."""
+    return resolve_prefix(db, "conversations", conversation_id, "conversation")
+
+
+def full_id(db: Database, conversation_id: str) -> str:
+    """A full id as given (no query: the chat's hot path), else the prefix resolved."""
+    try:
+        return (
+            str(uuid.UUID(conversation_id))
+            if len(conversation_id) == 36
+            else resolve_id(db, conversation_id)
+        )
+    except ValueError:
+        return resolve_id(db, conversation_id)
+
+
+def create_conversation(db: Database, title: str, *, persona: str | None = None) -> Conversation:
+    cid = str(uuid.uuid4())
+    stamp = now()
+    repo.insert_conversation(
+        db, cid, title=make_title(title), persona=persona, created_at=stamp, updated_at=stamp
+    )
+    return get_conversation(db, cid)
+
+
+def get_conversation(db: Database, conversation_id: str) -> Conversation:
+    found = repo.get_conversation(db, resolve_id(db, conversation_id))
+    if found is None:  # deleted between the two statements
+        raise NotFoundError(f"no conversation {conversation_id!r}")
+    return found
+
+
+def list_conversations(
+    db: Database,
+    *,
+    archived: bool = False,
+    search: str | None = None,
+    limit: int | None = None,
+) -> list[Conversation]:
+    """Pinned first, then by last activity. ``archived=True`` lists only the archived ones.
+
+    ``search`` matches, case-insensitively, the title, the summary or any message's text.
+    """
+    needle = (search or "").strip().lower()
+    return repo.list_conversations(db, archived=archived, needle=needle, limit=limit)
+
+
+def set_state(
+    db: Database,
+    conversation_id: str,
+    *,
+    emotion: str | None = None,
+    summary: str | None = None,
+    title: str | None = None,
+    persona: str | None = None,
+) -> None:
+    """Set the given fields (``None`` leaves a field as it is)."""
+    fields = {
+        name: value
+        for name, value in (
+            ("emotion", emotion),
+            ("summary", summary),
+            ("title", make_title(title) if title is not None else None),
+            ("persona", persona),
+        )
+        if value is not None
+    }
+    cid = resolve_id(db, conversation_id)  # a clear error for a wrong id, even with no fields
+    repo.update_conversation(db, cid, **fields)
+
+
+def pin(db: Database, conversation_id: str, pinned: bool = True) -> None:
+    repo.update_conversation(db, resolve_id(db, conversation_id), pinned=bool(pinned))
+
+
+def archive(db: Database, conversation_id: str, archived: bool = True) -> None:
+    repo.update_conversation(
+        db, resolve_id(db, conversation_id), archived_at=now() if archived else None
+    )
+
+
+def rename(db: Database, conversation_id: str, title: str) -> None:
+    if not (title or "").strip():
+        raise SadieError("a conversation title cannot be empty")
+    repo.update_conversation(
+        db, resolve_id(db, conversation_id), title=make_title(title, limit=120)
+    )
+
+
+def forget(db: Database, conversation_id: str) -> None:
+    """Delete the conversation with everything of it: messages, chips, policy events, and the
+    telemetry turns (and their retrievals) that hold the person's words."""
+    repo.delete_conversation(db, resolve_id(db, conversation_id))

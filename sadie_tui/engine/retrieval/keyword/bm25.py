@@ -1,0 +1,134 @@
+"""Okapi BM25 over chunk tokens with ``bm25s`` (Lucene's variant), plus the best-passage score.
+
+``Bm25.passage_scores`` scores the best two-sentence passage of a text with the corpus's
+statistics, so a chunk whose one sentence answers the question is not drowned by its other
+fifteen. ``top_rows`` picks the best positive scores of a score vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .tokens import STOPWORDS, WORD_OR_BREAK, fold, sentences, stem, stems, tokenize
+
+K1 = 1.2
+B = 0.75
+PASSAGE_SENTENCES = 2
+
+
+@dataclass
+class Bm25:
+    retriever: Any  # bm25s.BM25, or None when nothing is indexed
+    idf: np.ndarray  # float32[vocabulary], BM25 idf by token id
+    passage_length: float  # mean tokens in a passage of PASSAGE_SENTENCES sentences
+    size: int  # documents indexed
+
+    def scores(self, tokens: Sequence[str]) -> np.ndarray:
+        """BM25 score of every row for the query tokens (zeros when none is indexed)."""
+        if self.retriever is None or not tokens:
+            return np.zeros(self.size, dtype=np.float32)
+        ids = self.retriever.get_tokens_ids(list(tokens))
+        if not ids:
+            return np.zeros(self.size, dtype=np.float32)
+        return np.asarray(self.retriever.get_scores_from_ids(ids), dtype=np.float32)
+
+    def passage_scores(self, texts: Sequence[str], tokens: Sequence[str]) -> np.ndarray:
+        """BM25 of each text's best run of PASSAGE_SENTENCES sentences, with corpus idf."""
+        out = np.zeros(len(texts), dtype=np.float64)
+        if self.retriever is None or not tokens:
+            return out
+        vocab = self.retriever.vocab_dict
+        weights = {t: float(self.idf[vocab[t]]) for t in set(tokens) if t in vocab}
+        if weights:
+            avg = self.passage_length or 1.0
+            for i, text in enumerate(texts):
+                out[i] = best_passage(text, weights, avg)
+        return out
+
+
+def build_bm25(texts: Sequence[str]) -> Bm25:
+    """The BM25 index of ``texts`` (row ``i`` is text ``i``)."""
+    import bm25s
+
+    n = len(texts)
+    corpus = [tokenize(t) for t in texts]
+    sentence_count = sum(max(1, len(sentences(t))) for t in texts)
+    tokens_total = sum(len(c) for c in corpus)
+    per_sentence = tokens_total / sentence_count if sentence_count else 0.0
+    retriever = None
+    idf = np.zeros(0, np.float32)
+    if any(corpus):
+        retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
+        retriever.index(corpus, show_progress=False)
+        idf = _idf(retriever, n)
+    return Bm25(retriever, idf, per_sentence * PASSAGE_SENTENCES, n)
+
+
+def _idf(retriever: Any, n: int) -> np.ndarray:
+    """Lucene idf per token id, from the document frequencies in the score matrix."""
+    indptr = np.asarray(retriever.scores["indptr"])
+    df = np.diff(indptr).astype(np.float64)
+    return np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
+
+
+def best_passage(
+    text: str, weights: Mapping[str, float], avg_length: float, span: int = PASSAGE_SENTENCES
+) -> float:
+    """BM25 (idf from ``weights``) of the best run of ``span`` consecutive sentences.
+
+    One pass over the text's words and sentence breaks (the breaks ``sentences`` splits at);
+    sentences without a content word do not count."""
+    lengths: list[int] = []
+    hits: list[dict[str, int]] = []
+    length, bag = 0, {}  # type: tuple[int, dict[str, int]]  # the current sentence's
+    known = stems
+    for token in WORD_OR_BREAK.findall(fold(text)):
+        if token.isspace():
+            if length:
+                lengths.append(length)
+                hits.append(bag)
+                length, bag = 0, {}
+            continue
+        if token in STOPWORDS:
+            continue
+        length += 1
+        word_stem = known.get(token) or stem(token)
+        if word_stem in weights:
+            bag[word_stem] = bag.get(word_stem, 0) + 1
+    if length:
+        lengths.append(length)
+        hits.append(bag)
+    span = max(1, min(span, len(lengths)))
+    best = 0.0
+    for j in range(len(lengths) - span + 1):
+        window = hits[j : j + span]
+        if not any(window):
+            continue
+        counts: dict[str, int] = {}
+        for sentence in window:
+            for t, c in sentence.items():
+                counts[t] = counts.get(t, 0) + c
+        norm = K1 * (1 - B + B * sum(lengths[j : j + span]) / avg_length)
+        score = sum(weights[t] * c * (K1 + 1) / (c + norm) for t, c in counts.items())
+        best = max(best, score)
+    return best
+
+
+def top_rows(
+    scores: np.ndarray, limit: int, mask: np.ndarray | None = None
+) -> list[tuple[int, float]]:
+    """(row, score) of the best ``limit`` positive scores (within ``mask``), best first."""
+    if limit <= 0 or scores.size == 0:
+        return []
+    values = scores if mask is None else np.where(mask, scores, 0.0)
+    if values.size > limit:
+        part = np.argpartition(-values, limit - 1)[:limit]
+    else:
+        part = np.arange(values.size)
+    part = part[values[part] > 0]
+    order = part[np.lexsort((part, -values[part]))]
+    return [(int(r), float(values[r])) for r in order]

@@ -1,0 +1,144 @@
+"""The keyword index on disk, in ``<home>/bm25/``, and its in-process cache.
+
+Loaded lazily on the first search. The index remembers the chunk count and largest chunk id it
+was built from, so a missing or stale index (an ingest by another process, a crash before the
+rebuild) is rebuilt on the next search instead of answering from old text.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ...store.search import chunk_signature, keyword_index_source
+from .bm25 import Bm25
+from .catalogue import Catalogue
+from .index import KeywordIndex, build_index
+
+if TYPE_CHECKING:
+    from ...memory import Memory
+
+INDEX_DIR = "bm25"
+FORMAT = 6  # bump when tokenisation or the catalogue change: older indexes then rebuild
+
+_cache: dict[str, KeywordIndex] = {}
+_cache_lock = threading.Lock()
+_build_lock = threading.Lock()
+
+
+def index_dir(home: Path) -> Path:
+    return Path(home) / INDEX_DIR
+
+
+def save(index: KeywordIndex, folder: Path) -> None:
+    """Write ``index`` to ``folder`` (through a sibling temporary folder, then a rename)."""
+    catalogue, bm25 = index.catalogue, index.bm25
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    np.save(tmp / "chunk_ids.npy", catalogue.chunk_ids)
+    np.save(tmp / "episode.npy", catalogue.episode)
+    np.save(tmp / "when.npy", catalogue.when)
+    np.save(tmp / "idf.npy", bm25.idf)
+    if bm25.retriever is not None:
+        bm25.retriever.save(str(tmp), show_progress=False)
+    np.save(tmp / "salience.npy", catalogue.salience)
+    if index.vectors is not None:
+        np.save(tmp / "vectors.npy", np.asarray(index.vectors, dtype=np.float32))
+    episodes = {"ids": catalogue.episode_ids, "titles": catalogue.titles, "kinds": catalogue.kinds}
+    (tmp / "episodes.json").write_text(json.dumps(episodes), encoding="utf-8")
+    meta = {
+        "format": FORMAT,
+        "count": index.signature[0],
+        "max_id": index.signature[1],
+        "passage_length": bm25.passage_length,
+    }
+    (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+
+
+def load(folder: Path) -> KeywordIndex | None:
+    """The index saved in ``folder``, or None when it is missing, unreadable or of an older
+    format."""
+    try:
+        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
+        if meta.get("format") != FORMAT:
+            return None
+        retriever = None
+        if (folder / "params.index.json").is_file():
+            import bm25s
+
+            retriever = bm25s.BM25.load(str(folder), show_progress=False)
+        episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
+        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        count = int(meta["count"])
+        if vectors.shape[0] != count:
+            return None
+        catalogue = Catalogue(
+            np.load(folder / "chunk_ids.npy"),
+            np.load(folder / "episode.npy"),
+            np.load(folder / "when.npy"),
+            episode_ids=list(episodes["ids"]),
+            titles=list(episodes["titles"]),
+            kinds=list(episodes["kinds"]),
+            salience=np.load(folder / "salience.npy"),
+        )
+        bm25 = Bm25(
+            retriever, np.load(folder / "idf.npy"), float(meta["passage_length"]), catalogue.size
+        )
+        return KeywordIndex(catalogue, bm25, (count, int(meta["max_id"])), vectors)
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
+    """Build the index from every chunk and persist it (best effort on a read-only home)."""
+    with _build_lock:
+        source = keyword_index_source(memory.db)
+        details = zip(source.episodes, source.titles, source.kinds, source.salience, strict=True)
+        index = build_index(
+            source.chunk_ids,
+            source.texts,
+            source.episodes,
+            source.occurred_at,
+            {episode: (title, kind, salience) for episode, title, kind, salience in details},
+            vectors=source.embeddings,
+        )
+        if not memory.db.read_only:
+            try:
+                save(index, index_dir(memory.home))
+            except OSError:
+                pass  # the in-memory index still serves; the next process rebuilds it
+        with _cache_lock:
+            _cache[str(memory.home)] = index
+    return index
+
+
+def keyword_index(memory: Memory, signature: tuple[int, int] | None = None) -> KeywordIndex:
+    """The current index for ``memory``: cached, else loaded, else rebuilt if stale or missing.
+
+    ``signature``: the chunks' ``store.search.chunk_signature`` when the caller just read it."""
+    signature = signature or chunk_signature(memory.db)
+    key = str(memory.home)
+    with _cache_lock:
+        cached = _cache.get(key)
+    if cached is not None and cached.signature == signature:
+        return cached
+    loaded = load(index_dir(memory.home))
+    if loaded is not None and loaded.signature == signature:
+        with _cache_lock:
+            _cache[key] = loaded
+        return loaded
+    return rebuild_keyword_index(memory)
+
+
+def forget_cached(home: Path) -> None:
+    """Drop the in-process copy (tests, and a home that was deleted)."""
+    with _cache_lock:
+        _cache.pop(str(home), None)

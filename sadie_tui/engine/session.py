@@ -1,0 +1,282 @@
+"""The Session: the one door the faces (CLI, TUI, HTTP server) use into an open memory.
+
+A face never runs SQL, never touches ``memory.db`` and never imports the store: it asks the
+session. ``SessionProtocol`` is the session's public surface, so another implementation can
+stand in for it (a client of the process that holds the memory, or a small typed fake in
+widget tests).
+
+Every method is synchronous and may block (DuckDB, the embedding model) except ``chat``,
+``ask`` and ``check_model``, which are async; a face calls the blocking ones from a worker
+thread.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from . import chips as chips_engine
+from . import conversations as conv
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from .chips import Chip
+    from .companion import ModelStatus
+    from .conversations import Conversation, Message
+    from .events import Event
+    from .ingest.pipeline import IngestReport
+    from .memory import Memory
+    from .personas import Persona
+    from .retrieval import RetrievalResult
+    from .turns.ask import AskResult
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One episode as a screen shows it."""
+
+    id: str
+    title: str
+    date: str  # YYYY-MM-DD
+    kind: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Search:
+    result: RetrievalResult
+    persona: str
+    turn_id: str | None
+
+
+@runtime_checkable
+class SessionProtocol(Protocol):
+    """What the faces may ask of a memory."""
+
+    home: Path
+    settings: Settings
+
+    # -- answers ---------------------------------------------------------------------------
+    def chat(
+        self,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        persona: str | None = None,
+        new: bool = False,
+    ) -> AsyncIterator[Event]: ...
+    async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
+    def search(
+        self, query: str, *, persona: str | None = None, k: int | None = None
+    ) -> Search: ...
+
+    # -- the model and the embedder ----------------------------------------------------------
+    async def check_model(self, *, fresh: bool = False) -> ModelStatus: ...
+    def warm(self) -> None: ...
+    @property
+    def embedder_ready(self) -> bool: ...
+
+    # -- conversations -----------------------------------------------------------------------
+    def conversations(
+        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
+    ) -> list[Conversation]: ...
+    def conversation(self, conversation_id: str) -> Conversation: ...
+    def messages(self, conversation_id: str) -> list[Message]: ...
+    def pin(self, conversation_id: str, pinned: bool = True) -> None: ...
+    def archive(self, conversation_id: str, archived: bool = True) -> None: ...
+    def rename(self, conversation_id: str, title: str) -> None: ...
+    def forget(self, conversation_id: str) -> None: ...
+    def export(self, conversation_id: str, fmt: str) -> str: ...
+    def import_conversation(self, text: str) -> Conversation: ...
+
+    # -- chips -------------------------------------------------------------------------------
+    def chips(self, conversation_id: str) -> list[Chip]: ...
+    def add_chip(
+        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
+    ) -> Chip: ...
+    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip: ...
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Any]: ...
+
+    # -- the memory --------------------------------------------------------------------------
+    def episode(self, episode_id: str) -> Episode | None: ...
+    def soul(self) -> str: ...
+    def stats(self) -> dict[str, Any]: ...
+    def compact(self) -> tuple[int, int]: ...
+    def personas(self) -> list[Persona]: ...
+    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport: ...
+    def close(self) -> None: ...
+
+
+class Session:
+    """The in-process session over one open memory."""
+
+    def __init__(
+        self,
+        memory: Memory,
+        settings: Settings,
+        *,
+        wait_for_embedder: bool = True,
+        reasoner: Any = None,
+    ) -> None:
+        from .companion import Companion
+
+        self.memory = memory
+        self.home = memory.home
+        self.settings = settings
+        self.companion = Companion(
+            memory, settings, reasoner=reasoner, wait_for_embedder=wait_for_embedder
+        )
+
+    @classmethod
+    def open(
+        cls, home: Path, settings: Settings, *, read_only: bool = False, **kwargs: Any
+    ) -> Session:
+        from .memory import Memory
+
+        return cls(Memory.open(home, read_only=read_only), settings, **kwargs)
+
+    @property
+    def db(self) -> Any:
+        return self.memory.db
+
+    # -- answers ---------------------------------------------------------------------------
+    def chat(
+        self,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        persona: str | None = None,
+        new: bool = False,
+    ) -> AsyncIterator[Event]:
+        return self.companion.chat(
+            message, conversation_id=conversation_id, persona=persona, new=new
+        )
+
+    async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
+        return await self.companion.ask(question, persona=persona)
+
+    def search(
+        self, query: str, *, persona: str | None = None, k: int | None = None
+    ) -> Search:
+        """The chunks retrieval picks, with every channel's score; logged as a turn unless
+        the memory is read-only."""
+        from .retrieval import retrieve
+        from .telemetry import record_turn
+
+        chosen = self.companion.persona(persona, self.settings.ask_persona)
+        result = retrieve(self.memory, query, chosen, k=k)
+        turn_id = None
+        if not self.db.read_only:
+            turn_id = record_turn(
+                self.db,
+                kind="search",
+                query=query,
+                model=None,
+                persona=chosen.name,
+                prompt_version=None,
+                grounding=None,
+                abstained=None,
+                latency_ms=result.elapsed_ms,
+                chunks=result.chunks,
+            )
+        return Search(result, chosen.name, turn_id)
+
+    # -- the model and the embedder ----------------------------------------------------------
+    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
+        return await self.companion.check_model(fresh=fresh)
+
+    def warm(self) -> None:
+        self.companion.warm()
+
+    @property
+    def embedder_ready(self) -> bool:
+        return bool(self.memory.embedder.loaded)
+
+    # -- conversations -----------------------------------------------------------------------
+    def conversations(
+        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
+    ) -> list[Conversation]:
+        kwargs: dict[str, Any] = {"archived": archived, "search": search}
+        if limit is not None:
+            kwargs["limit"] = limit
+        return conv.list_conversations(self.db, **kwargs)
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        return conv.get_conversation(self.db, conversation_id)
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        return conv.messages(self.db, conversation_id)
+
+    def pin(self, conversation_id: str, pinned: bool = True) -> None:
+        conv.pin(self.db, conversation_id, pinned)
+
+    def archive(self, conversation_id: str, archived: bool = True) -> None:
+        conv.archive(self.db, conversation_id, archived)
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        conv.rename(self.db, conversation_id, title)
+
+    def forget(self, conversation_id: str) -> None:
+        conv.forget(self.db, conversation_id)
+
+    def export(self, conversation_id: str, fmt: str) -> str:
+        return conv.export(self.db, conversation_id, fmt)
+
+    def import_conversation(self, text: str) -> Conversation:
+        return conv.import_json(self.db, text)
+
+    # -- chips -------------------------------------------------------------------------------
+    def chips(self, conversation_id: str) -> list[Chip]:
+        return chips_engine.list_chips(self.db, conversation_id)
+
+    def add_chip(
+        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
+    ) -> Chip:
+        return chips_engine.add_chip(self.db, conversation_id, kind, ref, label=label)
+
+    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
+        return chips_engine.remove_chip(self.db, conversation_id, chip_id)
+
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Any]:
+        kwargs: dict[str, Any] = {"limit": limit}
+        if kind is not None:
+            kwargs["kind"] = kind
+        return chips_engine.find_attachable(self.db, query, **kwargs)
+
+    # -- the memory --------------------------------------------------------------------------
+    def episode(self, episode_id: str) -> Episode | None:
+        from .store.episodes import get_episode
+
+        record = get_episode(self.db, episode_id)
+        if record is None:
+            return None
+        return Episode(record.id, record.title, record.date, record.kind, record.text)
+
+    def soul(self) -> str:
+        return self.memory.soul()
+
+    def stats(self) -> dict[str, Any]:
+        return self.memory.stats()
+
+    def compact(self) -> tuple[int, int]:
+        return self.memory.compact()
+
+    def personas(self) -> list[Persona]:
+        from ..paths import config_dir
+        from .personas import load_personas
+
+        return list(load_personas(config_dir() / "personas").values())
+
+    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
+        return self.memory.ingest(paths, progress)
+
+    def close(self) -> None:
+        self.memory.close()

@@ -1,0 +1,338 @@
+"""The conversations repository: the ``conversations`` and ``messages`` tables, read into
+``Conversation`` and ``Message`` records.
+
+Ids given here are full UUIDs (the engine resolves prefixes first). Citations and metadata
+are stored as JSON text and come back as lists and dicts. Functions that write several
+statements open their own transaction, so do not call them inside ``db.transaction()``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from .db import Database
+
+#: Columns a conversation update may set.
+CONVERSATION_FIELDS = ("title", "summary", "emotion", "persona", "pinned", "archived_at")
+#: Columns a message update may set.
+MESSAGE_FIELDS = ("content", "status", "emotion", "citations", "latency_ms", "metadata", "model")
+
+
+def iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+@dataclass(frozen=True)
+class Conversation:
+    id: str
+    title: str
+    summary: str
+    emotion: str | None
+    persona: str | None
+    pinned: bool
+    archived_at: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    message_count: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "summary": self.summary,
+            "emotion": self.emotion,
+            "persona": self.persona,
+            "pinned": self.pinned,
+            "archived": self.archived_at is not None,
+            "archived_at": iso(self.archived_at),
+            "created_at": iso(self.created_at),
+            "updated_at": iso(self.updated_at),
+            "message_count": self.message_count,
+        }
+
+
+@dataclass(frozen=True)
+class Message:
+    id: str
+    conversation_id: str
+    role: str
+    content: str
+    status: str
+    emotion: str | None
+    citations: list[dict] = field(default_factory=list)
+    model: str | None = None
+    latency_ms: float | None = None
+    metadata: dict = field(default_factory=dict)
+    created_at: datetime = field(default_factory=datetime.now)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "conversation_id": self.conversation_id,
+            "role": self.role,
+            "content": self.content,
+            "status": self.status,
+            "emotion": self.emotion,
+            "citations": self.citations,
+            "model": self.model,
+            "latency_ms": self.latency_ms,
+            "metadata": self.metadata,
+            "created_at": iso(self.created_at),
+        }
+
+
+def dump_json(value: Any) -> str | None:
+    return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
+
+
+def _load_json(value: Any, default: Any) -> Any:
+    if value is None or value == "":
+        return default
+    if isinstance(value, (list, dict)):
+        return value
+    try:
+        loaded = json.loads(value)
+    except (TypeError, ValueError):
+        return default
+    return loaded if isinstance(loaded, type(default)) else default
+
+
+# --------------------------------------------------------------------------- conversations
+
+_CONVERSATION_SQL = (
+    "SELECT CAST(c.id AS VARCHAR), c.title, c.summary, c.emotion, c.persona, c.pinned,"
+    " c.archived_at, c.created_at, c.updated_at,"
+    " (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id)"
+    " FROM conversations c"
+)
+_ORDER_SQL = " ORDER BY c.pinned DESC, c.updated_at DESC, c.created_at DESC, c.id"
+_SEARCH_SQL = (
+    " AND (contains(lower(c.title), ?) OR contains(lower(c.summary), ?) OR EXISTS ("
+    " SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
+    " AND contains(lower(m.content), ?)))"
+)
+
+
+def _conversation(row: tuple[Any, ...]) -> Conversation:
+    return Conversation(
+        id=row[0],
+        title=row[1],
+        summary=row[2] or "",
+        emotion=row[3],
+        persona=row[4],
+        pinned=bool(row[5]),
+        archived_at=row[6],
+        created_at=row[7],
+        updated_at=row[8],
+        message_count=int(row[9] or 0),
+    )
+
+
+def insert_conversation(
+    db: Database,
+    conversation_id: str,
+    *,
+    title: str,
+    created_at: datetime,
+    updated_at: datetime,
+    summary: str | None = None,
+    emotion: str | None = None,
+    persona: str | None = None,
+    pinned: bool | None = None,
+) -> None:
+    """A new conversation (summary "" and not pinned unless given)."""
+    db.execute(
+        "INSERT INTO conversations (id, title, summary, emotion, persona, pinned,"
+        " created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            conversation_id,
+            title,
+            summary or "",
+            emotion,
+            persona,
+            bool(pinned),
+            created_at,
+            updated_at,
+        ],
+    )
+
+
+def get_conversation(db: Database, conversation_id: str) -> Conversation | None:
+    row = db.fetchone(_CONVERSATION_SQL + " WHERE c.id = ?", [conversation_id])
+    return _conversation(row) if row else None
+
+
+def list_conversations(
+    db: Database, *, archived: bool, needle: str = "", limit: int | None = None
+) -> list[Conversation]:
+    """Pinned first, then by last activity; ``needle`` (lower case) searches the title, the
+    summary and every message's text."""
+    where_sql = " WHERE c.archived_at IS NOT NULL" if archived else " WHERE c.archived_at IS NULL"
+    params: list[Any] = []
+    sql = _CONVERSATION_SQL + where_sql
+    if needle:
+        sql += _SEARCH_SQL
+        params += [needle, needle, needle]
+    sql += _ORDER_SQL
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(max(0, int(limit)))
+    return [_conversation(r) for r in db.fetchall(sql, params)]
+
+
+def _assignments(fields: dict[str, Any], allowed: Sequence[str]) -> tuple[str, list[Any]]:
+    unknown = [name for name in fields if name not in allowed]
+    if unknown:
+        raise ValueError(f"cannot set {', '.join(unknown)}")
+    return ", ".join(f"{name} = ?" for name in fields), list(fields.values())
+
+
+def update_conversation(db: Database, conversation_id: str, **fields: Any) -> None:
+    """Set the given columns (names from ``CONVERSATION_FIELDS``) of one conversation."""
+    if not fields:
+        return
+    assignments_sql, params = _assignments(fields, CONVERSATION_FIELDS)
+    db.execute(
+        f"UPDATE conversations SET {assignments_sql} WHERE id = ?", [*params, conversation_id]
+    )
+
+
+def touch(db: Database, conversation_id: str, stamp: datetime, *, only_later: bool) -> None:
+    """Mark activity at ``stamp``; ``only_later`` never moves ``updated_at`` back."""
+    if only_later:
+        db.execute(
+            "UPDATE conversations SET updated_at = greatest(updated_at, ?) WHERE id = ?",
+            [stamp, conversation_id],
+        )
+    else:
+        db.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", [stamp, conversation_id])
+
+
+def delete_conversation(db: Database, conversation_id: str) -> None:
+    """The conversation with everything of it: messages, chips, policy events, and the
+    telemetry turns (and their retrievals) that hold the person's words."""
+    with db.transaction():
+        db.execute("DELETE FROM messages WHERE conversation_id = ?", [conversation_id])
+        db.execute("DELETE FROM chips WHERE conversation_id = ?", [conversation_id])
+        db.execute("DELETE FROM policy_events WHERE conversation_id = ?", [conversation_id])
+        db.execute(
+            "DELETE FROM retrievals WHERE turn_id IN"
+            " (SELECT id FROM turns WHERE conversation_id = ?)",
+            [conversation_id],
+        )
+        db.execute("DELETE FROM turns WHERE conversation_id = ?", [conversation_id])
+        db.execute("DELETE FROM conversations WHERE id = ?", [conversation_id])
+
+
+# --------------------------------------------------------------------------- messages
+
+_MESSAGE_SQL = (
+    "SELECT CAST(id AS VARCHAR), CAST(conversation_id AS VARCHAR), role, content, status,"
+    " emotion, citations, model, latency_ms, metadata, created_at FROM messages"
+)
+
+
+def _message(row: tuple[Any, ...]) -> Message:
+    return Message(
+        id=row[0],
+        conversation_id=row[1],
+        role=row[2],
+        content=row[3],
+        status=row[4],
+        emotion=row[5],
+        citations=_load_json(row[6], []),
+        model=row[7],
+        latency_ms=row[8],
+        metadata=_load_json(row[9], {}),
+        created_at=row[10],
+    )
+
+
+def insert_message(
+    db: Database,
+    message_id: str,
+    conversation_id: str,
+    *,
+    role: str,
+    content: str,
+    status: str,
+    emotion: str | None,
+    citations: list[dict],
+    model: str | None,
+    latency_ms: float | None,
+    metadata: dict,
+    created_at: datetime,
+) -> None:
+    db.execute(
+        "INSERT INTO messages (id, conversation_id, role, content, status, emotion, citations,"
+        " model, latency_ms, metadata, created_at)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            message_id,
+            conversation_id,
+            role,
+            content,
+            status,
+            emotion,
+            dump_json(citations),
+            model,
+            latency_ms,
+            dump_json(metadata),
+            created_at,
+        ],
+    )
+
+
+def conversation_of_message(db: Database, message_id: str) -> str | None:
+    """The conversation id of a message, or ``None`` (also for a malformed id)."""
+    row = db.fetchone(
+        "SELECT CAST(conversation_id AS VARCHAR) FROM messages WHERE id = TRY_CAST(? AS UUID)",
+        [message_id],
+    )
+    return row[0] if row else None
+
+
+def update_message(db: Database, message_id: str, **fields: Any) -> None:
+    """Set the given columns (names from ``MESSAGE_FIELDS``; citations and metadata as lists
+    and dicts) of one message."""
+    if not fields:
+        return
+    for name in ("citations", "metadata"):
+        if name in fields:
+            fields[name] = dump_json(fields[name])
+    assignments_sql, params = _assignments(fields, MESSAGE_FIELDS)
+    db.execute(f"UPDATE messages SET {assignments_sql} WHERE id = ?", [*params, message_id])
+
+
+def get_message(db: Database, message_id: str) -> Message | None:
+    row = db.fetchone(_MESSAGE_SQL + " WHERE id = TRY_CAST(? AS UUID)", [message_id])
+    return _message(row) if row else None
+
+
+def messages_of(db: Database, conversation_id: str) -> list[Message]:
+    """Every message of the conversation, oldest first."""
+    rows = db.fetchall(
+        _MESSAGE_SQL + " WHERE conversation_id = ? ORDER BY created_at, id", [conversation_id]
+    )
+    return [_message(r) for r in rows]
+
+
+def recent_messages(
+    db: Database, conversation_id: str, statuses: Sequence[str], limit: int
+) -> list[Message]:
+    """The last ``limit`` user and assistant messages with one of ``statuses``, oldest first."""
+    rows = db.fetchall(
+        _MESSAGE_SQL + " WHERE conversation_id = ? AND role IN ('user', 'assistant')"
+        " AND list_contains(?, status) ORDER BY created_at DESC, id DESC LIMIT ?",
+        [conversation_id, list(statuses), int(limit)],
+    )
+    return [_message(r) for r in reversed(rows)]
+
+
+def count_messages(db: Database, conversation_id: str) -> int:
+    row = db.fetchone("SELECT count(*) FROM messages WHERE conversation_id = ?", [conversation_id])
+    return int(row[0]) if row else 0

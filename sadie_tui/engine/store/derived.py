@@ -1,0 +1,142 @@
+"""The derived-records repository: beliefs, observations, wiki entries, briefs, Today cards
+and the soul summary, as the ingest path replaces them per source file and the memory reads
+them.
+
+Beliefs and observations carry an embedding; ``row_hashes`` gives the md5 of each stored row's
+fields so that an unchanged file is recognised without rewriting (or re-embedding) it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from .db import Database
+from .schema import TITLED_TABLES, VECTOR_TYPE
+
+#: The fields of a stored belief / observation, joined as the md5 of ``row_hashes`` sees them.
+_BELIEF_HASH_SQL = (
+    "md5(CAST((statement || '|' || status || '|' || confidence::VARCHAR || '|'"
+    " || evidence::VARCHAR) AS VARCHAR))"
+)
+_OBSERVATION_HASH_SQL = (
+    "md5(CAST((source || '|' || strftime(observed_at, '%Y-%m-%dT%H:%M:%S') || '|' || text)"
+    " AS VARCHAR))"
+)
+_TITLED_COLUMNS = ("id", "title", "text", "source_key", "kind", "occurred_at")
+
+
+# --------------------------------------------------------------------------- soul
+
+
+def soul(db: Database) -> str:
+    """The stored soul summary ("" when there is none)."""
+    row = db.fetchone("SELECT text FROM soul ORDER BY id LIMIT 1")
+    return row[0] if row else ""
+
+
+def stored_soul(db: Database) -> str | None:
+    """The soul summary the ingest path wrote, or ``None``."""
+    row = db.fetchone("SELECT text FROM soul WHERE id = 1")
+    return row[0] if row else None
+
+
+def replace_soul(db: Database, text: str) -> None:
+    db.execute("DELETE FROM soul")
+    db.execute("INSERT INTO soul (id, text) VALUES (1, ?)", [text])
+
+
+# --------------------------------------------------------------------------- beliefs, observations
+
+
+def belief_hashes(db: Database) -> set[tuple[str, str]]:
+    """(source_key, md5 of the row's fields) of every belief."""
+    return {(k, h) for k, h in db.fetchall(f"SELECT source_key, {_BELIEF_HASH_SQL} FROM beliefs")}
+
+
+def observation_hashes(db: Database) -> set[tuple[str, str]]:
+    """(source_key, md5 of the row's fields) of every observation."""
+    return {
+        (k, h)
+        for k, h in db.fetchall(f"SELECT source_key, {_OBSERVATION_HASH_SQL} FROM observations")
+    }
+
+
+def delete_beliefs_of(db: Database, file: str) -> None:
+    """Every belief read from ``file`` (source keys ``file#n``)."""
+    db.execute("DELETE FROM beliefs WHERE source_key LIKE ?", [file + "#%"])
+
+
+def delete_observations_of(db: Database, file: str) -> None:
+    db.execute("DELETE FROM observations WHERE source_key LIKE ?", [file + "#%"])
+
+
+def insert_belief(
+    db: Database,
+    *,
+    id: str,
+    statement: str,
+    status: str,
+    confidence: float,
+    evidence: Sequence[str],
+    source_key: str,
+    embedding: str,
+) -> None:
+    """``embedding`` is a vector literal (``embedder.vector_literal``)."""
+    db.execute(
+        f"INSERT INTO beliefs VALUES (?, ?, ?, ?, ?::UUID[], ?, ?::{VECTOR_TYPE})",
+        [id, statement, status, confidence, evidence, source_key, embedding],
+    )
+
+
+def insert_observation(
+    db: Database,
+    *,
+    id: str,
+    source: str,
+    observed_at: datetime,
+    text: str,
+    source_key: str,
+    embedding: str,
+) -> None:
+    db.execute(
+        f"INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?::{VECTOR_TYPE})",
+        [id, source, observed_at, text, source_key, embedding],
+    )
+
+
+# --------------------------------------------------------------------------- titled texts
+
+
+def _titled(table: str, columns: Sequence[str]) -> tuple[str, str]:
+    """The table and column list, checked against the schema (they become SQL text)."""
+    if table not in TITLED_TABLES:
+        raise ValueError(f"not a titled table: {table!r}")
+    unknown = [c for c in columns if c not in _TITLED_COLUMNS]
+    if unknown:
+        raise ValueError(f"not a column of {table}: {', '.join(unknown)}")
+    return table, ", ".join(columns)
+
+
+def titled_row(
+    db: Database, table: str, columns: Sequence[str], source_key: str
+) -> tuple[Any, ...] | None:
+    """The ``columns`` of the wiki entry / brief / Today card read from ``source_key``."""
+    table, columns_sql = _titled(table, columns)
+    return db.fetchone(f"SELECT {columns_sql} FROM {table} WHERE source_key = ?", [source_key])
+
+
+def replace_titled(
+    db: Database, table: str, columns: Sequence[str], values: Sequence[Any], source_key: str
+) -> None:
+    """Write one wiki entry / brief / Today card in place of the one from ``source_key``."""
+    table, columns_sql = _titled(table, columns)
+    marks_sql = ", ".join("?" for _ in columns)
+    db.execute(f"DELETE FROM {table} WHERE source_key = ?", [source_key])
+    db.execute(f"INSERT INTO {table} ({columns_sql}) VALUES ({marks_sql})", list(values))
+
+
+def wiki_titles(db: Database) -> list[tuple[str, str]]:
+    """(title, kind) of every wiki entry."""
+    return db.fetchall("SELECT title, kind FROM wiki_entries")

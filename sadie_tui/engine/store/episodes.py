@@ -1,0 +1,152 @@
+"""The episodes repository: episodes, their chunks and embeddings, and the entity graph
+(entities, mentions, co-occurrence edges) as the ingest path writes them and the memory,
+doctor and screens read them.
+
+Batches arrive as Arrow tables built by the ingest pipeline (column names as in the schema;
+ids as strings, cast to UUID here), so a whole ingest goes in with a handful of statements.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from .db import Database
+from .schema import CREATE_VECTOR_INDEX, DROP_VECTOR_INDEX, EMBEDDING_DIM, VECTOR_TYPE
+
+
+@dataclass(frozen=True)
+class EpisodeRecord:
+    """One episode as a reader sees it (the citation's episode screen)."""
+
+    id: str
+    title: str
+    date: str  # YYYY-MM-DD of occurred_at
+    kind: str
+    source: str
+    text: str
+    occurred_at: datetime
+
+
+def get_episode(db: Database, episode_id: str) -> EpisodeRecord | None:
+    """The episode with this id, or ``None`` when it is gone (or the id is not a UUID)."""
+    row = db.fetchone(
+        "SELECT CAST(id AS VARCHAR), title, strftime(occurred_at, '%Y-%m-%d'), kind, source,"
+        " text, occurred_at FROM episodes WHERE id = TRY_CAST(? AS UUID)",
+        [episode_id],
+    )
+    return EpisodeRecord(*row) if row else None
+
+
+def content_hashes(db: Database) -> dict[str, str]:
+    """source_key → content hash of every stored episode."""
+    return dict(db.fetchall("SELECT source_key, content_hash FROM episodes"))
+
+
+def count_episodes(db: Database) -> int:
+    row = db.fetchone("SELECT count(*) FROM episodes")
+    return int(row[0]) if row else 0
+
+
+def count_chunks(db: Database) -> int:
+    row = db.fetchone("SELECT count(*) FROM chunks")
+    return int(row[0]) if row else 0
+
+
+def chunk_texts(db: Database) -> list[tuple[int, str]]:
+    """(chunk id, text) of every chunk, by id."""
+    return [(int(i), t) for i, t in db.fetchall("SELECT id, text FROM chunks ORDER BY id")]
+
+
+def replace_episodes(db: Database, episodes: Any) -> None:
+    """Write the episodes of an Arrow table (id, kind, title, source, source_key, occurred_at,
+    salience, content_hash, tags, text), replacing any stored with the same id together with
+    their chunks and mentions. Call inside ``db.transaction()``."""
+    with db.registered("_new_episodes", episodes):
+        db.execute(
+            "DELETE FROM entity_mentions WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)"
+        )
+        db.execute("DELETE FROM chunks WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)")
+        db.execute("DELETE FROM episodes WHERE id IN (SELECT id::UUID FROM _new_episodes)")
+        db.execute(
+            "INSERT INTO episodes (id, kind, title, source, source_key, occurred_at, salience,"
+            " content_hash, tags, text) SELECT id::UUID, kind, title, source, source_key,"
+            " occurred_at, salience, content_hash, tags, text FROM _new_episodes"
+        )
+
+
+def reserve_chunk_ids(db: Database, count: int) -> int:
+    """The first of ``count`` consecutive chunk ids, all taken from the sequence."""
+    row = db.fetchone("SELECT nextval('chunk_ids')")
+    first = int(row[0]) if row else 1
+    # Reserve the whole id range so later nextval() calls cannot collide.
+    db.execute("SELECT max(nextval('chunk_ids')) FROM range(?)", [max(0, count - 1)])
+    return first
+
+
+def insert_chunks(db: Database, chunks: Any) -> None:
+    """Write an Arrow table of chunks (id, episode_id, ordinal, text, embedding)."""
+    with db.registered("_new_chunks", chunks):
+        db.execute(
+            "INSERT INTO chunks (id, episode_id, ordinal, text, embedding)"
+            " SELECT id, episode_id::UUID, ordinal, text, embedding FROM _new_chunks"
+        )
+
+
+def entities(db: Database) -> list[tuple[str, str, str]]:
+    """(key, name, kind) of every entity."""
+    return db.fetchall("SELECT key, name, kind FROM entities")
+
+
+def entity_ids(db: Database) -> dict[str, int]:
+    """key → id of every entity."""
+    return {key: int(i) for key, i in db.fetchall("SELECT key, id FROM entities")}
+
+
+def count_entities(db: Database) -> int:
+    row = db.fetchone("SELECT count(*) FROM entities")
+    return int(row[0]) if row else 0
+
+
+def insert_entities(db: Database, rows: Any) -> None:
+    """Write an Arrow table of new entities (id, name, key, kind)."""
+    with db.registered("_arrow_in", rows):
+        db.execute("INSERT INTO entities SELECT id, name, key, kind FROM _arrow_in")
+
+
+def insert_mentions(db: Database, rows: Any) -> None:
+    """Write an Arrow table of mentions (entity_id, chunk_id, episode_id, count)."""
+    with db.registered("_arrow_in", rows):
+        db.execute(
+            "INSERT INTO entity_mentions"
+            " SELECT entity_id, chunk_id, episode_id::UUID, count FROM _arrow_in"
+        )
+
+
+def rebuild_edges(db: Database) -> None:
+    """The co-occurrence graph, derived from mentions: weight = chunks naming both."""
+    db.execute("DELETE FROM entity_edges")
+    db.execute(
+        "INSERT INTO entity_edges SELECT a.entity_id, b.entity_id, count(*)::DOUBLE"
+        " FROM entity_mentions a JOIN entity_mentions b"
+        " ON a.chunk_id = b.chunk_id AND a.entity_id <> b.entity_id"
+        " GROUP BY a.entity_id, b.entity_id"
+    )
+
+
+def rebuild_vector_index(db: Database) -> None:
+    """Drop and recreate the HNSW index with the cosine metric, then checkpoint."""
+    db.execute(DROP_VECTOR_INDEX)
+    db.execute(CREATE_VECTOR_INDEX)
+    db.execute("CHECKPOINT")
+
+
+def vector_index_in_use(db: Database) -> bool:
+    """Whether a nearest-chunks query is planned as an HNSW index scan."""
+    probe = "[" + ",".join(["0.05"] * EMBEDDING_DIM) + "]"
+    return db.vector_index_used(
+        f"SELECT id FROM chunks ORDER BY array_cosine_distance(embedding, ?::{VECTOR_TYPE})"
+        " LIMIT 10",
+        [probe],
+    )

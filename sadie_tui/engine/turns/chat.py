@@ -1,0 +1,429 @@
+"""One chat turn, in small steps: prepare → brief → stream → check → persist.
+
+Events come out in the spec's order (``events`` module): ``Meta`` and ``EmotionEvent`` once
+both messages are written (the assistant's as ``streaming`` before the first token), then
+``ContextBudget``, the reply's pieces, ``Checking`` while the citation pass runs, ``CitationsEvent``,
+``Replace`` when the final text differs from what streamed, and ``Done`` — or ``ErrorEvent``
+in place of the tail, with what streamed kept as ``error`` or ``interrupted``. Blocking
+work (DuckDB, embeddings) runs in threads so the caller's event loop never stalls.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .. import conversations as conv
+from ..details import unsupported
+from ..emotions import TONE
+from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
+from ..events import (
+    Checking,
+    CitationsEvent,
+    CitationView,
+    ContextBudget,
+    Done,
+    EmotionEvent,
+    ErrorEvent,
+    Event,
+    Meta,
+    Replace,
+    Status,
+    Thinking,
+    Token,
+    Waiting,
+)
+from ..grounding import Grounded, needs_pass, own_citations, repair, settle
+from ..policies import guardrail_block, lint
+from ..prompt import Attached, Briefing, build_briefing
+from ..reasoners.base import paced
+from ..retrieval import RetrievalResult, retrieve
+from ..store import telemetry as telemetry_store
+from ..telemetry import record_turn
+from ..titles import make_title
+from .common import (
+    Filtered,
+    briefing_sources,
+    citation_views,
+    cited_chunk_ids,
+    count_details,
+    excerpts_of,
+    found_views,
+    grounding_score,
+    tokens_per_second,
+)
+
+if TYPE_CHECKING:
+    from ..companion import Companion
+    from ..personas import Persona
+
+THINKING_EVERY = 0.25
+WAITING_EVERY = 1.0
+SAVE_EVERY = 1.0
+
+
+@dataclass
+class ChatTurn:
+    """The state of one turn as its steps fill it in."""
+
+    host: Companion
+    message: str
+    conversation_id: str | None = None
+    persona_name: str | None = None
+    new: bool = False
+    started: float = field(default_factory=time.perf_counter)
+    # prepare
+    persona: Persona | None = None
+    cid: str = ""
+    title: str = ""
+    history: list[tuple[str, str]] = field(default_factory=list)
+    reasoner: Any = None
+    notice: str | None = None
+    emotion: str = ""
+    user_id: str = ""
+    reply_id: str = ""
+    # brief
+    result: RetrievalResult | None = None
+    attached: list[Attached] = field(default_factory=list)
+    policies: Any = None
+    briefing: Briefing | None = None
+    # stream
+    shown: str = ""
+    pieces: int = 0
+    gen_seconds: float = 0.0
+    cut: str | None = None
+    echoes_hidden: int = 0
+    # check
+    grounded: Grounded | None = None
+
+    @property
+    def db(self) -> Any:
+        return self.host.memory.db
+
+    async def run(self) -> AsyncIterator[Event]:
+        self.message = self.message.strip()
+        if not self.message:
+            yield ErrorEvent("the message is empty", code=ErrorKind.USAGE)
+            return
+        async for event in self.prepare():
+            yield event
+        try:
+            async for event in self.brief():
+                yield event
+            async for event in self.stream():
+                yield event
+            async for event in self.check_and_persist():
+                yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            self._save_partial("interrupted")
+            raise
+        except ModelError as exc:
+            self._save_partial("error", exc.one_line())
+            code = getattr(exc, "code", ErrorKind.MODEL)
+            yield ErrorEvent(exc.message, code=code, fix=exc.fix, message_id=self.reply_id)
+        except SadieError as exc:
+            self._save_partial("error", exc.one_line())
+            yield ErrorEvent(exc.message, code=_kind(exc), fix=exc.fix, message_id=self.reply_id)
+
+    # -- prepare: the conversation, both messages, the reasoner and the register --------------
+    async def prepare(self) -> AsyncIterator[Event]:
+        host, db = self.host, self.db
+        self.persona = host.persona(self.persona_name, host.settings.chat_persona)
+        if self.conversation_id and not self.new:
+            conversation = await asyncio.to_thread(conv.get_conversation, db, self.conversation_id)
+        else:
+            conversation = await asyncio.to_thread(
+                conv.create_conversation, db, make_title(self.message), persona=self.persona.name
+            )
+        self.cid, self.title = conversation.id, conversation.title
+        rows = await asyncio.to_thread(conv.recent_messages, db, self.cid, 10_000)
+        self.history = [(m.role, m.content) for m in rows if m.role in ("user", "assistant")]
+        self.reasoner, self.notice = await host.pick_reasoner()
+        # The classifier may run the embedding model: keep it off the event loop.
+        choice = await asyncio.to_thread(
+            host.emotions.choose, self.message, allow_load=host.wait_for_embedder
+        )
+        self.emotion = choice.value
+        self.user_id = await asyncio.to_thread(
+            conv.add_message, db, self.cid, "user", self.message, "complete", emotion=self.emotion
+        )
+        self.reply_id = await asyncio.to_thread(
+            conv.add_message,
+            db,
+            self.cid,
+            "assistant",
+            "",
+            "streaming",
+            emotion=self.emotion,
+            model=self.reasoner.model,
+            metadata={"persona": self.persona.name},
+        )
+        yield Meta(
+            self.cid,
+            self.reasoner.model,
+            self.persona.name,
+            self.reasoner.offline,
+            self.reply_id,
+            self.user_id,
+            self.title,
+        )
+        yield EmotionEvent(self.emotion)
+        if self.notice:
+            yield Status(self.notice)
+
+    # -- brief: retrieval, chips, policies and the briefing ----------------------------------
+    async def brief(self) -> AsyncIterator[Event]:
+        host, memory = self.host, self.host.memory
+        assert self.persona is not None
+        use_vector = memory.embedder.loaded or host.wait_for_embedder
+        if not use_vector:
+            yield Status("the embedding model is still loading: searching by keywords and names")
+        previous = next((c for r, c in reversed(self.history) if r == "user"), None)
+        self.result = result = await asyncio.to_thread(
+            retrieve, memory, self.message, self.persona, previous=previous, use_vector=use_vector
+        )
+        self.attached = await asyncio.to_thread(host.attached, self.cid)
+        self.policies, policy_errors = host.policies()
+        for err in policy_errors:
+            yield Status(f"policy ignored: {err}")
+        empty = await asyncio.to_thread(memory.is_empty)
+        soul = await asyncio.to_thread(memory.soul)
+        self.briefing = briefing = build_briefing(
+            message=self.message,
+            excerpts=excerpts_of(result),
+            beliefs=result.beliefs,
+            observations=result.observations,
+            observation_weight_high=self.persona.observation_weight > 1.0,
+            attached=self.attached,
+            history=self.history,
+            soul=soul,
+            guardrails=guardrail_block(self.policies),
+            voice=self.persona.voice,
+            tone=TONE.get(self.emotion, ""),
+            memory_empty=empty,
+        )
+        yield ContextBudget(
+            chunks=len(result.chunks),
+            messages=briefing.history_used,
+            messages_dropped=briefing.history_dropped,
+            chips=len(self.attached),
+            retrieval_ms=round(result.elapsed_ms, 1),
+            vector=result.vector_used,
+        )
+
+    # -- stream: the model's pieces through the filter and the guard -------------------------
+    async def stream(self) -> AsyncIterator[Event]:
+        assert self.briefing is not None
+        filtered = Filtered(self.briefing, self.host.settings.reply_max_chars)
+        self._filtered = filtered
+        started = time.perf_counter()
+        think_started: float | None = None
+        last_think = 0.0
+        last_save = started
+        pieces = paced(self.reasoner.stream(self.briefing, self.message), WAITING_EVERY)
+        async with aclosing(pieces) as stream:
+            async for piece in stream:
+                now = time.perf_counter()
+                if piece is None:  # a second passed with nothing from the model
+                    if not self.pieces and think_started is None:
+                        yield Waiting(round(now - started))
+                    continue
+                if piece.kind == "thinking":
+                    visible, thinking = "", True
+                else:
+                    self.pieces += 1
+                    visible = filtered.feed(piece.text)
+                    thinking = filtered.filter.thinking
+                if thinking and not self.shown:
+                    think_started = think_started or now
+                    if now - last_think >= THINKING_EVERY:
+                        last_think = now
+                        yield Thinking(round(now - think_started, 1))
+                if visible:
+                    self.shown += visible
+                    yield Token(visible)
+                    if now - last_save >= SAVE_EVERY:
+                        last_save = now
+                        await asyncio.to_thread(
+                            conv.update_message, self.db, self.reply_id, content=self.shown
+                        )
+                if filtered.guard.stopped:
+                    break  # closes the model's stream: a loop or a runaway reply
+        rest = filtered.finish()
+        if rest:
+            self.shown += rest
+            yield Token(rest)
+        self.gen_seconds = max(1e-6, time.perf_counter() - started)
+        self.cut = filtered.cut(self.reasoner)
+        self.echoes_hidden = len(filtered.guard.dropped)
+
+    # -- check and persist: citations, policies, unsupported details, the stored rows ---------
+    async def check_and_persist(self) -> AsyncIterator[Event]:
+        briefing, result, reasoner = self.briefing, self.result, self.reasoner
+        assert briefing is not None and result is not None
+        tail = self._filtered.filter
+        grounded = own_citations(self.shown, tail.tail, tail.diverted, briefing.shown)
+        if needs_pass(reasoner, grounded):
+            yield Checking()
+            timeout = self.host.settings.citation_pass_timeout
+            await repair(reasoner, briefing, grounded, timeout=timeout)
+        settle(briefing, grounded)
+        self.grounded = grounded
+        views = citation_views(grounded.policed, result, self.attached)
+        found = found_views(grounded, result, self.attached)
+
+        final_text, final_emotion = grounded.text, self.emotion
+        outcome = lint(final_text, self.policies)
+        reason = "citations list" if grounded.list_removed else ""
+        if outcome.changed:
+            final_text = outcome.text
+            blocked = outcome.blocked_by
+            reason = f"policy {blocked.name}" if blocked else "policy rewrite"
+            if blocked is not None:
+                final_emotion, views, found = "serious", (), ()
+        # An offline answer is sadie's own framing around verbatim quotes: nothing to check.
+        check = not outcome.blocked_by and not reasoner.offline
+        spans = unsupported(final_text, briefing_sources(briefing)) if check else []
+        yield CitationsEvent(
+            views,
+            unsupported=tuple(sp.as_json() for sp in spans),
+            repaired=grounded.repaired,
+            tail=grounded.tail,
+            found=found,
+            note=grounded.pass_reason,
+        )
+        if final_text != self.shown:
+            yield Replace(final_text, reason)
+        if outcome.blocked_by is not None and final_emotion != self.emotion:
+            yield EmotionEvent(final_emotion)
+        status = "blocked" if outcome.blocked_by is not None else "complete"
+        latency = (time.perf_counter() - self.started) * 1000
+        tokens = getattr(reasoner, "last_eval_count", 0) or self.pieces
+        rate = tokens_per_second(reasoner, tokens, self.gen_seconds)
+        metadata = self._metadata(final_text, tokens, rate, spans, found, outcome)
+        await asyncio.to_thread(
+            self._persist, final_text, status, final_emotion, views, latency, metadata, outcome
+        )
+        yield Done(
+            self.reply_id,
+            round(latency, 1),
+            len(result.chunks),
+            status,
+            tokens,
+            rate,
+            final_emotion,
+            cut=self.cut or "",
+        )
+
+    def _metadata(
+        self,
+        final_text: str,
+        tokens: int,
+        rate: float,
+        spans: list[Any],
+        found: tuple[CitationView, ...],
+        outcome: Any,
+    ) -> dict[str, Any]:
+        assert self.persona and self.briefing and self.result and self.grounded
+        g = self.grounded
+        metadata: dict[str, Any] = {
+            "persona": self.persona.name,
+            "prompt_version": self.briefing.version,
+            "chunks_considered": len(self.result.chunks),
+            "messages_in_context": self.briefing.history_used,
+            "messages_dropped": self.briefing.history_dropped,
+            "chips": len(self.attached),
+            "retrieval_ms": round(self.result.elapsed_ms, 1),
+            "tokens": tokens,
+            "tokens_per_s": rate,
+            "offline": self.reasoner.offline,
+            "dropped_citations": len(g.policed.dropped),
+            "streamed_text": self.shown if final_text != self.shown else None,
+            "tail": g.tail,
+            "repaired": g.repaired,
+            "citation_pass": g.pass_reason or ("ok" if g.repaired else None),
+            "unsupported": [sp.as_json() for sp in spans],
+            "found_by_sadie": [v.as_json() for v in found],
+            "cut": self.cut,
+            "echoes_hidden": self.echoes_hidden,
+        }
+        if outcome.blocked_by is not None:
+            metadata["blocked_by"] = outcome.blocked_by.name
+        return metadata
+
+    def _persist(
+        self,
+        final_text: str,
+        status: str,
+        emotion: str,
+        views: tuple[CitationView, ...],
+        latency: float,
+        metadata: dict[str, Any],
+        outcome: Any,
+    ) -> None:
+        db, result, briefing = self.db, self.result, self.briefing
+        assert result and briefing and self.persona and self.grounded
+        conv.update_message(
+            db,
+            self.reply_id,
+            content=final_text,
+            status=status,
+            emotion=emotion,
+            citations=[v.as_json() for v in views],
+            latency_ms=latency,
+            metadata=metadata,
+        )
+        state: dict[str, Any] = {"emotion": emotion}
+        if conv.count_messages(db, self.cid) <= 2:
+            state["summary"] = conv.summary_from_first_exchange(self.message, final_text)
+        conv.set_state(db, self.cid, **state)
+        for hit in outcome.hits:
+            telemetry_store.add_policy_event(
+                db, self.cid, self.reply_id, hit.policy, hit.action, hit.match[:500]
+            )
+        record_turn(
+            db,
+            kind="chat",
+            query=self.message,
+            model=self.reasoner.model,
+            persona=self.persona.name,
+            prompt_version=briefing.version,
+            grounding=grounding_score(
+                self.grounded.policed, len(metadata["unsupported"]), count_details(final_text)
+            ),
+            abstained=False,
+            latency_ms=latency,
+            conversation_id=self.cid,
+            message_id=self.reply_id,
+            chunks=result.chunks,
+            cited_chunk_ids=cited_chunk_ids(result, views),
+            tail=metadata["tail"],
+            repaired=metadata["repaired"],
+            citation_pass=metadata["citation_pass"],
+            unsupported=len(metadata["unsupported"]),
+            cut=metadata["cut"],
+        )
+
+    def _save_partial(self, status: str, error: str | None = None) -> None:
+        """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
+        if not self.reply_id:
+            return
+        try:
+            meta = {"error": error} if error else None
+            conv.update_message(
+                self.db, self.reply_id, content=self.shown, status=status, metadata=meta
+            )
+        except SadieError:
+            pass  # the database itself failed; the error already reached the person
+
+
+def _kind(exc: SadieError) -> ErrorKind:
+    if isinstance(exc, NotFoundError):
+        return ErrorKind.NOT_FOUND
+    if isinstance(exc, UsageError | ConfigError):
+        return ErrorKind.USAGE
+    return ErrorKind.STORAGE

@@ -1,0 +1,137 @@
+"""What both turns share once the model has answered: the reply passed through the stream
+filter and the reply guard, the citations as screens show them, the grounding score, and
+the sources the unsupported-details check compares against."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from ..details import find_details
+from ..events import CitationView
+from ..prompt import Attached, Briefing, Excerpt
+from ..reply_guard import ReplyGuard
+from ..stream_filter import StreamFilter
+
+if TYPE_CHECKING:
+    from ..citations import PolicedCitations
+    from ..grounding import Grounded
+    from ..retrieval import RetrievalResult
+
+SUPPORT_WEIGHTS = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
+
+
+def excerpts_of(result: RetrievalResult) -> list[Excerpt]:
+    return [
+        Excerpt(c.episode_id, c.occurred_at.strftime("%Y-%m-%d"), c.title, c.text)
+        for c in result.chunks
+    ]
+
+
+class Filtered:
+    """The stream filter then the reply guard, fed piece by piece (chat) or all at once (ask)."""
+
+    def __init__(self, briefing: Briefing, max_chars: int) -> None:
+        self.filter = StreamFilter()
+        self.guard = ReplyGuard(briefing.instructions(), max_chars=max_chars)
+
+    def feed(self, piece: str) -> str:
+        return self.guard.feed(self.filter.feed(piece))
+
+    def finish(self) -> str:
+        if self.guard.stopped:
+            return ""
+        return self.guard.feed(self.filter.finish()) + self.guard.finish()
+
+    def whole(self, text: str) -> str:
+        visible = self.feed(text)
+        return visible + self.finish()
+
+    def cut(self, reasoner: Any) -> str | None:
+        """Why the reply was cut short: the guard's reason, or the model's token cap."""
+        if self.guard.stopped:
+            return self.guard.stopped
+        return "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
+
+
+def _titles(
+    result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> dict[str, tuple[str, str]]:
+    titles = {
+        c.episode_id.lower(): (c.title, c.occurred_at.strftime("%Y-%m-%d")) for c in result.chunks
+    }
+    for item in attached:
+        if item.excerpt is not None:
+            key = item.excerpt.episode_id.lower()
+            titles.setdefault(key, (item.excerpt.title, item.excerpt.date))
+    return titles
+
+
+def citation_views(
+    policed: PolicedCitations, result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> tuple[CitationView, ...]:
+    """The validated citations with the title and date of the episode each one names."""
+    titles = _titles(result, attached)
+    return tuple(
+        CitationView(
+            c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
+        )
+        for c in policed.citations
+    )
+
+
+def found_views(
+    grounded: Grounded, result: RetrievalResult, attached: Sequence[Attached] = ()
+) -> tuple[CitationView, ...]:
+    """sadie's own sentence matches, labelled ``found by sadie`` (never the model's)."""
+    titles = _titles(result, attached)
+    return tuple(
+        CitationView(
+            m.episode_id,
+            m.quote,
+            "verbatim" if m.verbatim else "paraphrase",
+            "",
+            *titles.get(m.episode_id.lower(), ("", "")),
+            origin="sadie",
+        )
+        for m in grounded.found or ()
+    )
+
+
+def cited_chunk_ids(result: RetrievalResult, views: Sequence[CitationView]) -> list[int]:
+    """Retrieved chunks whose episode a surviving citation names (telemetry's ``cited``)."""
+    cited = {v.episode_id.lower() for v in views}
+    return [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited]
+
+
+def grounding_score(policed: PolicedCitations, unsupported: int = 0, details: int = 0) -> float:
+    """Weighted share of the model's citations that survived — verbatim 1, paraphrase 0.6,
+    inference 0.3, dropped 0; 0 when the model cited nothing — times the share of the
+    reply's checkable details (numbers, times, dates, amounts, names) found in a source."""
+    total = len(policed.citations) + len(policed.dropped)
+    if total == 0:
+        return 0.0
+    score = sum(SUPPORT_WEIGHTS.get(c.support, 0.0) for c in policed.citations) / total
+    if details > 0:
+        score *= 1 - min(unsupported, details) / details
+    return round(score, 3)
+
+
+def briefing_sources(briefing: Briefing) -> list[str]:
+    """Everything the model was told: excerpts with their headers, beliefs, observations,
+    chips, the soul summary, recent messages and the person's own message."""
+    return [m["content"] for m in briefing.messages]
+
+
+def count_details(text: str) -> int:
+    return len(find_details(text))
+
+
+def tokens_per_second(reasoner: Any, tokens: int, seconds: float) -> float:
+    """The model's own rate (``eval_count / eval_duration``) when it reports one; else the
+    pieces over the whole generation (which counts the wait for the first token)."""
+    count = getattr(reasoner, "last_eval_count", 0)
+    eval_seconds = getattr(reasoner, "last_eval_seconds", 0.0)
+    if count and eval_seconds > 0:
+        return round(count / eval_seconds, 1)
+    return round(tokens / max(seconds, 1e-6), 1)

@@ -1,0 +1,93 @@
+"""Settings are parsed and validated in one place: field-level errors, the environment over
+the file, and a config writer that keeps the rest of the file."""
+
+from __future__ import annotations
+
+import tomllib
+
+import pytest
+
+from sadie_tui.config import load_settings, normalise_host, save_setting
+from sadie_tui.engine.errors import ConfigError, ExitCode
+
+
+@pytest.fixture
+def cfg(tmp_path, monkeypatch):
+    for name in ("SADIE_MODEL", "OLLAMA_HOST", "SADIE_REASONER"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path / "config.toml"
+
+
+def test_defaults_and_values(cfg):
+    cfg.write_text('model = "llama3:8b"\nread_timeout = 5\nreply_tokens = 256\nreasoner = "Offline"\n')
+    s = load_settings(cfg)
+    assert (s.model, s.read_timeout, s.reply_tokens, s.reasoner) == ("llama3:8b", 5.0, 256, "offline")
+    assert s.citation_pass_timeout == 30.0 and s.first_token_timeout == 900.0
+
+
+@pytest.mark.parametrize(
+    ("line", "field"),
+    [
+        ('read_timeout = "fast"', "read_timeout"),
+        ("read_timeout = -1", "read_timeout"),
+        ("read_timeout = nan", "read_timeout"),
+        ("citation_pass_timeout = true", "citation_pass_timeout"),
+        ("reply_tokens = 1.5", "reply_tokens"),
+        ("reply_tokens = 99999999999", "reply_tokens"),
+        ('reasoner = "gpt"', "reasoner"),
+        ("model = 3", "model"),
+        ('ollama_host = "127.0.0.1:abc"', "ollama_host"),
+        ("keys = 3", "[keys]"),
+    ],
+)
+def test_a_bad_field_is_named(cfg, line, field):
+    cfg.write_text(line + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert field in err.value.message and str(cfg) in err.value.message
+    assert err.value.exit_code == ExitCode.USAGE
+
+
+def test_environment_wins_and_is_checked(cfg, monkeypatch):
+    cfg.write_text('model = "a:1"\nreasoner = "ollama"\n')
+    monkeypatch.setenv("SADIE_MODEL", "b:2")
+    monkeypatch.setenv("SADIE_REASONER", "offline")
+    s = load_settings(cfg)
+    assert (s.model, s.reasoner) == ("b:2", "offline")
+    monkeypatch.setenv("SADIE_REASONER", "sometimes")
+    with pytest.raises(ConfigError, match="SADIE_REASONER"):
+        load_settings(cfg)
+
+
+@pytest.mark.parametrize("bad", ["127.0.0.1:abc", "127.0.0.1:99999", "http://[bad", "ftp://x:1"])
+def test_bad_ollama_host(bad):
+    with pytest.raises(ConfigError, match="OLLAMA_HOST"):
+        normalise_host(bad)
+
+
+@pytest.mark.parametrize(
+    ("given", "url"),
+    [
+        ("localhost", "http://localhost:11434"),
+        ("127.0.0.1:11555", "http://127.0.0.1:11555"),
+        ("https://ollama.example:443/", "https://ollama.example:443"),
+        ("[::1]:8080", "http://[::1]:8080"),
+    ],
+)
+def test_good_ollama_host(given, url):
+    assert normalise_host(given) == url
+
+
+def test_save_setting_keeps_the_file_and_quotes_any_value(cfg):
+    cfg.write_text('# my settings\nmodel = "x:1"  # the small one\n\n[keys]\nsend = "ctrl+s"\n')
+    save_setting("theme", 'odd "name" \\ with ünïcode', cfg)
+    save_setting("chat_persona", "coach", cfg)
+    text = cfg.read_text()
+    assert text.startswith("# my settings\n") and "# the small one" in text
+    data = tomllib.loads(text)
+    assert data["theme"] == 'odd "name" \\ with ünïcode'
+    assert data["chat_persona"] == "coach" and data["keys"] == {"send": "ctrl+s"}
+    save_setting("theme", "plain", cfg)
+    assert tomllib.loads(cfg.read_text())["theme"] == "plain"
+    with pytest.raises(ConfigError):
+        save_setting("not_a_setting", "x", cfg)
