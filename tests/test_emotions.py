@@ -27,10 +27,10 @@ from sadie_tui.engine.emotions import (
     DEFAULT,
     EMOTIONS,
     MEANINGS,
-    TONE,
     EmotionClassifier,
     choose_emotion,
 )
+from sadie_tui.engine.prompt import TONE
 from sadie_tui.tui.registers import COLOURS, GLYPHS
 
 EVAL_PATH = Path(__file__).parent / "data" / "emotion_eval.jsonl"

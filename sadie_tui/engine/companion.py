@@ -19,7 +19,7 @@ from .personas import Persona, get_persona
 from .policies import load_policies
 from .prompt import Attached, Excerpt
 from .reasoners.offline import OfflineReasoner
-from .reasoners.ollama import OllamaReasoner, probe
+from .reasoners.ollama import OllamaReasoner, model_status
 from .turns.chat import ChatTurn
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .turns.ask import AskResult
 
-PROBE_TTL = 20.0
+STATUS_TTL = 20.0
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class Companion:
         self.settings = settings
         self._reasoner = reasoner
         self.emotions = classifier_for(memory.embedder)
-        self._probe: tuple[float, ModelStatus] | None = None
+        self._last_status: tuple[float, ModelStatus] | None = None
 
     def warm(self) -> None:
         """Load the embedding model and the emotion prototypes (blocking; run it in a thread)."""
@@ -77,11 +77,11 @@ class Companion:
         if self.mode == "offline":
             return ModelStatus(False, OfflineReasoner.model, s.ollama_host, "offline by choice")
         now = time.monotonic()
-        if not fresh and self._probe and now - self._probe[0] < PROBE_TTL:
-            return self._probe[1]
-        online, detail, fix = await probe(s.ollama_host, s.model)
+        if not fresh and self._last_status and now - self._last_status[0] < STATUS_TTL:
+            return self._last_status[1]
+        online, detail, fix = await model_status(s.ollama_host, s.model)
         status = ModelStatus(online, s.model, s.ollama_host, detail, fix)
-        self._probe = (now, status)
+        self._last_status = (now, status)
         return status
 
     async def pick_reasoner(self) -> tuple[Any, str | None]:

@@ -59,28 +59,6 @@ MEANINGS: dict[str, str] = {
     "celebrating": "celebrating — a win, a milestone, good news",
 }
 
-TONE: dict[str, str] = {
-    "curious": "Take a curious tone: explore the question with them and ask one good question back.",
-    "encouraging": (
-        "Take an encouraging tone: be warm and steady, name what they have already done, "
-        "and suggest one small next step."
-    ),
-    "focused": (
-        "Take a focused tone: be brief and practical, with concrete steps in a sensible order."
-    ),
-    "playful": "Take a playful tone: be light and witty, and enjoy the joke with them.",
-    "serious": (
-        "Take a serious tone: be calm, careful and kind, with no jokes or exclamation marks, "
-        "and make room for what they feel."
-    ),
-    "reflective": (
-        "Take a reflective tone: be unhurried and thoughtful, and connect this to what they "
-        "have written before."
-    ),
-    "celebrating": (
-        "Take a celebrating tone: share their joy warmly and say what makes this win theirs."
-    ),
-}
 
 # How much one unit of cue weight counts against cosine similarity (which for this model
 # sits around 0.1-0.7 for related sentences).

@@ -31,7 +31,21 @@ class CitationView:
         return "reading between the lines" if self.support == "inference" else self.support
 
     def as_json(self) -> dict[str, Any]:
+        """The one stored and printed shape (messages, NDJSON, ``--ask --json``, exports)."""
         return {**asdict(self), "label": self.label}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CitationView:
+        """A citation as stored on a message (or an imported file) back as a view."""
+        return cls(
+            episode_id=str(data.get("episode_id") or data.get("episode") or ""),
+            quote=str(data.get("quote") or ""),
+            support=str(data.get("support") or "paraphrase"),
+            claimed=str(data.get("claimed") or data.get("support") or ""),
+            title=str(data.get("title") or ""),
+            date=str(data.get("date") or ""),
+            origin=str(data.get("origin") or "model"),
+        )
 
 
 @dataclass(frozen=True)

@@ -43,6 +43,31 @@ CITATION_RULES = (
     "nothing after the array."
 )
 
+# The tone line of each register (``emotions``), told to the model in the system prompt.
+TONE: dict[str, str] = {
+    "curious": "Take a curious tone: explore the question with them and ask one good question back.",
+    "encouraging": (
+        "Take an encouraging tone: be warm and steady, name what they have already done, "
+        "and suggest one small next step."
+    ),
+    "focused": (
+        "Take a focused tone: be brief and practical, with concrete steps in a sensible order."
+    ),
+    "playful": "Take a playful tone: be light and witty, and enjoy the joke with them.",
+    "serious": (
+        "Take a serious tone: be calm, careful and kind, with no jokes or exclamation marks, "
+        "and make room for what they feel."
+    ),
+    "reflective": (
+        "Take a reflective tone: be unhurried and thoughtful, and connect this to what they "
+        "have written before."
+    ),
+    "celebrating": (
+        "Take a celebrating tone: share their joy warmly and say what makes this win theirs."
+    ),
+}
+
+
 OPINION_RULE = (
     "If you want to add your own view beyond what the notes say, put it after a line reading "
     "OPINION: (before the citations marker), so it stays separate from what the notes support."

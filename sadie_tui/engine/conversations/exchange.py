@@ -12,6 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from ..errors import SadieError
+from ..events import CitationView
 from ..store import chips as chip_repo
 from ..store import conversations as repo
 from ..store.conversations import Conversation, Message, iso
@@ -92,12 +93,11 @@ def support_label(support: str | None) -> str:
 
 def citation_line(citation: dict) -> str:
     """One citation as plain text: source, support label, quote."""
-    episode = str(citation.get("episode_id") or citation.get("episode") or "")
-    title = str(citation.get("title") or "") or f"episode {episode[:8]}"
-    date = str(citation.get("date") or "")
-    source = f"{title} ({date})" if date else title
-    label = support_label(citation.get("support"))
-    quote = " ".join(str(citation.get("quote") or "").split())
+    view = CitationView.from_json(citation)
+    title = view.title or f"episode {view.episode_id[:8]}"
+    source = f"{title} ({view.date})" if view.date else title
+    label = "found by sadie" if view.origin == "sadie" else support_label(citation.get("support"))
+    quote = " ".join(view.quote.split())
     text = f"{source} — {label}" if label else source
     return f"{text}: “{quote}”" if quote else text
 

@@ -180,7 +180,7 @@ class OllamaReasoner:
         return "".join(parts)
 
 
-async def probe(host: str, model: str, timeout: float = 1.5) -> tuple[bool, str, str | None]:
+async def model_status(host: str, model: str, timeout: float = 1.5) -> tuple[bool, str, str | None]:
     """(online, detail, fix) — whether the model can answer right now."""
     try:
         async with httpx.AsyncClient(base_url=host, timeout=timeout) as client:

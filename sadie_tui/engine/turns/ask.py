@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..citations import PolicedCitations
 from ..details import Span, unsupported
-from ..emotions import TONE
 from ..errors import ModelError
 from ..events import CitationView
 from ..grounding import Grounded, needs_pass, own_citations, repair, settle
-from ..prompt import EMPTY_ASK, build_briefing, render_beliefs, render_observations
+from ..prompt import EMPTY_ASK, TONE, build_briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
@@ -336,8 +335,8 @@ def _counter_evidence(companion: Companion, query: str, persona: Any, result: An
     """Observations and contested beliefs that may cut against what the notes say."""
     from dataclasses import replace
 
-    probe = replace(persona, observations=True, contested=True, beliefs=True)
-    counter = retrieve(companion.memory, query, probe, k=1)
+    widened = replace(persona, observations=True, contested=True, beliefs=True)
+    counter = retrieve(companion.memory, query, widened, k=1)
     contested = [b for b in counter.beliefs if b.status == "contested"]
     seen = {o.id for o in result.observations}
     observations = [o for o in counter.observations if o.id not in seen]

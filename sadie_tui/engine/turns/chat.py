@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Any
 
 from .. import conversations as conv
 from ..details import unsupported
-from ..emotions import TONE
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     Checking,
@@ -39,7 +38,7 @@ from ..events import (
 )
 from ..grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..policies import guardrail_block, lint
-from ..prompt import Attached, Briefing, build_briefing
+from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
 from ..store import telemetry as telemetry_store

@@ -22,6 +22,7 @@ from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 from ...engine.events import (
     Checking,
     CitationsEvent,
+    CitationView,
     ContextBudget,
     Done,
     EmotionEvent,
@@ -34,7 +35,7 @@ from ...engine.events import (
     Waiting,
 )
 from ..widgets.chip_bar import ChipBar, ChipItem, ChipView
-from ..widgets.citations import CitationItem, CitationSidebar, citation_from_dict
+from ..widgets.citations import CitationItem, CitationSidebar
 from ..widgets.prompt import PromptInput
 from ..widgets.sigil import EmotionSigil
 from ..widgets.status import StatusLine
@@ -382,8 +383,8 @@ class ChatScreen(Screen[None]):
             if isinstance(view, AssistantMessage) and view.unsupported:
                 await view.flag(view.unsupported)
         await self.query_one(CitationSidebar).show(
-            [citation_from_dict(c) for c in last_citations],
-            found=[citation_from_dict(c) for c in last_meta.get("found_by_sadie") or []],
+            [CitationView.from_json(c) for c in last_citations],
+            found=[CitationView.from_json(c) for c in last_meta.get("found_by_sadie") or []],
             unsupported=len(last_meta.get("unsupported") or []),
             tail=str(last_meta.get("tail") or "ok"),
             repaired=bool(last_meta.get("repaired")),

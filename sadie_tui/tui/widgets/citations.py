@@ -31,19 +31,6 @@ EMPTY_NOTES = {
 }
 
 
-def citation_from_dict(data: dict) -> CitationView:
-    """A citation stored on a message (JSON) back as a ``CitationView``."""
-    return CitationView(
-        episode_id=str(data.get("episode_id") or data.get("episode") or ""),
-        quote=str(data.get("quote") or ""),
-        support=str(data.get("support") or "paraphrase"),
-        claimed=str(data.get("claimed") or data.get("support") or ""),
-        title=str(data.get("title") or ""),
-        date=str(data.get("date") or ""),
-        origin=str(data.get("origin") or "model"),
-    )
-
-
 class CitationItem(Widget, can_focus=True):
     DEFAULT_CSS = """
     CitationItem {

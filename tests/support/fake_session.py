@@ -1,0 +1,110 @@
+"""A small typed stand-in for the engine's Session: scripted events and a few records, no
+DuckDB and no embedding model. Widget tests use it to boot the app in milliseconds."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from sadie_tui.config import Settings
+from sadie_tui.engine.companion import ModelStatus
+from sadie_tui.engine.errors import NotFoundError
+from sadie_tui.engine.events import Event
+from sadie_tui.engine.session import Episode, Search
+
+
+@dataclass
+class FakeSession:
+    home: Path
+    settings: Settings = field(default_factory=Settings)
+    replies: list[list[Event]] = field(default_factory=list)  # one list of events per chat
+    episodes: dict[str, Episode] = field(default_factory=dict)
+    asked: list[str] = field(default_factory=list)
+
+    async def chat(self, message: str, **_: Any) -> AsyncIterator[Event]:
+        self.asked.append(message)
+        for event in self.replies.pop(0) if self.replies else []:
+            yield event
+
+    async def ask(self, question: str, *, persona: str | None = None) -> Any:
+        raise NotImplementedError
+
+    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
+        raise NotImplementedError
+
+    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
+        return ModelStatus(True, "fake:1b", "http://fake", "")
+
+    def warm(self) -> None:
+        pass
+
+    @property
+    def embedder_ready(self) -> bool:
+        return True
+
+    def conversations(self, **_: Any) -> list[Any]:
+        return []
+
+    def conversation(self, conversation_id: str) -> Any:
+        raise NotFoundError(f"no conversation {conversation_id}")
+
+    def messages(self, conversation_id: str) -> list[Any]:
+        return []
+
+    def pin(self, conversation_id: str, pinned: bool = True) -> None:
+        pass
+
+    def archive(self, conversation_id: str, archived: bool = True) -> None:
+        pass
+
+    def rename(self, conversation_id: str, title: str) -> None:
+        pass
+
+    def forget(self, conversation_id: str) -> None:
+        pass
+
+    def export(self, conversation_id: str, fmt: str) -> str:
+        return ""
+
+    def import_conversation(self, text: str) -> Any:
+        raise NotImplementedError
+
+    def chips(self, conversation_id: str) -> list[Any]:
+        return []
+
+    def add_chip(self, conversation_id: str, kind: str, ref: str, **_: Any) -> Any:
+        raise NotImplementedError
+
+    def remove_chip(self, conversation_id: str, chip_id: str) -> Any:
+        raise NotImplementedError
+
+    def find_attachable(self, query: str, **_: Any) -> list[Any]:
+        return []
+
+    def episode(self, episode_id: str) -> Episode | None:
+        return self.episodes.get(episode_id)
+
+    def soul(self) -> str:
+        return ""
+
+    def stats(self) -> dict[str, Any]:
+        return {}
+
+    def compact(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def personas(self) -> list[Any]:
+        return []
+
+    def ingest(self, paths: Sequence[Path], progress: Any = None) -> Any:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
+
+
+def now() -> datetime:
+    return datetime(2026, 4, 5, 14, 30)
