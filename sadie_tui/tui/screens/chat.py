@@ -263,6 +263,7 @@ class ChatScreen(Screen[None]):
                         unsupported=len(event.unsupported),
                         tail=event.tail,
                         repaired=event.repaired,
+                        note=event.note,
                     )
             case Replace(value=value, reason=reason):
                 self._replace_reason = reason
@@ -388,6 +389,9 @@ class ChatScreen(Screen[None]):
             unsupported=len(last_meta.get("unsupported") or []),
             tail=str(last_meta.get("tail") or "ok"),
             repaired=bool(last_meta.get("repaired")),
+            note="" if last_meta.get("citation_pass") == "ok" else str(
+                last_meta.get("citation_pass") or ""
+            ),
         )
         self.query_one(EmotionSigil).emotion = conversation.emotion or ""
         await self._show_chips_async([_item(c) for c in chips])

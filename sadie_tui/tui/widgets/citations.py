@@ -149,7 +149,9 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         unsupported: int = 0,
         tail: str = "ok",
         repaired: bool = False,
+        note: str = "",
     ) -> None:
+        """``note``: why the citation pass gave nothing (a timeout, an error), if it ran."""
         self.citations = (*citations, *found)
         await self.query(CitationItem).remove()
         await self.mount_all([CitationItem(c, n) for n, c in enumerate(self.citations, start=1)])
@@ -162,6 +164,8 @@ class CitationSidebar(VerticalScroll, can_focus=False):
             note = "The model skipped the citation format; these came from a second, checked pass."
         elif found and not citations:
             note = "The model gave no citations. sadie matched these notes to the reply itself:"
+        elif note and not citations:
+            note = f"The citation check gave nothing: {note}."
         else:
             note = ""
         state.display = bool(note)
