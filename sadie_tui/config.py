@@ -64,7 +64,7 @@ def normalise_host(host: str) -> str:
     port = m.group("port") if m else None
     if scheme not in ("http", "https") or m is None or (port and not 0 < int(port) < 65536):
         raise ConfigError(
-            f"OLLAMA_HOST {host!r} is not a host[:port] URL",
+            f"{host!r} is not a host[:port] URL",
             fix="for example http://127.0.0.1:11434",
         )
     netloc = netloc if port else f"{m.group('host')}:11434"

@@ -48,6 +48,13 @@ def test_a_bad_field_is_named(cfg, line, field):
     assert err.value.exit_code == ExitCode.USAGE
 
 
+def test_a_bad_ollama_host_in_the_environment_is_named(cfg, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "127.0.0.1:abc")
+    with pytest.raises(ConfigError) as err:
+        load_settings(cfg)
+    assert err.value.message.startswith("OLLAMA_HOST: ") and err.value.message.count("OLLAMA") == 1
+
+
 def test_environment_wins_and_is_checked(cfg, monkeypatch):
     cfg.write_text('model = "a:1"\nreasoner = "ollama"\n')
     monkeypatch.setenv("SADIE_MODEL", "b:2")
@@ -61,7 +68,7 @@ def test_environment_wins_and_is_checked(cfg, monkeypatch):
 
 @pytest.mark.parametrize("bad", ["127.0.0.1:abc", "127.0.0.1:99999", "http://[bad", "ftp://x:1"])
 def test_bad_ollama_host(bad):
-    with pytest.raises(ConfigError, match="OLLAMA_HOST"):
+    with pytest.raises(ConfigError, match="not a host"):
         normalise_host(bad)
 
 

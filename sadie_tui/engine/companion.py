@@ -20,12 +20,12 @@ from .policies import load_policies
 from .prompt import Attached, Excerpt
 from .reasoners.offline import OfflineReasoner
 from .reasoners.ollama import OllamaReasoner, model_status
+from .turns.ask import AskResult, run_ask
 from .turns.chat import ChatTurn
 
 if TYPE_CHECKING:
     from ..config import Settings
     from .memory import Memory
-    from .turns.ask import AskResult
 
 STATUS_TTL = 20.0
 
@@ -135,8 +135,6 @@ class Companion:
         return items
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
-        from .turns.ask import run_ask
-
         return await run_ask(self, question, persona)
 
     def chat(

@@ -14,6 +14,7 @@ from typing import Any
 from ..paths import db_path
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
+from .retrieval.keyword import rebuild_keyword_index
 from .store import derived, episodes
 from .store.db import Database
 from .store.stats import memory_counts
@@ -44,8 +45,6 @@ class Memory:
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         report = ingest(self.db, paths, self.embedder, progress)
         if report.changed:
-            from .retrieval.keyword import rebuild_keyword_index
-
             rebuild_keyword_index(self)
         return report
 
