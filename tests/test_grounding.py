@@ -419,3 +419,16 @@ def test_a_pass_citation_unrelated_to_the_reply_does_not_ground_it(server, memor
     result = asyncio.run(Companion(memory, load_settings()).ask("Did I climb Everest?"))
     assert result.abstained
     assert "unrelated" in result.grounding["dropped_reasons"]
+
+
+def test_schema_offers_the_sentences_closest_to_the_reply_first():
+    other = "b" * 8 + "-0000-0000-0000-" + "0" * 12
+    shown = {
+        UUID_A: ["Shipped the auth refactor this week. Felt slower than it should have been."],
+        other: ["Bought bread on the way home. Ran 18 km along the Tagus with Ines."],
+    }
+    schema = citation_schema(shown, "You ran 18 km by the Tagus with Ines.")
+    assert sorted(schema_ids(schema)) == sorted(shown)  # the same choices, in another order
+    first = schema["properties"]["citations"]["items"]["anyOf"][0]["properties"]
+    assert first["episode"]["enum"] == [other]
+    assert first["quote"]["enum"][0] == "Ran 18 km along the Tagus with Ines."

@@ -69,15 +69,32 @@ def sentences_of(text: str) -> list[str]:
     return found
 
 
-def citation_schema(shown: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+def citation_schema(shown: Mapping[str, Sequence[str]], reply: str = "") -> dict[str, Any]:
     """The structured-output schema. Each citation is one of the shown episodes (its id a
     ``const``, so the ids allowed are exactly the shown ones) with a quote that is one of that
-    excerpt's own sentences (an ``enum``), so the model can point but not misquote."""
-    branches = []
-    for episode_id, texts in shown.items():
+    excerpt's own sentences (an ``enum``), so the model can point but not misquote.
+
+    Given the ``reply``, the sentences sharing most words with it come first, and so do their
+    episodes: a small model under a grammar tends to take the first choices it is offered.
+    What it may choose is the same either way."""
+    stems = _stems(reply) if reply else set()
+
+    def overlap(sentence: str) -> int:
+        return len(stems & _stems(sentence))
+
+    ranked: list[tuple[int, int, str, list[str]]] = []
+    for position, (episode_id, texts) in enumerate(shown.items()):
         quotes: list[str] = []
         for text in texts:
             quotes.extend(q for q in sentences_of(text) if q not in quotes and _enum_safe(q))
+        if stems:
+            quotes.sort(key=overlap, reverse=True)  # stable: ties keep the excerpt's order
+        best = overlap(quotes[0]) if quotes and stems else 0
+        ranked.append((-best, position, episode_id, quotes))
+    if stems:
+        ranked.sort()
+    branches = []
+    for _, _, episode_id, quotes in ranked:
         # A sentence with a straight quote or a backslash breaks some servers' schema-to-grammar
         # conversion (llama.cpp's among them): such an excerpt's quote is free text instead.
         quote: dict[str, Any] = {"type": "string", "minLength": 1}
@@ -148,7 +165,7 @@ async def citation_pass(
     started = time.perf_counter()
     try:
         text = await structured(
-            briefing, pass_messages(briefing, reply), citation_schema(briefing.shown),
+            briefing, pass_messages(briefing, reply), citation_schema(briefing.shown, reply),
             timeout=timeout,
         )
     except ModelError as exc:
