@@ -26,27 +26,11 @@ from sadie_tui.engine.events import (
 )
 from sadie_tui.engine.memory import Memory
 from tests.support.ollama_server import Reply, split_pieces
+from tests.support.turns import episode_of, run_chat
 
 
 def companion(memory, **env) -> Companion:
     return Companion(memory, load_settings())
-
-
-def run_chat(comp: Companion, message: str, **kw) -> list:
-    async def go():
-        return [e async for e in comp.chat(message, **kw)]
-
-    return asyncio.run(go())
-
-
-def episode_of(memory, title: str) -> tuple[str, str]:
-    row = memory.db.fetchone(
-        "SELECT e.id::VARCHAR, c.text FROM episodes e JOIN chunks c ON c.episode_id = e.id"
-        " WHERE e.title = ? ORDER BY c.ordinal LIMIT 1",
-        [title],
-    )
-    assert row, title
-    return row[0], row[1]
 
 
 def visible(events) -> str:

@@ -25,25 +25,9 @@ from sadie_tui.engine.grounding import (
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
 from sadie_tui.engine.turns.common import grounding_score
 from tests.support.ollama_server import Reply
+from tests.support.turns import episode_of, run_chat
 
 UUID_A = "3f7f7a68-0b1c-4d2e-9f00-1234567890ab"
-
-
-def run_chat(comp: Companion, message: str, **kw) -> list:
-    async def go():
-        return [e async for e in comp.chat(message, **kw)]
-
-    return asyncio.run(go())
-
-
-def episode_of(memory, title: str) -> tuple[str, str]:
-    row = memory.db.fetchone(
-        "SELECT e.id::VARCHAR, c.text FROM episodes e JOIN chunks c ON c.episode_id = e.id"
-        " WHERE e.title = ? ORDER BY c.ordinal LIMIT 1",
-        [title],
-    )
-    assert row, title
-    return row[0], row[1]
 
 
 def shown_ids(body: dict) -> list[str]:

@@ -27,6 +27,13 @@ def _client(host: str, connect: float, read: float) -> Any:
     return ollama.AsyncClient(host=host, timeout=timeout)
 
 
+async def _close(client: Any) -> None:
+    try:
+        await client._client.aclose()
+    except Exception:  # noqa: BLE001 - closing a broken transport must not mask the error
+        pass
+
+
 def translate(exc: BaseException, host: str, model: str) -> ModelError:
     """Map client and transport failures to one-line errors (by status code, not text)."""
     import ollama
@@ -130,10 +137,7 @@ class OllamaReasoner:
                 raise
             raise translate(exc, self.host, self.model) from exc
         finally:
-            try:
-                await client._client.aclose()
-            except Exception:  # noqa: BLE001 - closing a broken transport must not mask the error
-                pass
+            await _close(client)
 
     async def structured(
         self,
@@ -165,10 +169,7 @@ class OllamaReasoner:
                 raise
             raise translate(exc, self.host, self.model) from exc
         finally:
-            try:
-                await client._client.aclose()
-            except Exception:  # noqa: BLE001
-                pass
+            await _close(client)
         return response.message.content or ""
 
     async def complete(self, briefing: Briefing) -> str:

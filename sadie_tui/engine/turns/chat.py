@@ -41,8 +41,7 @@ from ..policies import guardrail_block, lint
 from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
-from ..store import telemetry as telemetry_store
-from ..telemetry import record_turn
+from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
 from .common import (
     Filtered,
@@ -381,9 +380,7 @@ class ChatTurn:
             state["summary"] = conv.summary_from_first_exchange(self.message, final_text)
         conv.set_state(db, self.cid, **state)
         for hit in outcome.hits:
-            telemetry_store.add_policy_event(
-                db, self.cid, self.reply_id, hit.policy, hit.action, hit.match[:500]
-            )
+            add_policy_event(db, self.cid, self.reply_id, hit.policy, hit.action, hit.match)
         record_turn(
             db,
             kind="chat",
