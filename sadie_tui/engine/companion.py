@@ -18,6 +18,7 @@ from .events import Event
 from .personas import Persona, get_persona
 from .policies import load_policies
 from .prompt import Attached, Excerpt
+from .reasoners.base import Reasoner
 from .reasoners.offline import OfflineReasoner
 from .reasoners.ollama import OllamaReasoner, model_status
 from .turns.ask import AskResult, run_ask
@@ -47,7 +48,7 @@ class Companion:
         memory: Memory,
         settings: Settings,
         *,
-        reasoner: Any = None,
+        reasoner: Reasoner | None = None,
         wait_for_embedder: bool = True,
     ) -> None:
         """``wait_for_embedder=False`` (the TUI): while the embedding model is still loading,
@@ -84,7 +85,7 @@ class Companion:
         self._last_status = (now, status)
         return status
 
-    async def pick_reasoner(self) -> tuple[Any, str | None]:
+    async def pick_reasoner(self) -> tuple[Reasoner, str | None]:
         """The reasoner for this turn, and a notice when falling back to offline."""
         if self._reasoner is not None:
             return self._reasoner, None

@@ -26,6 +26,7 @@ from .errors import ModelError
 
 if TYPE_CHECKING:
     from .prompt import Briefing, Excerpt
+    from .reasoners.base import Reasoner
 
 __all__ = [
     "CITE_REQUEST",
@@ -152,7 +153,7 @@ class PassOutcome:
 
 
 async def citation_pass(
-    reasoner: Any, briefing: Briefing, reply: str, *, timeout: float
+    reasoner: Reasoner, briefing: Briefing, reply: str, *, timeout: float
 ) -> PassOutcome:
     """Ask the model for its citations with the shown ids as an enum; police the answer."""
     import time
@@ -317,14 +318,16 @@ def own_citations(text: str, tail: str, diverted: bool, shown: Any) -> Grounded:
     return Grounded(text, policed, tail_state(tail, diverted, policed), list_removed=list_removed)
 
 
-def needs_pass(reasoner: Any, grounded: Grounded) -> bool:
+def needs_pass(reasoner: Reasoner, grounded: Grounded) -> bool:
     """The citation pass runs when the model's own tail gave nothing and a model is there."""
     return grounded.tail != "ok" and not getattr(reasoner, "offline", True) and bool(
         grounded.text.strip()
     )
 
 
-async def repair(reasoner: Any, briefing: Briefing, grounded: Grounded, *, timeout: float) -> None:
+async def repair(
+    reasoner: Reasoner, briefing: Briefing, grounded: Grounded, *, timeout: float
+) -> None:
     """Run the citation pass; its citations stand in for the tail's (what the tail dropped
     is kept in ``dropped``), or ``pass_reason`` says why there are none."""
     outcome = await citation_pass(reasoner, briefing, grounded.text, timeout=timeout)
@@ -353,7 +356,7 @@ def settle(briefing: Briefing, grounded: Grounded) -> None:
 
 
 async def ground(
-    reasoner: Any, briefing: Briefing, text: str, tail: str, diverted: bool, *, timeout: float
+    reasoner: Reasoner, briefing: Briefing, text: str, tail: str, diverted: bool, *, timeout: float
 ) -> Grounded:
     """All of it for a reply that is complete: own citations, the pass, sadie's matches."""
     grounded = own_citations(text, tail, diverted, briefing.shown)

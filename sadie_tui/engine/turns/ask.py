@@ -140,7 +140,7 @@ async def run_ask(
     reasoner, notice = await companion.pick_reasoner()
     if notice:
         notices.append(notice)
-    result_base = dict(
+    result_base: dict[str, Any] = dict(
         question=question,
         persona=persona.name,
         emotion=emotion,

@@ -79,7 +79,7 @@ class ChatTurn:
     cid: str = ""
     title: str = ""
     history: list[tuple[str, str]] = field(default_factory=list)
-    reasoner: Any = None
+    reasoner: Any = None  # a Reasoner once prepare() has run
     notice: str | None = None
     emotion: str = ""
     user_id: str = ""
