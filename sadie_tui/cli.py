@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "soul": "sadie_tui.commands.soul:group",
     "policies": "sadie_tui.commands.policies:command",
     "personas": "sadie_tui.commands.personas:command",
+    "serve": "sadie_tui.commands.serve:command",
 }
 
 

@@ -27,60 +27,6 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
     return flat if len(flat) <= width else flat[: width - 1].rstrip() + "…"
 
 
-def result_json(result: Any, persona: str, turn_id: str | None) -> dict[str, Any]:
-    window = result.window
-    return {
-        "query": result.query,
-        "effective_query": result.effective_query,
-        "persona": persona,
-        "window": None
-        if window is None
-        else {
-            "start": window.start.isoformat() if window.start else None,
-            "end": window.end.isoformat() if window.end else None,
-            "phrase": window.phrase,
-        },
-        "elapsed_ms": round(result.elapsed_ms, 1),
-        "vector_used": result.vector_used,
-        "turn_id": turn_id,
-        "chunks": [
-            {
-                "rank": c.rank,
-                "chunk_id": c.chunk_id,
-                "episode_id": c.episode_id,
-                "title": c.title,
-                "kind": c.kind,
-                "date": c.occurred_at.date().isoformat(),
-                "text": c.text,
-                "scores": dict(c.scores),
-                "fused": c.fused,
-                "final": c.final,
-            }
-            for c in result.chunks
-        ],
-        "beliefs": [
-            {
-                "id": b.id,
-                "statement": b.statement,
-                "status": b.status,
-                "confidence": b.confidence,
-                "score": b.score,
-            }
-            for b in result.beliefs
-        ],
-        "observations": [
-            {
-                "id": o.id,
-                "source": o.source,
-                "observed_at": o.observed_at.isoformat(),
-                "text": o.text,
-                "score": o.score,
-            }
-            for o in result.observations
-        ],
-    }
-
-
 @click.command("search")
 @click.argument("query")
 @click.option(
@@ -99,7 +45,7 @@ def command(ctx: Context, query: str, persona: str | None, k: int | None, as_jso
     """Show the chunks retrieval picks for QUERY, with each channel's score."""
     found = ctx.session().search(query, persona=persona, k=k)
     if as_json:
-        print_json(result_json(found.result, found.persona, found.turn_id))
+        print_json(found.as_json())
         return
     render(found.result, found.persona)
 

@@ -52,6 +52,12 @@ class Search:
     persona: str
     turn_id: str | None
 
+    def as_json(self) -> dict[str, Any]:
+        """The shape of `sadie search --json` and `GET /v1/search`."""
+        from .retrieval.report import result_json
+
+        return result_json(self.result, self.persona, self.turn_id)
+
 
 @runtime_checkable
 class SessionProtocol(Protocol):

@@ -107,9 +107,11 @@ class ChatTurn:
         if not self.message:
             yield ErrorEvent("the message is empty", code=ErrorKind.USAGE)
             return
-        async for event in self.prepare():
-            yield event
         try:
+            # Inside the try: a turn stopped while preparing (after the assistant row exists)
+            # still leaves that row interrupted, never streaming.
+            async for event in self.prepare():
+                yield event
             async for event in self.brief():
                 yield event
             async for event in self.stream():

@@ -1,0 +1,30 @@
+"""`sadie serve`: the HTTP API over this memory, held for as long as the server runs."""
+
+from __future__ import annotations
+
+import click
+
+from .context import Context
+from .output import error_line
+
+
+@click.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free."
+)
+@click.option(
+    "--token",
+    envvar="SADIE_API_TOKEN",
+    default=None,
+    help="Require `Authorization: Bearer TOKEN` (needed for any address but loopback).",
+)
+@click.pass_obj
+def command(ctx: Context, host: str, port: int, token: str | None) -> None:
+    """Serve the HTTP API (ask, chat as SSE or NDJSON, conversations, chips, search) until
+    ctrl+c. The routes are described at /openapi.json and in the README."""
+    from ..serve.guard import check_bind
+    from ..serve.server import serve
+
+    token = check_bind(host, token)  # before opening the memory: refuse early
+    serve(ctx.session(), host=host, port=port, token=token, announce=error_line)

@@ -1,0 +1,101 @@
+"""Reading a request: a JSON object body of at most ``MAX_BODY`` bytes, typed fields, and
+typed query parameters, each failure a 400 (or 413) with the API's error shape."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+
+from .errors import HTTPProblem
+
+MAX_BODY = 1024 * 1024
+
+
+def _bad(message: str) -> HTTPProblem:
+    return HTTPProblem(400, message, kind="usage")
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+        raise _too_large()
+    data = bytearray()
+    async for chunk in request.stream():
+        data.extend(chunk)
+        if len(data) > MAX_BODY:
+            raise _too_large()
+    if not data.strip():
+        return {}
+    try:
+        value = json.loads(data)
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _bad(f"the body is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise _bad("the body must be a JSON object")
+    return value
+
+
+def _too_large() -> HTTPProblem:
+    return HTTPProblem(413, f"the body is larger than {MAX_BODY} bytes", kind="too_large")
+
+
+def text_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None:
+        if required:
+            raise _bad(f"{name!r} is required")
+        return None
+    if not isinstance(value, str):
+        raise _bad(f"{name!r} must be a string")
+    if required and not value.strip():
+        raise _bad(f"{name!r} is empty")
+    return value
+
+
+def bool_field(body: dict[str, Any], name: str) -> bool:
+    value = body.get(name, False)
+    if not isinstance(value, bool):
+        raise _bad(f"{name!r} must be true or false")
+    return value
+
+
+def chips_field(body: dict[str, Any]) -> list[dict[str, str | None]]:
+    value = body.get("chips") or []
+    if not isinstance(value, list):
+        raise _bad("'chips' must be a list of {kind, ref}")
+    chips: list[dict[str, str | None]] = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise _bad("each chip must be an object {kind, ref, label?}")
+        chips.append(
+            {
+                "kind": text_field(item, "kind", required=True),
+                "ref": text_field(item, "ref", required=True),
+                "label": text_field(item, "label"),
+            }
+        )
+    return chips
+
+
+def query_int(request: Request, name: str, *, low: int = 1, high: int = 1000) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise _bad(f"{name!r} must be an integer") from exc
+    if not low <= value <= high:
+        raise _bad(f"{name!r} must be between {low} and {high}")
+    return value
+
+
+def query_bool(request: Request, name: str) -> bool:
+    raw = (request.query_params.get(name) or "").lower()
+    if raw in ("", "0", "false", "no"):
+        return False
+    if raw in ("1", "true", "yes"):
+        return True
+    raise _bad(f"{name!r} must be true or false")

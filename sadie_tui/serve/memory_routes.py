@@ -1,0 +1,184 @@
+"""Conversations, chips, search, stats and health: each a blocking session call, run in a
+thread (the session's database serialises its statements)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import asdict
+from functools import partial
+from typing import Any, TypeVar
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from .. import __version__
+from ..engine.session import SessionProtocol
+from .body import json_body, query_bool, query_int, text_field
+from .errors import HTTPProblem, json_response
+
+T = TypeVar("T")
+
+
+def _session(request: Request) -> SessionProtocol:
+    return request.app.state.session
+
+
+async def blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(partial(fn, *args, **kwargs))
+
+
+def _cid(request: Request) -> str:
+    return str(request.path_params["conversation_id"])
+
+
+# -- conversations -------------------------------------------------------------------------
+async def list_conversations(request: Request) -> Response:
+    found = await blocking(
+        _session(request).conversations,
+        archived=query_bool(request, "archived"),
+        search=request.query_params.get("search") or None,
+        limit=query_int(request, "limit", high=10_000),
+    )
+    return json_response([c.to_json() for c in found])
+
+
+def _show(session: SessionProtocol, conversation_id: str) -> dict[str, Any]:
+    c = session.conversation(conversation_id)
+    return {
+        "conversation": c.to_json(),
+        "messages": [m.to_json() for m in session.messages(c.id)],
+        "chips": [chip.to_json() for chip in session.chips(c.id)],
+    }
+
+
+async def show_conversation(request: Request) -> Response:
+    return json_response(await blocking(_show, _session(request), _cid(request)))
+
+
+def _changed(action: str) -> Callable[[Request], Any]:
+    """``POST …/pin|unpin|archive|unarchive``: the change, then the conversation as it is."""
+
+    def change(session: SessionProtocol, cid: str) -> dict[str, Any]:
+        c = session.conversation(cid)
+        if action in ("pin", "unpin"):
+            session.pin(c.id, action == "pin")
+        else:
+            session.archive(c.id, action == "archive")
+        return session.conversation(c.id).to_json()
+
+    async def endpoint(request: Request) -> Response:
+        return json_response(await blocking(change, _session(request), _cid(request)))
+
+    return endpoint
+
+
+async def rename_conversation(request: Request) -> Response:
+    title = text_field(await json_body(request), "title", required=True)
+    session = _session(request)
+
+    def rename(cid: str) -> dict[str, Any]:
+        c = session.conversation(cid)
+        session.rename(c.id, str(title))
+        return session.conversation(c.id).to_json()
+
+    return json_response(await blocking(rename, _cid(request)))
+
+
+async def forget_conversation(request: Request) -> Response:
+    session = _session(request)
+
+    def forget(cid: str) -> dict[str, Any]:
+        c = session.conversation(cid)
+        session.forget(c.id)
+        return c.to_json()
+
+    return json_response(await blocking(forget, _cid(request)))
+
+
+# -- chips ---------------------------------------------------------------------------------
+async def list_chips(request: Request) -> Response:
+    found = await blocking(_session(request).chips, _cid(request))
+    return json_response([c.to_json() for c in found])
+
+
+async def add_chip(request: Request) -> Response:
+    body = await json_body(request)
+    kind = text_field(body, "kind", required=True)
+    ref = text_field(body, "ref", required=True)
+    chip = await blocking(
+        _session(request).add_chip,
+        _cid(request),
+        str(kind),
+        str(ref),
+        label=text_field(body, "label"),
+    )
+    return json_response(chip.to_json(), 201)
+
+
+async def remove_chip(request: Request) -> Response:
+    chip = await blocking(
+        _session(request).remove_chip, _cid(request), str(request.path_params["chip_id"])
+    )
+    return json_response(chip.to_json())
+
+
+async def find_chips(request: Request) -> Response:
+    found = await blocking(
+        _session(request).find_attachable,
+        request.query_params.get("q", ""),
+        kind=request.query_params.get("kind") or None,
+        limit=query_int(request, "limit", high=500) or 20,
+    )
+    return json_response([c.to_json() for c in found])
+
+
+# -- the memory ----------------------------------------------------------------------------
+async def search(request: Request) -> Response:
+    query = request.query_params.get("q", "")
+    if not query.strip():
+        raise HTTPProblem(400, "'q' is required", kind="usage")
+    found = await blocking(
+        _session(request).search,
+        query,
+        persona=request.query_params.get("persona") or None,
+        k=query_int(request, "k", high=100),
+    )
+    return json_response(found.as_json())
+
+
+async def stats(request: Request) -> Response:
+    return json_response(await blocking(_session(request).stats))
+
+
+async def health(request: Request) -> Response:
+    session = _session(request)
+    model = await session.check_model()
+    return json_response(
+        {
+            "ok": True,
+            "version": __version__,
+            "model": asdict(model),
+            "memory": str(session.home),
+            "embedder_ready": session.embedder_ready,
+        }
+    )
+
+
+_C = "/v1/conversations/{conversation_id}"
+routes = [
+    Route("/v1/conversations", list_conversations, methods=["GET"]),
+    Route(_C, show_conversation, methods=["GET"]),
+    Route(_C, forget_conversation, methods=["DELETE"]),
+    *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("pin", "unpin")),
+    *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("archive", "unarchive")),
+    Route(f"{_C}/rename", rename_conversation, methods=["POST"]),
+    Route(f"{_C}/chips", list_chips, methods=["GET"]),
+    Route(f"{_C}/chips", add_chip, methods=["POST"]),
+    Route(f"{_C}/chips/{{chip_id}}", remove_chip, methods=["DELETE"]),
+    Route("/v1/chips/find", find_chips, methods=["GET"]),
+    Route("/v1/search", search, methods=["GET"]),
+    Route("/v1/stats", stats, methods=["GET"]),
+    Route("/v1/health", health, methods=["GET"]),
+]

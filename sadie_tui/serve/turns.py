@@ -1,0 +1,148 @@
+"""Chat turns running on their own tasks, their events buffered for any reader.
+
+A ``Turn`` pumps one engine turn (``Session.chat``) into a list; readers ``follow`` it from the
+first event, whenever they attach (auto-continue: the dock creates the turn, the client
+attaches to its stream later). A turn owned by one response is stopped when that response's
+client goes away; the engine then keeps the reply so far as ``interrupted``.
+
+Stopping waits until the turn is past its first events (``Meta``, ``EmotionEvent``, notices):
+those come from the step that writes both messages, which the engine does not guard, so a
+turn cut there would leave its reply ``streaming``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable
+
+from ..engine.errors import SadieError
+from ..engine.events import EmotionEvent, Event, Meta, Status
+
+log = logging.getLogger("sadie.serve")
+OnMeta = Callable[[Meta], Awaitable[None]]
+KEEP_FINISHED = 64  # finished turns kept for late readers
+
+
+class Turn:
+    def __init__(self, source: AsyncIterator[Event], *, owned: bool, on_meta: OnMeta | None):
+        self.events: list[Event] = []
+        self.done = False
+        self.failure: SadieError | None = None
+        self.owned = owned
+        self.ready = asyncio.Event()  # the first event is in (and ``on_meta`` ran), or done
+        self._source = source
+        self._on_meta = on_meta
+        self._changed = asyncio.Event()
+        self._stop = False
+        self._closable = False
+        self.task: asyncio.Task[None] | None = None
+
+    def start(self) -> Turn:
+        self.task = asyncio.create_task(self._pump())
+        return self
+
+    @property
+    def meta(self) -> Meta | None:
+        first = self.events[0] if self.events else None
+        return first if isinstance(first, Meta) else None
+
+    async def _pump(self) -> None:
+        try:
+            try:
+                async for event in self._source:
+                    self._append(event)
+                    if isinstance(event, Meta) and self._on_meta is not None:
+                        await self._on_meta(event)
+                    self.ready.set()
+                    if not isinstance(event, Meta | EmotionEvent | Status):
+                        self._closable = True
+                    if self._stop and self._closable:
+                        break  # the engine's turn is closed at a yield: saved as interrupted
+            finally:
+                aclose = getattr(self._source, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        except SadieError as exc:
+            self.failure = exc
+        except Exception as exc:  # a bug: logged with its traceback, reported as a failure
+            log.exception("chat turn failed")
+            self.failure = SadieError(f"internal error: {type(exc).__name__}: {exc}")
+        finally:
+            self.done = True
+            self.ready.set()
+            self._notify()
+
+    def _append(self, event: Event) -> None:
+        self.events.append(event)
+        self._notify()
+
+    def _notify(self) -> None:
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    def stop(self) -> None:
+        """Stop the turn (its reply is kept as ``interrupted``): at once if it is streaming,
+        else as soon as it has written its messages."""
+        if self.done or self.task is None:
+            return
+        self._stop = True
+        if self._closable:
+            self.task.cancel()
+
+    async def wait(self, timeout: float | None = None) -> None:
+        if self.task is not None:
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self.task), timeout)
+
+    async def follow(self) -> AsyncIterator[Event]:
+        """Every event of the turn from the first, then the new ones as they come."""
+        seen = 0
+        while True:
+            changed = self._changed
+            while seen < len(self.events):
+                yield self.events[seen]
+                seen += 1
+            if self.done:
+                return
+            await changed.wait()
+
+
+class Turns:
+    """The turns of this server by conversation id (the latest per conversation)."""
+
+    def __init__(self) -> None:
+        self._by_conversation: OrderedDict[str, Turn] = OrderedDict()
+        self._running: set[Turn] = set()
+
+    def start(
+        self, source: AsyncIterator[Event], *, owned: bool, on_meta: OnMeta | None = None
+    ) -> Turn:
+        turn = Turn(source, owned=owned, on_meta=on_meta).start()
+        self._running.add(turn)
+        assert turn.task is not None
+        turn.task.add_done_callback(lambda _task: self._running.discard(turn))
+        return turn
+
+    def register(self, turn: Turn) -> None:
+        meta = turn.meta
+        if meta is None:
+            return
+        self._by_conversation.pop(meta.conversation_id, None)
+        self._by_conversation[meta.conversation_id] = turn
+        finished = [cid for cid, t in self._by_conversation.items() if t.done]
+        for cid in finished[: max(0, len(self._by_conversation) - KEEP_FINISHED)]:
+            del self._by_conversation[cid]
+
+    def get(self, conversation_id: str) -> Turn | None:
+        return self._by_conversation.get(conversation_id)
+
+    async def stop_all(self, timeout: float = 5.0) -> None:
+        """On shutdown: every running turn stopped, its reply kept as ``interrupted``."""
+        running = list(self._running)
+        for turn in running:
+            turn.stop()
+        for turn in running:
+            await turn.wait(timeout)
