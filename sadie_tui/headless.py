@@ -10,10 +10,10 @@ from .engine.errors import ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
     from .commands.context import Context
-    from .engine.session import Session
+    from .engine.session import SessionProtocol
 
 
-def _session(ctx: Context) -> Session:
+def _session(ctx: Context) -> SessionProtocol:
     return ctx.session()
 
 

@@ -9,13 +9,15 @@ from typing import TYPE_CHECKING, Any
 from ..launch import Launch
 
 if TYPE_CHECKING:
-    from ..engine.session import Session
+    from ..engine.session import SessionProtocol
 
 
 @dataclass
 class Context(Launch):
-    def session(self, **kwargs: Any) -> Session:
+    def session(self, **kwargs: Any) -> SessionProtocol:
+        """As ``Launch.session``; a memory held by ``sadie serve`` is reached over its socket."""
         from .demo import ensure_demo
 
         kwargs.setdefault("build_demo", ensure_demo)
+        kwargs.setdefault("remote", True)
         return super().session(**kwargs)

@@ -18,7 +18,7 @@ from ..engine import conversations as conv
 from .context import Context
 
 if TYPE_CHECKING:
-    from ..engine.session import Session
+    from ..engine.session import SessionProtocol
 from .output import console, err_console, print_json
 
 ROLE_NAMES = {"user": "You", "assistant": "sadie", "system": "system"}
@@ -49,7 +49,7 @@ def ago(when: datetime | None, now: datetime | None = None) -> str:
     return when.strftime("%Y-%m-%d")
 
 
-def _session(ctx: Context) -> Session:
+def _session(ctx: Context) -> SessionProtocol:
     return ctx.session()
 
 

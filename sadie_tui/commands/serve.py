@@ -27,4 +27,4 @@ def command(ctx: Context, host: str, port: int, token: str | None) -> None:
     from ..serve.server import serve
 
     token = check_bind(host, token)  # before opening the memory: refuse early
-    serve(ctx.session(), host=host, port=port, token=token, announce=error_line)
+    serve(ctx.session(remote=False), host=host, port=port, token=token, announce=error_line)

@@ -8,7 +8,7 @@ the tail.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -188,3 +188,42 @@ def to_json(event: Event) -> dict[str, Any]:
         data["found"] = [c.as_json() for c in event.found]
         data["unsupported"] = list(event.unsupported)
     return {"type": kind, **data}
+
+
+_BY_TYPE: dict[str, type] = {
+    f.default: cls  # type: ignore[misc]
+    for cls in (
+        Meta,
+        Status,
+        EmotionEvent,
+        ContextBudget,
+        Thinking,
+        Token,
+        Checking,
+        Waiting,
+        CitationsEvent,
+        Replace,
+        Done,
+        ErrorEvent,
+    )
+    for f in fields(cls)
+    if f.name == "type"
+}
+
+
+def from_json(data: dict[str, Any]) -> Event:
+    """An event back from its ``--ndjson`` shape (``to_json``'s inverse; unknown keys are
+    dropped). Raises ``ValueError`` for an unknown type."""
+    body = dict(data)
+    kind = str(body.pop("type", ""))
+    cls = _BY_TYPE.get(kind)
+    if cls is None:
+        raise ValueError(f"unknown event type {kind!r}")
+    known = {f.name for f in fields(cls) if f.init}
+    body = {k: v for k, v in body.items() if k in known}
+    if cls is CitationsEvent:
+        body["value"] = tuple(CitationView.from_json(c) for c in body.get("value") or ())
+        body["found"] = tuple(CitationView.from_json(c) for c in body.get("found") or ())
+        body["unsupported"] = tuple(body.get("unsupported") or ())
+    event: Event = cls(**body)
+    return event

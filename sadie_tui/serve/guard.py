@@ -131,6 +131,14 @@ class Guard:
                 )
 
 
+def over_unix_socket(scope: Scope) -> bool:
+    """Whether the request came over the home's Unix socket: uvicorn gives such a request no
+    ``server`` address (ASGI allows ``[path, None]``). The socket file is mode 0600, so only the
+    person's own processes reach it, and no browser can: no Host, Origin or token check."""
+    server = scope.get("server")
+    return server is None or (isinstance(server[0], str) and server[1] is None)
+
+
 class GuardMiddleware:
     """Applies a ``Guard`` to every HTTP request before any route runs."""
 
@@ -139,7 +147,7 @@ class GuardMiddleware:
         self.guard = guard
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] == "http" and not over_unix_socket(scope):
             try:
                 self.guard.check(scope["headers"])
             except HTTPProblem as exc:

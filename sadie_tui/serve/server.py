@@ -16,6 +16,7 @@ from ..engine.errors import UsageError
 from ..engine.session import SessionProtocol
 from .app import create_app
 from .guard import check_bind
+from .socket import listen, socket_path
 
 GRACEFUL_SECONDS = 3
 
@@ -95,12 +96,24 @@ def serve(
     token: str | None,
     announce: Callable[[str], None],
 ) -> None:
-    """Serve until ctrl+c or SIGTERM (uvicorn's own handling)."""
+    """Serve until ctrl+c or SIGTERM (uvicorn's own handling), on ``host:port`` and on the
+    home's Unix socket (``serve.socket``) for other sadie processes on this memory."""
     token = check_bind(host, token)
     sock = bind(host, port)
+    unix = None
     try:
+        path = socket_path(session.home)
+        try:
+            unix = listen(path)
+        except OSError as exc:
+            announce(f"not listening on {path}: {exc.strerror or exc}")
+        else:
+            if unix is None:
+                announce(f"another process already listens on {path}; not listening there")
         server = build(session, sock, host=host, token=token)
         announce(f"serving on {url_for(host, int(sock.getsockname()[1]))}")
-        server.run(sockets=[sock])
+        server.run(sockets=[sock, *([unix.sock] if unix is not None else [])])
     finally:
         sock.close()
+        if unix is not None:
+            unix.close()

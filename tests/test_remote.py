@@ -1,0 +1,189 @@
+"""One memory, many clients: while `sadie serve` holds the memory, a second `sadie` on the same
+home reaches it through `<home>/sadie.sock` with the same output and exit codes.
+
+Real parts: `sadie serve` and the clients are subprocesses on a copy of the test memory; the
+tests wait on the server's stderr line and on the socket file, with bounded timeouts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+START_SECONDS = 90.0
+CLIENT_SECONDS = 60.0
+
+
+def _env(home: Path, config: Path) -> dict[str, str]:
+    env = dict(os.environ, SADIE_HOME=str(home), SADIE_CONFIG=str(config))
+    env.update(SADIE_REASONER="offline", OLLAMA_HOST="http://127.0.0.1:9")
+    env.pop("COLUMNS", None)
+    return env
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@dataclass
+class Served:
+    process: subprocess.Popen[str]
+    lines: queue.Queue[str]
+    env: dict[str, str]
+    sock: Path
+
+    def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "sadie_tui.cli", *args],
+            capture_output=True,
+            text=True,
+            env=self.env,
+            cwd=ROOT,
+            timeout=CLIENT_SECONDS,
+        )
+
+    def wait_for_line(self, needle: str, timeout: float = START_SECONDS) -> str:
+        deadline = time.monotonic() + timeout
+        seen: list[str] = []
+        while time.monotonic() < deadline:
+            try:
+                line = self.lines.get(timeout=0.5)
+            except queue.Empty:
+                if self.process.poll() is not None:
+                    break
+                continue
+            seen.append(line)
+            if needle in line:
+                return line
+        raise AssertionError(f"no {needle!r} from sadie serve; it said: {seen}")
+
+    def stop(self) -> int:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+        return self.process.wait(timeout=30)
+
+
+@pytest.fixture
+def served(memory_home: Path, tmp_path: Path) -> Iterator[Served]:
+    sock = memory_home / "sadie.sock"
+    # A stale socket file, as a crash leaves it: bound once, never listening, closed.
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(sock))
+    stale.close()
+    env = _env(memory_home, tmp_path / "config")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "serve", "--port", str(_free_port())],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=ROOT,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
+    running = Served(process, lines, env, sock)
+    try:
+        running.wait_for_line("serving on")
+        assert is_live(sock)  # the stale file was replaced by a listening socket
+        yield running
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait(timeout=30)
+
+
+def is_live(path: Path) -> bool:
+    from sadie_tui.serve.socket import is_live as live
+
+    return live(path)
+
+
+def test_a_second_sadie_uses_the_holder_over_its_socket(served: Served) -> None:
+    from sadie_tui.engine.turns.ask import AskResult
+
+    assert stat.S_IMODE(served.sock.stat().st_mode) == 0o600
+
+    asked = served.cli("--ask", "How did the Lisbon marathon go?", "--json")
+    assert asked.returncode == 0, asked.stderr
+    assert set(json.loads(asked.stdout)) == {f.name for f in fields(AskResult)}
+
+    chat = served.cli("chat", "hello", "--ndjson")
+    assert chat.returncode == 0, chat.stderr
+    events = [json.loads(line) for line in chat.stdout.splitlines() if line.strip()]
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "meta" and kinds[-1] == "done"
+    assert kinds.index("citations") < kinds.index("done")
+    cid = events[0]["conversation_id"]
+
+    listed = served.cli("conversations", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert cid in [c["id"] for c in json.loads(listed.stdout)]
+
+    chips = served.cli("chips", "list", cid)
+    assert chips.returncode == 0, chips.stderr
+    assert chips.stdout.strip() == "no chips attached"
+
+    stats = served.cli("stats", "--json")
+    assert stats.returncode == 0, stats.stderr
+    assert json.loads(stats.stdout)["counts"]["episodes"] > 0
+
+    found = served.cli("search", "marathon", "--json")
+    assert found.returncode == 0, found.stderr
+    assert any("marathon" in c["text"].lower() for c in json.loads(found.stdout)["chunks"])
+
+    missing = served.cli("chat", "hi", "--conversation", "zzzz", "--ndjson")
+    assert missing.returncode == 5  # the server's 404 back as the error event, exit code kept
+    assert json.loads(missing.stdout)["type"] == "error"
+    assert missing.stderr.strip() == "sadie: no conversation 'zzzz'"
+
+    compact = served.cli("compact")
+    assert compact.returncode == 3
+    lines = compact.stderr.strip().splitlines()
+    assert len(lines) == 1, compact.stderr
+    assert "compact needs the memory to itself: close another sadie (pid " in lines[0]
+    assert compact.stdout == ""
+
+    assert served.stop() == 0
+    assert not served.sock.exists()
+
+
+def test_a_live_socket_is_left_alone_and_a_stale_one_replaced(tmp_path: Path) -> None:
+    from sadie_tui.serve.socket import listen
+
+    path = tmp_path / "sadie.sock"
+    first = listen(path)
+    assert first is not None
+    try:
+        assert listen(path) is None  # another listener is live: no second one
+    finally:
+        first.close()
+    assert not path.exists()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(path))
+    stale.close()
+    again = listen(path)
+    assert again is not None
+    again.close()
+    assert not path.exists()
