@@ -137,3 +137,21 @@ def test_paced_ticks_while_the_first_piece_is_slow():
     got = asyncio.run(go())
     assert got[-1] == Piece("content", "hi")
     assert got.count(None) >= 1
+
+
+# Gemma-3-270M on "How long did the marathon take me?" (the bench): a looped record line, then
+# the briefing's header echoed with one hex digit of the id missing.
+GEMMA_MANGLED = (
+    "It was a bit of a blur, but it was definitely more difficult.\n\n"
+    "Run the marathon, 1:03:47. Half split 1:49:25.\n\n"
+    "episode e1b7d7e7-6c69-5a1f-8c56-544d6f15b06 (2026-07-17) Lisbon Marathon — official result\n"
+    "You finished."
+)
+
+
+def test_a_header_with_a_mangled_id_is_dropped_too():
+    out, guard = run(GEMMA_MANGLED)
+    assert "e1b7d7e7" not in out and "official result" not in out
+    assert out.endswith("You finished.")
+    for text in ("episode 12 of the podcast was good.", "Episode three: the return."):
+        assert run(text)[0] == text

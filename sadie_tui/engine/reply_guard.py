@@ -28,10 +28,9 @@ MIN_REPEAT = 20
 MIN_ECHO = 24  # a shorter instruction sentence is ordinary text ("Write [] if …" is kept)
 MAX_HEADER_LINE = 400
 
-_HEADER = re.compile(
-    r"episode\s+[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}\b",
-    re.IGNORECASE,
-)
+# An excerpt's provenance line, also with the id mangled (a small model dropped a digit of
+# its last group: "episode e1b7d7e7-6c69-5a1f-8c56-544d6f15b06 (2026-07-17) …").
+_HEADER = re.compile(r"episode\s+[0-9a-f]{8}(?:-?[0-9a-f]{2,12}){1,4}(?![0-9a-z])", re.IGNORECASE)
 # What a header line may look like before its uuid is complete.
 _HEADER_PREFIX = re.compile(r"^[\s>*_#-]*(?:e(?:p(?:i(?:s(?:o(?:d(?:e(?:\s+[0-9a-f-]*)?)?)?)?)?)?)?)?$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n")
