@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -159,30 +159,24 @@ class Database:
             except duckdb.Error as exc:
                 raise _database_error(exc) from exc
 
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    def _read(self, sql: str, params: Any, read: Callable[[Any], Any]) -> Any:
+        """Run one statement and ``read`` its answer, both under the lock, errors translated."""
         with self.lock:
             cursor = self.execute(sql, params)
             try:
-                return cursor.fetchall()
+                return read(cursor)
             except duckdb.Error as exc:
                 raise _database_error(exc) from exc
 
+    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+        return self._read(sql, params, lambda cursor: cursor.fetchall())
+
     def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
-        with self.lock:
-            cursor = self.execute(sql, params)
-            try:
-                return cursor.fetchone()
-            except duckdb.Error as exc:
-                raise _database_error(exc) from exc
+        return self._read(sql, params, lambda cursor: cursor.fetchone())
 
     def fetch_arrow(self, sql: str, params: Any = None) -> Any:
         """The result as a ``pyarrow.Table`` (columns of vectors without a Python list each)."""
-        with self.lock:
-            cursor = self.execute(sql, params)
-            try:
-                return cursor.arrow()
-            except duckdb.Error as exc:
-                raise _database_error(exc) from exc
+        return self._read(sql, params, lambda cursor: cursor.to_arrow_table())
 
     @contextmanager
     def registered(self, name: str, data: Any) -> Iterator[None]:

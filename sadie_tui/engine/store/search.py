@@ -7,7 +7,7 @@ the text as ``IN (1, 2, …)`` by ``_id_list``, each id forced through ``int()``
 the scan with a constant IN list (2.5 ms for 150 ids at 10k chunks) and not with a bound one
 (``IN (SELECT unnest(?::BIGINT[]))``, ``= ANY(?)``, ``IN (?, …)`` or a registered Arrow table:
 35–60 ms, a full scan of the text column). Arrow fetches (embedding matrices, mention columns)
-go through ``_arrow`` alone.
+go through ``Database.fetch_arrow`` alone.
 """
 
 from __future__ import annotations
@@ -23,19 +23,10 @@ from ..ingest.embedder import arrow_matrix
 from .schema import EMBEDDING_DIM
 
 if TYPE_CHECKING:
-    import pyarrow as pa
 
     from .db import Database
 
 _VECTOR = f"?::FLOAT[{EMBEDDING_DIM}]"
-
-
-def _arrow(db: Database, sql: str, params: Any = None) -> pa.Table:
-    """One statement's answer as an Arrow table (columns straight to numpy)."""
-    result = db.fetch_arrow(sql, params)
-    # DuckDB 1.5's ``arrow()`` answers a RecordBatchReader, older ones a Table.
-    table: pa.Table = result.read_all() if hasattr(result, "read_all") else result
-    return table
 
 
 def _id_list(ids: Sequence[int] | np.ndarray) -> str:
@@ -77,7 +68,7 @@ def chunk_embeddings(db: Database, ids: Sequence[int]) -> np.ndarray:
     """Embeddings of ``ids``, in that order (zeros for an id not found)."""
     if not len(ids):
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
-    table = _arrow(db, "SELECT id, embedding FROM chunks WHERE id IN " + _id_list(ids))
+    table = db.fetch_arrow("SELECT id, embedding FROM chunks WHERE id IN " + _id_list(ids))
     found = table.column("id").to_numpy()
     matrix = arrow_matrix(table.column("embedding"))
     where = {int(c): i for i, c in enumerate(found)}
@@ -104,8 +95,7 @@ class IndexSource:
 
 def keyword_index_source(db: Database) -> IndexSource:
     """What the keyword index is built from, in one statement."""
-    table = _arrow(
-        db,
+    table = db.fetch_arrow(
         "SELECT c.id, c.text, c.episode_id::VARCHAR AS episode, epoch(e.occurred_at) AS at,"
         " e.title, e.kind, e.salience, c.embedding"
         " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
@@ -215,7 +205,7 @@ class Mentions:
 
 
 def entity_mentions(db: Database) -> Mentions:
-    table = _arrow(db, "SELECT entity_id, chunk_id, count FROM entity_mentions ORDER BY entity_id")
+    table = db.fetch_arrow("SELECT entity_id, chunk_id, count FROM entity_mentions ORDER BY entity_id")
     return Mentions(
         table.column("entity_id").to_numpy(),
         table.column("chunk_id").to_numpy(),
