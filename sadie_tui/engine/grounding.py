@@ -286,10 +286,6 @@ class Grounded:
     found: list[Match] | None = None
     list_removed: bool = False
 
-    @property
-    def ran_pass(self) -> bool:
-        return self.repaired or bool(self.pass_reason)
-
 
 def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
     """What the model's own tail amounted to (see ``events.CitationsEvent``)."""
@@ -353,14 +349,3 @@ def settle(briefing: Briefing, grounded: Grounded) -> None:
     """With no citation left, sadie's own sentence matches (labelled as such)."""
     if not grounded.policed.citations:
         grounded.found = match_sentences(grounded.text, briefing.excerpts)
-
-
-async def ground(
-    reasoner: Reasoner, briefing: Briefing, text: str, tail: str, diverted: bool, *, timeout: float
-) -> Grounded:
-    """All of it for a reply that is complete: own citations, the pass, sadie's matches."""
-    grounded = own_citations(text, tail, diverted, briefing.shown)
-    if needs_pass(reasoner, grounded):
-        await repair(reasoner, briefing, grounded, timeout=timeout)
-    settle(briefing, grounded)
-    return grounded

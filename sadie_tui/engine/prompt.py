@@ -107,10 +107,6 @@ class Briefing:
     version: str = PROMPT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def shown_ids(self) -> list[str]:
-        """The episode ids the model was shown, in briefing order (citable ones only)."""
-        return list(self.shown)
-
     def instructions(self) -> list[str]:
         """The standing texts a model may echo back (never to be shown as its reply)."""
         return [STANDING, CITATION_RULES, OPINION_RULE, EMPTY_MEMORY_NOTE, *self.extra.get("voice", ())]

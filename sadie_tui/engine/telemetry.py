@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .store import telemetry as repo
 from .store.telemetry import RetrievalRecord, TurnRecord
+from .store.telemetry import add_policy_event as add_policy_event  # the repository's own
 
 if TYPE_CHECKING:
     from .retrieval.pipeline import RetrievedChunk
@@ -87,15 +88,3 @@ def _retrieval(chunk: RetrievedChunk, cited: bool) -> RetrievalRecord:
 def mark_cited(db: Database, turn_id: str, chunk_ids: Iterable[int]) -> int:
     """Flag the turn's retrievals whose chunk ended up cited; returns how many were marked."""
     return repo.mark_cited(db, turn_id, sorted({int(c) for c in chunk_ids}))
-
-
-def add_policy_event(
-    db: Database,
-    conversation_id: str | None,
-    message_id: str | None,
-    policy: str,
-    action: str,
-    match: str | None,
-) -> None:
-    """Record a policy that matched a reply (its match cut to 500 characters)."""
-    repo.add_policy_event(db, conversation_id, message_id, policy, action, match)
