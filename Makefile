@@ -37,6 +37,7 @@ bench: install
 	$(BIN)/python bench/retrieval.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/tui.py
+	$(BIN)/python bench/serve.py
 
 # Real small models through ../shared/realmodel's llama.cpp server (start bridge.py first).
 bench-real: install

@@ -18,6 +18,7 @@ from .paths import resolve_home
 
 if TYPE_CHECKING:
     from .engine.session import SessionProtocol
+    from .serve.holder import Holder
 
 DemoBuilder = Callable[[Path], Any]
 
@@ -27,7 +28,10 @@ class Launch:
     home: Path
     settings: Settings
     demo: bool = False
+    via: str | None = None  # the holder this session is a client of ("another sadie (pid 1)")
+    sharing: str | None = None  # why the memory is not shared on its socket, when it is not
     _session: SessionProtocol | None = field(default=None, repr=False)
+    _holder: Holder | None = field(default=None, repr=False)
 
     @classmethod
     def create(cls, *, demo: bool = False) -> Launch:
@@ -40,12 +44,15 @@ class Launch:
         wait_for_embedder: bool = True,
         build_demo: DemoBuilder | None = None,
         remote: bool = False,
+        hold: bool = False,
     ) -> SessionProtocol:
         """The session, opened once; a demo home is built first (``build_demo`` shows the
         face's own progress; by default it builds quietly).
 
-        With ``remote``, a memory held by ``sadie serve`` is reached through its Unix socket
-        (a ``serve.remote.RemoteSession``) instead of failing with the ``LockedError``."""
+        With ``remote``, a memory held by another sadie that serves it (``sadie serve``, the
+        TUI) is reached through its Unix socket (a ``serve.remote.RemoteSession``) instead of
+        failing with the ``LockedError``. With ``hold``, a memory opened here is served on
+        that socket for as long as this process has it (``serve.holder``)."""
         if self._session is None:
             from .engine.session import Session
 
@@ -64,12 +71,27 @@ class Launch:
                     wait_for_embedder=wait_for_embedder,
                 )
             except LockedError as exc:
-                self._session = self._holder(exc) if remote else None
+                self._session = self._client_of_holder(exc) if remote else None
                 if self._session is None:
                     raise
+            else:
+                if hold:
+                    self._serve(self._session)
         return self._session
 
-    def _holder(self, locked: LockedError) -> SessionProtocol | None:
+    def _serve(self, session: SessionProtocol) -> None:
+        from .serve.holder import hold
+        from .serve.socket import socket_path
+
+        try:
+            self._holder = hold(session)
+        except OSError as exc:
+            self.sharing = f"not shared on {socket_path(self.home)}: {exc.strerror or exc}"
+        else:
+            if self._holder is None:
+                self.sharing = f"another process listens on {socket_path(self.home)}"
+
+    def _client_of_holder(self, locked: LockedError) -> SessionProtocol | None:
         """A client of the server holding the memory, if one answers on the home's socket."""
         from .serve.remote import RemoteSession, answers
         from .serve.socket import socket_path
@@ -79,9 +101,13 @@ class Launch:
             return None
         found = re.search(r"in use by (.+)$", locked.message)
         holder = found.group(1) if found else "the other sadie"
+        self.via = holder
         return RemoteSession(self.home, self.settings, path, holder=holder)
 
     def close(self) -> None:
+        if self._holder is not None:
+            self._holder.stop()
+            self._holder = None
         if self._session is not None:
             self._session.close()
             self._session = None

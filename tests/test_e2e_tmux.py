@@ -106,21 +106,87 @@ def test_a_question_on_the_command_line_opens_already_streaming(
     tmux.keys("C-q")
 
 
-def test_a_second_sadie_gets_the_lock_message_not_a_traceback(
-    tmux: Tmux, env: dict[str, str]
-) -> None:
-    tmux.start(sadie_command(), env)
-    tmux.wait_for(r"online|offline", timeout=20)  # the first holds the memory now
+def _window(tmux: Tmux, env: dict[str, str], name: str, command: list[str]) -> None:
     flags = [x for key, value in env.items() for x in ("-e", f"{key}={value}")]
-    shell = " ".join(quote(c) for c in sadie_command()) + "; echo EXIT=$?; sleep 30"
-    tmux.run("new-window", "-t", tmux.session, "-n", "second", *flags, shell)
-    deadline = time.monotonic() + 30
+    shell = " ".join(quote(c) for c in command) + "; echo EXIT=$?; sleep 60"
+    tmux.run("new-window", "-d", "-t", tmux.session, "-n", name, *flags, shell)
+
+
+def _wait_in(tmux: Tmux, window: str, pattern: str, timeout: float = 90.0) -> str:
+    deadline = time.monotonic() + timeout
     text = ""
     while time.monotonic() < deadline:
-        text = tmux.run("capture-pane", "-p", "-t", f"{tmux.session}:second", check=False).stdout
-        if "EXIT=" in text:
-            break
+        text = tmux.run("capture-pane", "-p", "-t", f"{tmux.session}:{window}", check=False).stdout
+        if re.search(pattern, text):
+            return text
         time.sleep(0.1)
-    assert "EXIT=3" in text, text
-    assert "in use" in text
+    raise AssertionError(f"{pattern!r} never appeared in {window}; it showed:\n{text}")
+
+
+def test_while_the_app_is_open_other_sadies_work_through_it(
+    tmux: Tmux, env: dict[str, str]
+) -> None:
+    """The TUI holds the memory and serves it on its socket: a headless --ask, a second TUI
+    and the conversation list all work from other terminals; only compact says why not."""
+    tmux.start(sadie_command(), env)
+    tmux.wait_for(r"online|offline", timeout=60)  # the first holds the memory now
+    sock = Path(env["SADIE_HOME"]) / "sadie.sock"
+    deadline = time.monotonic() + 60
+    while not sock.is_socket() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert sock.is_socket()
+
+    _window(tmux, env, "ask", [*sadie_command(), "--ask", "How was the pottery class?"])
+    text = _wait_in(tmux, "ask", r"EXIT=\d+")
+    assert "EXIT=0" in text and "Traceback" not in text, text
+
+    _window(tmux, env, "second", sadie_command())
+    text = _wait_in(tmux, "second", r"via another sadie \(pid \d+\)")
+    tmux.keys("-t", f"{tmux.session}:second", "What did Maya say about moving?", literal=True)
+    tmux.keys("-t", f"{tmux.session}:second", "Enter")
+    text = _wait_in(tmux, "second", r"seems to be the heart of it")
+    _wait_in(tmux, "second", r"verbatim")  # its citations came through the socket too
+    tmux.keys("-t", f"{tmux.session}:second", "C-q")
+    text = _wait_in(tmux, "second", r"EXIT=\d+")
+    assert "EXIT=0" in text, text
+
+    _window(tmux, env, "list", [*sadie_command(), "conversations", "list"])
+    text = _wait_in(tmux, "list", r"EXIT=\d+")
+    assert "EXIT=0" in text and "Maya" in text, text  # the second TUI's conversation
+
+    _window(tmux, env, "compact", [*sadie_command(), "compact"])
+    text = _wait_in(tmux, "compact", r"EXIT=\d+")
+    assert "EXIT=3" in text and "compact needs the memory to itself" in text, text
     assert "Traceback" not in text
+
+    tmux.keys("C-q")
+    deadline = time.monotonic() + 60
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not sock.exists()  # removed on exit
+
+
+def test_the_app_is_a_client_while_sadie_serve_holds_the_memory(
+    tmux: Tmux, env: dict[str, str]
+) -> None:
+    serve = subprocess.Popen(
+        [*sadie_command(), "serve", "--port", "0"],
+        env={**os.environ, **env},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert serve.stderr is not None
+        line = serve.stderr.readline()  # waits for the server to say it is up
+        assert "serving on" in line, line
+        tmux.start(sadie_command(), env)
+        tmux.wait_for(r"via another sadie \(pid \d+\)", timeout=60)
+        tmux.keys("What did Maya say about moving?", literal=True)
+        tmux.keys("Enter")
+        tmux.wait_for(r"seems to be the heart of it", timeout=60)
+        tmux.wait_for(r"verbatim", timeout=30)
+        tmux.keys("C-q")
+    finally:
+        serve.terminate()
+        assert serve.wait(timeout=30) == 0

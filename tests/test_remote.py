@@ -187,3 +187,98 @@ def test_a_live_socket_is_left_alone_and_a_stale_one_replaced(tmp_path: Path) ->
     assert again is not None
     again.close()
     assert not path.exists()
+
+
+# -- a process that holds the memory for its own use (the TUI, a long ingest) --------------
+@pytest.fixture
+def held(memory_home: Path, embedder) -> Iterator[tuple[object, Path]]:
+    """The memory opened in this process with ``hold``, as the TUI opens it."""
+    from sadie_tui.launch import Launch
+
+    launch = Launch.create()
+    session = launch.session(wait_for_embedder=True, hold=True)
+    assert launch.sharing is None
+    try:
+        yield session, memory_home / "sadie.sock"
+    finally:
+        launch.close()
+
+
+def _client(home: Path) -> object:
+    """A client of the holder, as a second process gets one (in this process DuckDB would
+    share its open file instead of refusing, so the client is made directly)."""
+    from sadie_tui.config import load_settings
+    from sadie_tui.serve.remote import RemoteSession, answers
+
+    assert answers(home / "sadie.sock")
+    return RemoteSession(home, load_settings(), home / "sadie.sock", holder="the test")
+
+
+def test_a_holding_process_serves_the_memory_on_its_socket(held) -> None:
+    import asyncio
+
+    session, sock = held
+    assert stat.S_IMODE(sock.stat().st_mode) == 0o600
+    client = _client(sock.parent)
+
+    answer = asyncio.run(client.ask("How did the Lisbon marathon go?"))
+    assert answer.citations, answer
+    cid = next(e.conversation_id for e in _events(client, "hello from a second terminal"))
+    assert cid in [c.id for c in session.conversations()]  # written into the holder's memory
+
+    # What a TUI client needs beyond the CLI's commands: the note a citation opens, export
+    # and import, the soul summary.
+    episode_id = answer.citations[0].episode_id
+    assert client.episode(episode_id) == session.episode(episode_id)
+    assert client.episode("0" * 32) is None
+    assert client.export(cid, "md") == session.export(cid, "md")
+    copied = client.import_conversation(session.export(cid, "json"))
+    assert copied.id != cid and copied.message_count == session.conversation(cid).message_count
+    assert client.soul() == session.soul()
+
+    from sadie_tui.engine.errors import SadieError
+
+    with pytest.raises(SadieError) as bad:
+        client.import_conversation("{not json")
+    with pytest.raises(SadieError) as local:
+        session.import_conversation("{not json")
+    assert (type(bad.value), bad.value.message) == (type(local.value), local.value.message)
+    client.close()
+
+
+def _events(client, message: str) -> list:
+    import asyncio
+
+    from sadie_tui.engine.events import Meta
+
+    async def run() -> list:
+        return [e async for e in client.chat(message) if isinstance(e, Meta)]
+
+    return asyncio.run(run())
+
+
+def test_closing_the_holder_removes_its_socket(memory_home: Path, embedder) -> None:
+    from sadie_tui.launch import Launch
+
+    launch = Launch.create()
+    launch.session(hold=True)
+    sock = memory_home / "sadie.sock"
+    assert is_live(sock)
+    launch.close()
+    assert not sock.exists()
+
+
+def test_a_second_holder_does_not_steal_a_live_socket(memory_home: Path, tmp_path: Path) -> None:
+    from sadie_tui.launch import Launch
+    from sadie_tui.serve.socket import listen
+
+    other = listen(memory_home / "sadie.sock")
+    assert other is not None
+    try:
+        launch = Launch.create()
+        launch.session(hold=True)
+        assert launch.sharing == f"another process listens on {memory_home / 'sadie.sock'}"
+        launch.close()
+        assert (memory_home / "sadie.sock").is_socket()  # still the other one's
+    finally:
+        other.close()

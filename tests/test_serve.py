@@ -367,6 +367,18 @@ def test_error_statuses_and_shapes(offline):
         assert persona.status_code == 400 and "unknown persona" in persona.json()["error"]
         assert c.get("/nowhere").json()["kind"] == "not_found"
         assert c.get("/v1/ask").status_code == 405
+        episode = c.get("/v1/episodes/0123456789abcdef")
+        assert episode.status_code == 404 and episode.json()["kind"] == "not_found"
+        cid = c.post("/api/chat", json={"message": "hi"}).text.splitlines()[0]
+        cid = json.loads(cid)["conversation_id"]
+        export = c.get(f"/v1/conversations/{cid}/export", params={"format": "pdf"})
+        assert export.status_code == 400 and "md or json" in export.json()["error"]
+        markdown = c.get(f"/v1/conversations/{cid}/export")
+        assert markdown.headers["content-type"].startswith("text/markdown")
+        assert "hi" in markdown.text
+        assert c.get("/v1/conversations/ffffffff/export").status_code == 404
+        latin1 = c.post("/v1/conversations/import", content='{"t": "é"}'.encode("latin-1"))
+        assert latin1.status_code == 400 and "not UTF-8" in latin1.json()["error"]
 
 
 @pytest.mark.parametrize(
@@ -510,3 +522,41 @@ def test_sadie_serve_with_curl(memory_home, server):
         rest.append(lines.get())
     assert code == 0, "".join(rest)
     assert "Traceback" not in "".join(rest)
+
+
+@pytest.mark.skipif(shutil.which("curl") is None, reason="curl is not installed")
+def test_sadie_serve_on_a_unix_socket_of_its_own(memory_home, tmp_path):
+    api = tmp_path / "api.sock"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "serve", "--socket", str(api)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    try:
+        assert proc.stderr is not None
+        first = proc.stderr.readline()
+        assert first.strip() == f"sadie: serving on unix:{api}", first
+        assert oct(api.stat().st_mode & 0o777) == "0o600"
+        assert (memory_home / "sadie.sock").is_socket()  # other sadies still find it
+        curl = subprocess.run(
+            ["curl", "-sS", "--fail", "--unix-socket", str(api), "http://sadie/v1/health"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert curl.returncode == 0, curl.stderr
+        assert json.loads(curl.stdout)["ok"] is True
+        again = subprocess.run(
+            [sys.executable, "-m", "sadie_tui.cli", "serve", "--socket", str(api)],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+        )  # the memory is held: this one is refused with one line
+        assert again.returncode != 0 and len(again.stderr.strip().splitlines()) == 1, again
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=60) == 0
+    assert not api.exists() and not (memory_home / "sadie.sock").exists()

@@ -79,7 +79,7 @@ def summary(report: IngestReport) -> Table:
 @click.pass_obj
 def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
     """Read notes, journals, transcripts and JSONL records into the memory."""
-    report = run_ingest(ctx.session(), list(paths), quiet=quiet or as_json)
+    report = run_ingest(ctx.session(hold=True), list(paths), quiet=quiet or as_json)
     if as_json:
         print_json(report.as_dict())
     else:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from .context import Context
@@ -19,12 +21,30 @@ from .output import error_line
     default=None,
     help="Require `Authorization: Bearer TOKEN` (needed for any address but loopback).",
 )
+@click.option(
+    "--socket",
+    "unix_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="PATH",
+    help="Serve on this Unix socket (mode 0600) instead of --host/--port.",
+)
 @click.pass_obj
-def command(ctx: Context, host: str, port: int, token: str | None) -> None:
+def command(
+    ctx: Context, host: str, port: int, token: str | None, unix_path: Path | None
+) -> None:
     """Serve the HTTP API (ask, chat as SSE or NDJSON, conversations, chips, search) until
-    ctrl+c. The routes are described at /openapi.json and in the README."""
+    ctrl+c. The routes are described at /openapi.json and in the README. Other sadie
+    commands on this memory reach it through <home>/sadie.sock meanwhile."""
     from ..serve.guard import check_bind
     from ..serve.server import serve
 
     token = check_bind(host, token)  # before opening the memory: refuse early
-    serve(ctx.session(remote=False), host=host, port=port, token=token, announce=error_line)
+    serve(
+        ctx.session(remote=False),
+        host=host,
+        port=port,
+        token=token,
+        announce=error_line,
+        unix_path=unix_path,
+    )

@@ -17,7 +17,8 @@ def _bad(message: str) -> HTTPProblem:
     return HTTPProblem(400, message, kind="usage")
 
 
-async def json_body(request: Request) -> dict[str, Any]:
+async def raw_body(request: Request) -> bytes:
+    """The body's bytes, refused with 413 as soon as they pass ``MAX_BODY``."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
         raise _too_large()
@@ -26,6 +27,11 @@ async def json_body(request: Request) -> dict[str, Any]:
         data.extend(chunk)
         if len(data) > MAX_BODY:
             raise _too_large()
+    return bytes(data)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    data = await raw_body(request)
     if not data.strip():
         return {}
     try:

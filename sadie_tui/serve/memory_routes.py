@@ -15,8 +15,8 @@ from starlette.routing import Route
 
 from .. import __version__
 from ..engine.session import SessionProtocol
-from .body import json_body, query_bool, query_int, text_field
-from .errors import HTTPProblem, json_response
+from .body import json_body, query_bool, query_int, raw_body, text_field
+from .errors import HTTPProblem, error_response, json_response
 
 T = TypeVar("T")
 
@@ -97,6 +97,30 @@ async def forget_conversation(request: Request) -> Response:
     return json_response(await blocking(forget, _cid(request)))
 
 
+EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
+
+
+async def export_conversation(request: Request) -> Response:
+    """``GET …/export?format=md|json``: the text ``sadie conversations export`` writes."""
+    fmt = request.query_params.get("format", "md")
+    if fmt not in EXPORT_TYPES:
+        raise HTTPProblem(400, "'format' must be md or json", kind="usage")
+    text = await blocking(_session(request).export, _cid(request), fmt)
+    return Response(text, media_type=EXPORT_TYPES[fmt])
+
+
+async def import_conversation(request: Request) -> Response:
+    """``POST /v1/conversations/import`` with a JSON export as the body: a new conversation.
+    The body goes to the engine as it came, so a malformed file gets the CLI's own error."""
+    data = await raw_body(request)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HTTPProblem(400, f"the export is not UTF-8 text: {exc.reason}", kind="usage") from exc
+    c = await blocking(_session(request).import_conversation, text)
+    return json_response(c.to_json(), 201)
+
+
 # -- chips ---------------------------------------------------------------------------------
 async def list_chips(request: Request) -> Response:
     found = await blocking(_session(request).chips, _cid(request))
@@ -148,6 +172,19 @@ async def search(request: Request) -> Response:
     return json_response(found.as_json())
 
 
+async def episode(request: Request) -> Response:
+    """``GET /v1/episodes/{episode_id}``: one note as a citation opens it."""
+    found = await blocking(_session(request).episode, str(request.path_params["episode_id"]))
+    if found is None:
+        return error_response(404, "no such episode in this memory", kind="not_found")
+    return json_response(asdict(found))
+
+
+async def soul(request: Request) -> Response:
+    """``GET /v1/soul``: the summary of who the person is, as the memory keeps it."""
+    return json_response({"text": await blocking(_session(request).soul)})
+
+
 async def stats(request: Request) -> Response:
     return json_response(await blocking(_session(request).stats))
 
@@ -169,7 +206,9 @@ async def health(request: Request) -> Response:
 _C = "/v1/conversations/{conversation_id}"
 routes = [
     Route("/v1/conversations", list_conversations, methods=["GET"]),
+    Route("/v1/conversations/import", import_conversation, methods=["POST"]),
     Route(_C, show_conversation, methods=["GET"]),
+    Route(f"{_C}/export", export_conversation, methods=["GET"]),
     Route(_C, forget_conversation, methods=["DELETE"]),
     *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("pin", "unpin")),
     *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("archive", "unarchive")),
@@ -178,6 +217,8 @@ routes = [
     Route(f"{_C}/chips", add_chip, methods=["POST"]),
     Route(f"{_C}/chips/{{chip_id}}", remove_chip, methods=["DELETE"]),
     Route("/v1/chips/find", find_chips, methods=["GET"]),
+    Route("/v1/episodes/{episode_id}", episode, methods=["GET"]),
+    Route("/v1/soul", soul, methods=["GET"]),
     Route("/v1/search", search, methods=["GET"]),
     Route("/v1/stats", stats, methods=["GET"]),
     Route("/v1/health", health, methods=["GET"]),

@@ -75,6 +75,11 @@ def _schemas() -> dict[str, Any]:
             "required": ["error", "kind"],
         },
         "Citation": citation,
+        "Episode": {
+            "type": "object",
+            "properties": {k: _STR for k in ("id", "title", "date", "kind", "text")},
+            "required": ["id", "title", "date", "kind", "text"],
+        },
         "AskRequest": {
             "type": "object",
             "properties": {"question": _STR, "persona": _STR},
@@ -253,6 +258,32 @@ def spec() -> dict[str, Any]:
                 ],
             )
         },
+        "/v1/conversations/import": {
+            "post": _op(
+                "Read a JSON export back in, as a new conversation",
+                {"201": _json(_ref("Conversation")), **_errors(400, 413)},
+                requestBody=_body(_OBJ),
+            )
+        },
+        "/v1/conversations/{conversation_id}/export": {
+            "get": _op(
+                "A conversation as Markdown or as JSON that can be imported again",
+                {
+                    "200": {
+                        "description": "OK",
+                        "content": {
+                            "text/markdown": {"schema": _STR},
+                            "application/json": {"schema": _OBJ},
+                        },
+                    },
+                    **_errors(400, 404),
+                },
+                parameters=[
+                    _CID,
+                    _param("format", "query", {"enum": ["md", "json"]}, "default md"),
+                ],
+            )
+        },
         "/v1/conversations/{conversation_id}": {
             "get": _op(
                 "A conversation with its messages and chips",
@@ -319,6 +350,19 @@ def spec() -> dict[str, Any]:
                     _param("persona", "query", _STR, "default: the ask persona"),
                     _param("k", "query", {"type": "integer"}, "how many chunks (1-100)"),
                 ],
+            )
+        },
+        "/v1/episodes/{episode_id}": {
+            "get": _op(
+                "One note, as a citation opens it",
+                {"200": _json(_ref("Episode")), **_errors(404)},
+                parameters=[_param("episode_id", "path", _STR, "the episode id", True)],
+            )
+        },
+        "/v1/soul": {
+            "get": _op(
+                "The memory's summary of who the person is",
+                {"200": _json({"type": "object", "properties": {"text": _STR}})},
             )
         },
         "/v1/stats": {"get": _op("What the memory holds", {"200": _json(_ref("Stats"))})},

@@ -3,13 +3,14 @@ the home's Unix socket (``serve.socket``). ``Launch`` hands one to a CLI command
 the memory locked by a server, so ``sadie --ask``, ``sadie chat`` and the conversation, chip,
 search and stats commands work from a second terminal with the same output.
 
-What the API does not offer (compact, ingest, export, import, the soul table, episodes) is a
-one-line ``StorageError`` naming the holder, exit 3 as before.
+What needs the file to itself (compact, ingest) is a one-line ``StorageError`` naming the
+holder, exit 3 as before. The TUI is a client the same way (``sadie`` while another holds).
 """
 
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -34,7 +35,7 @@ from ..engine.errors import (
     UsageError,
 )
 from ..engine.events import CitationView, ErrorEvent, from_json
-from ..engine.session import Search
+from ..engine.session import Episode, Search
 from .errors import kind_of
 
 if TYPE_CHECKING:
@@ -43,12 +44,14 @@ if TYPE_CHECKING:
     from ..engine.events import Event
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Persona
-    from ..engine.session import Episode, Progress
+    from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
 CONNECT_SECONDS = 5.0
 HEALTH_SECONDS = 10.0
+WARM_POLL_SECONDS = 0.5
+WARM_WAIT_SECONDS = 120.0
 
 
 def _timeout() -> httpx.Timeout:
@@ -238,7 +241,8 @@ class RemoteSession:
         )
 
     # -- the wire ----------------------------------------------------------------------------
-    def _request(self, method: str, url: str, **kwargs: Any) -> Any:
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+        """The holder's answer, or its error raised as the session would raise it."""
         try:
             response = self._client.request(method, url, **kwargs)
         except httpx.HTTPError as exc:
@@ -246,10 +250,12 @@ class RemoteSession:
                 f"lost the memory's holder, {self.holder}: {exc}",
                 fix="run the command again",
             ) from exc
-        body = _json(response)
         if response.status_code >= 400:
-            raise _error(response.status_code, body)
-        return body
+            raise _error(response.status_code, _json(response))
+        return response
+
+    def _request(self, method: str, url: str, **kwargs: Any) -> Any:
+        return _json(self._send(method, url, **kwargs))
 
     def _get(self, url: str, **params: Any) -> Any:
         return self._request("GET", url, params={k: v for k, v in params.items() if v is not None})
@@ -324,7 +330,11 @@ class RemoteSession:
         return ModelStatus(**self._health()["model"])
 
     def warm(self) -> None:
-        """The holder warms its own embedder."""
+        """The holder warms its own embedder: wait (bounded) until it says it is ready, so a
+        face that shows "embedding model loading…" shows the holder's state."""
+        deadline = time.monotonic() + WARM_WAIT_SECONDS
+        while not self.embedder_ready and time.monotonic() < deadline:
+            time.sleep(WARM_POLL_SECONDS)
 
     @property
     def embedder_ready(self) -> bool:
@@ -364,10 +374,14 @@ class RemoteSession:
         self._request("DELETE", f"/v1/conversations/{conversation_id}")
 
     def export(self, conversation_id: str, fmt: str) -> str:
-        raise self._refuse("export")
+        response = self._send(
+            "GET", f"/v1/conversations/{conversation_id}/export", params={"format": fmt}
+        )
+        return response.text
 
     def import_conversation(self, text: str) -> Conversation:
-        raise self._refuse("import")
+        body = text.encode("utf-8")
+        return _conversation(self._request("POST", "/v1/conversations/import", content=body))
 
     # -- chips -------------------------------------------------------------------------------
     def chips(self, conversation_id: str) -> list[Chip]:
@@ -390,10 +404,15 @@ class RemoteSession:
 
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None:
-        raise self._refuse("reading an episode")
+        try:
+            data = self._get(f"/v1/episodes/{episode_id}")
+        except NotFoundError:
+            return None
+        fields = ("id", "title", "date", "kind", "text")
+        return Episode(**{name: str(data.get(name) or "") for name in fields})
 
     def soul(self) -> str:
-        raise self._refuse("reading the soul summary from the memory")
+        return str(self._get("/v1/soul").get("text") or "")
 
     def stats(self) -> dict[str, Any]:
         data = self._get("/v1/stats")

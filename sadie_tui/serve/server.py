@@ -8,6 +8,7 @@ import signal
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import uvicorn
 from uvicorn.server import HANDLED_SIGNALS
@@ -16,7 +17,7 @@ from ..engine.errors import UsageError
 from ..engine.session import SessionProtocol
 from .app import create_app
 from .guard import check_bind
-from .socket import listen, socket_path
+from .socket import Listener, listen, socket_path
 
 GRACEFUL_SECONDS = 3
 
@@ -67,13 +68,14 @@ def bind(host: str, port: int) -> socket.socket:
 
 def build(
     session: SessionProtocol,
-    sock: socket.socket,
+    port: int,
     *,
     host: str,
     token: str | None,
     warm: bool = True,
 ) -> Server:
-    port = int(sock.getsockname()[1])
+    """The server over ``session``, as reached at ``host:port`` (the guard checks requests'
+    ``Host`` against them; requests on a Unix socket pass it)."""
     app = create_app(session, host=host, port=port, token=token, warm=warm)
     config = uvicorn.Config(
         app,
@@ -95,25 +97,49 @@ def serve(
     port: int,
     token: str | None,
     announce: Callable[[str], None],
+    unix_path: Path | None = None,
 ) -> None:
-    """Serve until ctrl+c or SIGTERM (uvicorn's own handling), on ``host:port`` and on the
-    home's Unix socket (``serve.socket``) for other sadie processes on this memory."""
+    """Serve until ctrl+c or SIGTERM (uvicorn's own handling), on ``host:port`` (or, given
+    ``unix_path``, on that Unix socket instead) and on the home's Unix socket
+    (``serve.socket``) for other sadie processes on this memory."""
     token = check_bind(host, token)
-    sock = bind(host, port)
-    unix = None
+    listeners: list[Listener] = []
+    sock = bind(host, port) if unix_path is None else None
     try:
+        if unix_path is not None:
+            listeners.append(_listen_at(unix_path))
         path = socket_path(session.home)
-        try:
-            unix = listen(path)
-        except OSError as exc:
-            announce(f"not listening on {path}: {exc.strerror or exc}")
+        if unix_path is None or Path(unix_path).resolve() != path.resolve():
+            try:
+                home = listen(path)
+            except OSError as exc:
+                announce(f"not listening on {path}: {exc.strerror or exc}")
+            else:
+                if home is None:
+                    announce(f"another process already listens on {path}; not listening there")
+                else:
+                    listeners.append(home)
+        if sock is not None:
+            port = int(sock.getsockname()[1])
+            where = url_for(host, port)
         else:
-            if unix is None:
-                announce(f"another process already listens on {path}; not listening there")
-        server = build(session, sock, host=host, token=token)
-        announce(f"serving on {url_for(host, int(sock.getsockname()[1]))}")
-        server.run(sockets=[sock, *([unix.sock] if unix is not None else [])])
+            where = f"unix:{unix_path}"
+        server = build(session, port, host=host, token=token)
+        announce(f"serving on {where}")
+        server.run(sockets=[*([sock] if sock is not None else []), *(x.sock for x in listeners)])
     finally:
-        sock.close()
-        if unix is not None:
-            unix.close()
+        if sock is not None:
+            sock.close()
+        for listener in listeners:
+            listener.close()
+
+
+def _listen_at(path: Path) -> Listener:
+    """``--socket PATH``: a listener there (0600, a stale file replaced), or a one-line error."""
+    try:
+        listener = listen(path)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {path}: {exc.strerror or exc}") from exc
+    if listener is None:
+        raise UsageError(f"another process already listens on {path}")
+    return listener

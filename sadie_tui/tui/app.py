@@ -37,7 +37,7 @@ SessionFactory = Callable[["Launch"], "SessionProtocol"]
 
 def default_session(launch: Launch) -> SessionProtocol:
     # Answer at once while torch loads: keyword + graph retrieval, cue-only emotions.
-    return launch.session(wait_for_embedder=False)
+    return launch.session(wait_for_embedder=False, remote=True, hold=True)
 
 
 class SadieApp(App[None]):
@@ -257,8 +257,16 @@ class SadieApp(App[None]):
 
     def on_memory_ready(self, _: MemoryReady) -> None:
         self.memory_ready.set()
+        via = self.ctx.via or ""
         for status in self._status_lines():
             status.memory_state = "ready"
+            status.via = via
+        if self.ctx.sharing:
+            self.notify(
+                f"{self.ctx.sharing}: other sadie commands on this memory will say it is in use",
+                title="Memory not shared",
+                severity="warning",
+            )
         assert self.session is not None
         if self.warm_embedder:
             # A daemon thread, not a thread worker: those are joined at exit, and quitting

@@ -27,7 +27,7 @@ def running(
 ) -> Iterator[Running]:
     sock = bind(host, 0)
     port = int(sock.getsockname()[1])
-    server = build(session, sock, host=host, token=token, warm=warm)
+    server = build(session, port, host=host, token=token, warm=warm)
     failure: list[BaseException] = []
 
     def run() -> None:

@@ -158,6 +158,7 @@ class ChatScreen(Screen[None]):
         status.persona = app.persona
         if app.memory_ready.is_set():
             status.memory_state = "ready"
+            status.via = app.ctx.via or ""
             status.embedder_ready = app.session is not None and app.session.embedder_ready
 
     # -- sending -----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """The status line: model and online/offline, persona, what went into the last briefing
-(chunks, messages, chips, retrieval time), tokens/s of the last reply, and loading states."""
+(chunks, messages, chips, retrieval time), tokens/s of the last reply, the sadie holding the
+memory when this one is its client, and loading states."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class StatusLine(Widget):
     tokens_per_s: reactive[float | None] = reactive(None)
     memory_state: reactive[str] = reactive("opening")  # opening | ready | failed
     embedder_ready: reactive[bool] = reactive(False)
+    via: reactive[str] = reactive("")  # the sadie holding the memory, when this is its client
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -64,6 +66,9 @@ class StatusLine(Widget):
         if self.tokens_per_s:
             text.append(SEP, style="dim")
             text.append(f"{self.tokens_per_s:.0f} tok/s")
+        if self.via:
+            text.append(SEP, style="dim")
+            text.append(f"via {self.via}", style="italic")
         if self.memory_state == "opening":
             text.append(SEP, style="dim")
             text.append("opening memory…", style="italic")
