@@ -21,7 +21,6 @@ import asyncio
 import json
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import time
@@ -166,7 +165,9 @@ def main() -> None:
             rate, latencies = asyncio.run(ask_round(url, args.asks, n))
             print(f"  concurrency {n:3d}: {rate:7.1f} req/s  {ms(latencies)}", flush=True)
 
-    print(f"\n2. POST /v1/chat (SSE), scripted model answering at once, {args.chats} chats per level")
+    print(
+        f"\n2. POST /v1/chat (SSE), scripted model answering at once, {args.chats} chats per level"
+    )
     model_command = [sys.executable, "-m", "tests.support.ollama_server", "--port", "0"]
     with process(model_command, dict(os.environ), "listening on ") as model:
         with sadie_serve(home, config, OLLAMA_HOST=model, SADIE_REASONER="ollama") as url:

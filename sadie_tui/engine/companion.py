@@ -20,7 +20,7 @@ from .policies import load_policies
 from .prompt import Attached, Excerpt
 from .reasoners.base import Reasoner
 from .reasoners.offline import OfflineReasoner
-from .reasoners.ollama import OllamaReasoner, model_status
+from .reasoners.ollama import ModelInfo, OllamaReasoner, list_models, model_status
 from .turns.ask import AskResult, run_ask
 from .turns.chat import ChatTurn
 
@@ -58,7 +58,7 @@ class Companion:
         self.settings = settings
         self._reasoner = reasoner
         self.emotions = classifier_for(memory.embedder)
-        self._last_status: tuple[float, ModelStatus] | None = None
+        self._status: dict[str, tuple[float, ModelStatus]] = {}
 
     def warm(self) -> None:
         """Load the embedding model and the emotion prototypes (blocking; run it in a thread)."""
@@ -71,28 +71,42 @@ class Companion:
         """auto | ollama | offline (``Settings.reasoner``, from ``SADIE_REASONER`` or config)."""
         return self.settings.reasoner
 
-    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
+    async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
+        """Whether ``model`` (default: the configured one) answers now; cached for
+        ``STATUS_TTL`` seconds unless ``fresh``."""
         s = self.settings
         if self._reasoner is not None:
             return ModelStatus(not self._reasoner.offline, self._reasoner.model, s.ollama_host, "")
         if self.mode == "offline":
             return ModelStatus(False, OfflineReasoner.model, s.ollama_host, "offline by choice")
+        name = model or s.model
         now = time.monotonic()
-        if not fresh and self._last_status and now - self._last_status[0] < STATUS_TTL:
-            return self._last_status[1]
-        online, detail, fix = await model_status(s.ollama_host, s.model)
-        status = ModelStatus(online, s.model, s.ollama_host, detail, fix)
-        self._last_status = (now, status)
+        cached = self._status.get(name)
+        if not fresh and cached and now - cached[0] < STATUS_TTL:
+            return cached[1]
+        online, detail, fix = await model_status(s.ollama_host, name)
+        status = ModelStatus(online, name, s.ollama_host, detail, fix)
+        self._status[name] = (now, status)
         return status
 
-    async def pick_reasoner(self) -> tuple[Reasoner, str | None]:
+    def forget_status(self) -> None:
+        """The model failed mid-turn: the next turn asks the server again (and so falls back
+        to offline at once if it has gone away)."""
+        self._status.clear()
+
+    async def models(self) -> list[ModelInfo]:
+        """The models the Ollama server has pulled (``/api/tags``), for a picker."""
+        return await list_models(self.settings.ollama_host, self.settings.connect_timeout)
+
+    async def pick_reasoner(self, model: str | None = None) -> tuple[Reasoner, str | None]:
         """The reasoner for this turn, and a notice when falling back to offline."""
         if self._reasoner is not None:
             return self._reasoner, None
         s = self.settings
+        name = model or s.model
         ollama = OllamaReasoner(
             s.ollama_host,
-            s.model,
+            name,
             connect_timeout=s.connect_timeout,
             read_timeout=s.read_timeout,
             first_token_timeout=s.first_token_timeout,
@@ -102,7 +116,7 @@ class Companion:
             return ollama, None
         if self.mode == "offline":
             return OfflineReasoner(), None
-        status = await self.check_model()
+        status = await self.check_model(model=name)
         if status.online:
             return ollama, None
         notice = status.detail + (f" ({status.fix})" if status.fix else "") + "; answering offline"
@@ -145,7 +159,11 @@ class Companion:
         conversation_id: str | None = None,
         persona: str | None = None,
         new: bool = False,
+        regenerate: bool = False,
+        model: str | None = None,
     ) -> AsyncIterator[Event]:
         """One chat turn's events (see ``turns.chat``)."""
-        turn = ChatTurn(self, message, conversation_id, persona, new)
+        turn = ChatTurn(
+            self, message, conversation_id, persona, new, regenerate=regenerate, model=model
+        )
         return turn.run()

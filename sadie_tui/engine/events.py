@@ -57,6 +57,7 @@ class Meta:
     message_id: str
     user_message_id: str
     title: str
+    replaced: tuple[str, ...] = ()  # messages this turn replaces (a regenerate or an edit)
     type: str = field(default="meta", init=False)
 
 
@@ -221,6 +222,8 @@ def from_json(data: dict[str, Any]) -> Event:
         raise ValueError(f"unknown event type {kind!r}")
     known = {f.name for f in fields(cls) if f.init}
     body = {k: v for k, v in body.items() if k in known}
+    if cls is Meta:
+        body["replaced"] = tuple(str(x) for x in body.get("replaced") or ())
     if cls is CitationsEvent:
         body["value"] = tuple(CitationView.from_json(c) for c in body.get("value") or ())
         body["found"] = tuple(CitationView.from_json(c) for c in body.get("found") or ())

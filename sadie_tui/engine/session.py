@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .ingest.pipeline import IngestReport
     from .memory import Memory
     from .personas import Persona
+    from .reasoners.ollama import ModelInfo
     from .retrieval import RetrievalResult
     from .turns.ask import AskResult
 
@@ -74,14 +75,17 @@ class SessionProtocol(Protocol):
         conversation_id: str | None = None,
         persona: str | None = None,
         new: bool = False,
+        regenerate: bool = False,
+        model: str | None = None,
     ) -> AsyncIterator[Event]: ...
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
-    def search(
-        self, query: str, *, persona: str | None = None, k: int | None = None
-    ) -> Search: ...
+    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search: ...
 
     # -- the model and the embedder ----------------------------------------------------------
-    async def check_model(self, *, fresh: bool = False) -> ModelStatus: ...
+    async def check_model(
+        self, *, fresh: bool = False, model: str | None = None
+    ) -> ModelStatus: ...
+    async def models(self) -> list[ModelInfo]: ...
     def warm(self) -> None: ...
     @property
     def embedder_ready(self) -> bool: ...
@@ -159,17 +163,25 @@ class Session:
         conversation_id: str | None = None,
         persona: str | None = None,
         new: bool = False,
+        regenerate: bool = False,
+        model: str | None = None,
     ) -> AsyncIterator[Event]:
+        """One turn's events. ``regenerate``: answer the conversation's last message again
+        (``message`` empty) or an edit of it (``message``), the old exchange kept as
+        superseded; ``model``: this turn's model instead of the configured one."""
         return self.companion.chat(
-            message, conversation_id=conversation_id, persona=persona, new=new
+            message,
+            conversation_id=conversation_id,
+            persona=persona,
+            new=new,
+            regenerate=regenerate,
+            model=model,
         )
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
         return await self.companion.ask(question, persona=persona)
 
-    def search(
-        self, query: str, *, persona: str | None = None, k: int | None = None
-    ) -> Search:
+    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
         """The chunks retrieval picks, with every channel's score; logged as a turn unless
         the memory is read-only."""
         from .retrieval import retrieve
@@ -194,8 +206,11 @@ class Session:
         return Search(result, chosen.name, turn_id)
 
     # -- the model and the embedder ----------------------------------------------------------
-    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
-        return await self.companion.check_model(fresh=fresh)
+    async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
+        return await self.companion.check_model(fresh=fresh, model=model)
+
+    async def models(self) -> list[ModelInfo]:
+        return await self.companion.models()
 
     def warm(self) -> None:
         self.companion.warm()
@@ -249,9 +264,7 @@ class Session:
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
         return chips_engine.remove_chip(self.db, conversation_id, chip_id)
 
-    def find_attachable(
-        self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Any]:
+    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
         kwargs: dict[str, Any] = {"limit": limit}
         if kind is not None:
             kwargs["kind"] = kind

@@ -39,10 +39,13 @@ async def _start(request: Request, body: dict[str, Any], *, owned: bool) -> Turn
     """The turn started and past its first event, or the error response of a turn that
     failed before streaming (an unknown conversation or persona, a bad chip)."""
     session = _session(request)
-    message = text_field(body, "message", required=True)
-    assert message is not None
+    regenerate = bool_field(body, "regenerate")
+    message = text_field(body, "message", required=not regenerate) or ""
     conversation_id = text_field(body, "conversation_id")
+    if regenerate and not conversation_id:
+        raise HTTPProblem(400, "'regenerate' needs a 'conversation_id'", kind="usage")
     persona = text_field(body, "persona")
+    model = text_field(body, "model")
     chips = chips_field(body)
 
     async def attach(cid: str) -> None:
@@ -65,7 +68,13 @@ async def _start(request: Request, body: dict[str, Any], *, owned: bool) -> Turn
                 await asyncio.to_thread(session.forget, meta.conversation_id)
                 raise
 
-    source = session.chat(message, conversation_id=conversation_id, persona=persona)
+    source = session.chat(
+        message,
+        conversation_id=conversation_id,
+        persona=persona,
+        regenerate=regenerate,
+        model=model or None,
+    )
     turn = _turns(request).start(source, owned=owned, on_meta=on_meta)
     try:
         await turn.ready.wait()

@@ -189,9 +189,16 @@ async def stats(request: Request) -> Response:
     return json_response(await blocking(_session(request).stats))
 
 
+async def models(request: Request) -> Response:
+    """``GET /v1/models``: the models the holder's Ollama server has pulled."""
+    return json_response([asdict(m) for m in await _session(request).models()])
+
+
 async def health(request: Request) -> Response:
     session = _session(request)
-    model = await session.check_model()
+    model = await session.check_model(
+        fresh=query_bool(request, "fresh"), model=request.query_params.get("model") or None
+    )
     return json_response(
         {
             "ok": True,
@@ -221,5 +228,6 @@ routes = [
     Route("/v1/soul", soul, methods=["GET"]),
     Route("/v1/search", search, methods=["GET"]),
     Route("/v1/stats", stats, methods=["GET"]),
+    Route("/v1/models", models, methods=["GET"]),
     Route("/v1/health", health, methods=["GET"]),
 ]

@@ -42,6 +42,15 @@ def _param(name: str, where: str, schema: dict[str, Any], text: str, required: b
 _CID = _param("conversation_id", "path", {"type": "string"}, "id or unique prefix", True)
 _STR = {"type": "string"}
 _OBJ = {"type": "object", "additionalProperties": True}
+_TURN_OPTIONS: dict[str, Any] = {
+    "regenerate": {
+        "type": "boolean",
+        "default": False,
+        "description": "answer the conversation's last message again (message may be empty)"
+        " or, with a message, an edit of it; the old exchange is kept as superseded",
+    },
+    "model": {"type": "string", "description": "this turn's model (default: the configured)"},
+}
 
 
 def _op(summary: str, responses: dict[str, Any], **extra: Any) -> dict[str, Any]:
@@ -75,6 +84,17 @@ def _schemas() -> dict[str, Any]:
             "required": ["error", "kind"],
         },
         "Citation": citation,
+        "ModelInfo": {
+            "type": "object",
+            "properties": {
+                "name": _STR,
+                "size": {"type": "integer"},
+                "family": _STR,
+                "parameter_size": _STR,
+                "quantization": _STR,
+            },
+            "required": ["name"],
+        },
         "Episode": {
             "type": "object",
             "properties": {k: _STR for k in ("id", "title", "date", "kind", "text")},
@@ -114,6 +134,7 @@ def _schemas() -> dict[str, Any]:
                 "conversation_id": _STR,
                 "persona": _STR,
                 "chips": {"type": "array", "items": _ref("ChipRef")},
+                **_TURN_OPTIONS,
             },
             "required": ["message"],
         },
@@ -125,6 +146,7 @@ def _schemas() -> dict[str, Any]:
                 "persona": _STR,
                 "chips": {"type": "array", "items": _ref("ChipRef")},
                 "auto_continue": {"type": "boolean", "default": False},
+                **_TURN_OPTIONS,
             },
             "required": ["message"],
         },
@@ -366,8 +388,21 @@ def spec() -> dict[str, Any]:
             )
         },
         "/v1/stats": {"get": _op("What the memory holds", {"200": _json(_ref("Stats"))})},
+        "/v1/models": {
+            "get": _op(
+                "The models the Ollama server has pulled",
+                {"200": _json({"type": "array", "items": _ref("ModelInfo")}), **_errors(502)},
+            )
+        },
         "/v1/health": {
-            "get": _op("The server, the model and the memory", {"200": _json(_ref("Health"))})
+            "get": _op(
+                "The server, the model and the memory",
+                {"200": _json(_ref("Health"))},
+                parameters=[
+                    _param("model", "query", _STR, "check this model (default: the configured)"),
+                    _param("fresh", "query", {"type": "boolean"}, "ask the server again now"),
+                ],
+            )
         },
         "/openapi.json": {"get": _op("This description", {"200": _json(_OBJ)})},
     }

@@ -35,6 +35,7 @@ from ..engine.errors import (
     UsageError,
 )
 from ..engine.events import CitationView, ErrorEvent, from_json
+from ..engine.reasoners.ollama import ModelInfo
 from ..engine.session import Episode, Search
 from .errors import kind_of
 
@@ -273,12 +274,18 @@ class RemoteSession:
         conversation_id: str | None = None,
         persona: str | None = None,
         new: bool = False,
+        regenerate: bool = False,
+        model: str | None = None,
     ) -> AsyncIterator[Event]:
         body: dict[str, Any] = {"message": message}
-        if conversation_id is not None:
+        if conversation_id is not None and not new:
             body["conversation_id"] = conversation_id
         if persona is not None:
             body["persona"] = persona
+        if regenerate:
+            body["regenerate"] = True
+        if model is not None:
+            body["model"] = model
         return self._chat(body)
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
@@ -324,10 +331,14 @@ class RemoteSession:
         data = self._get("/v1/health")
         return data if isinstance(data, dict) else {}
 
-    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
+    async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
         from ..engine.companion import ModelStatus
 
-        return ModelStatus(**self._health()["model"])
+        data = self._get("/v1/health", model=model, fresh="true" if fresh else None)
+        return ModelStatus(**data["model"])
+
+    async def models(self) -> list[ModelInfo]:
+        return [ModelInfo(**m) for m in self._get("/v1/models")]
 
     def warm(self) -> None:
         """The holder warms its own embedder: wait (bounded) until it says it is ready, so a

@@ -41,8 +41,10 @@ from .message_log import (
     add_message,
     count_messages,
     get_message,
+    last_exchange,
     messages,
     recent_messages,
+    supersede,
     update_message,
 )
 from .summary import SUMMARY_LIMIT, summary_from_first_exchange
@@ -68,6 +70,7 @@ __all__ = [
     "get_conversation",
     "get_message",
     "import_json",
+    "last_exchange",
     "list_conversations",
     "messages",
     "new_id",
@@ -79,6 +82,7 @@ __all__ = [
     "resolve_prefix",
     "set_state",
     "summary_from_first_exchange",
+    "supersede",
     "support_label",
     "update_message",
 ]

@@ -15,7 +15,7 @@ from .lifecycle import full_id, resolve_id
 Message = repo.Message
 
 ROLES = ("user", "assistant", "system")
-STATUSES = ("streaming", "complete", "interrupted", "error", "blocked")
+STATUSES = ("streaming", "complete", "interrupted", "error", "blocked", "superseded")
 #: Messages that go back into the briefing as history (not half-written or failed ones).
 HISTORY_STATUSES = ("complete", "interrupted", "blocked")
 
@@ -108,9 +108,24 @@ def get_message(db: Database, message_id: str) -> Message:
     return found
 
 
-def messages(db: Database, conversation_id: str) -> list[Message]:
-    """Every message of the conversation, oldest first."""
-    return repo.messages_of(db, resolve_id(db, conversation_id))
+def messages(db: Database, conversation_id: str, *, superseded: bool = False) -> list[Message]:
+    """Every message of the conversation, oldest first (replaced ones only on request)."""
+    return repo.messages_of(db, resolve_id(db, conversation_id), superseded=superseded)
+
+
+def last_exchange(db: Database, conversation_id: str) -> tuple[Message, list[Message]]:
+    """The conversation's last message from the person and everything after it (its reply,
+    a failed or stopped one included): what regenerating or editing replaces."""
+    shown = messages(db, conversation_id)
+    for index in range(len(shown) - 1, -1, -1):
+        if shown[index].role == "user":
+            return shown[index], shown[index + 1 :]
+    raise NotFoundError("this conversation has no message to answer again")
+
+
+def supersede(db: Database, message_ids: list[str]) -> None:
+    """Keep these messages but take them out of the conversation (see ``repo.supersede``)."""
+    repo.supersede(db, message_ids)
 
 
 def recent_messages(db: Database, conversation_id: str, limit: int = 12) -> list[Message]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -194,3 +195,39 @@ async def model_status(host: str, model: str, timeout: float = 1.5) -> tuple[boo
     if resp.status_code >= 400:
         return False, f"Ollama answered {resp.status_code}", None
     return True, f"{model} at {host}", None
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """One pulled model, as ``/api/tags`` describes it."""
+
+    name: str
+    size: int = 0  # bytes
+    family: str = ""
+    parameter_size: str = ""
+    quantization: str = ""
+
+
+async def list_models(host: str, timeout: float = 3.0) -> list[ModelInfo]:
+    """The models pulled on the server at ``host``, by name; a ``ModelError`` if it does not
+    answer."""
+    client = _client(host, timeout, timeout)
+    try:
+        listed = await client.list()
+    except (Exception, ConnectionError) as exc:
+        raise translate(exc, host, "") from exc
+    finally:
+        await _close(client)
+    found = []
+    for m in listed.models:
+        details = m.details
+        found.append(
+            ModelInfo(
+                name=str(m.model or ""),
+                size=int(m.size or 0),
+                family=str(getattr(details, "family", "") or ""),
+                parameter_size=str(getattr(details, "parameter_size", "") or ""),
+                quantization=str(getattr(details, "quantization_level", "") or ""),
+            )
+        )
+    return sorted((m for m in found if m.name), key=lambda m: m.name)

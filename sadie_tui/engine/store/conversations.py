@@ -106,14 +106,15 @@ def _load_json(value: Any, default: Any) -> Any:
 _CONVERSATION_SQL = (
     "SELECT CAST(c.id AS VARCHAR), c.title, c.summary, c.emotion, c.persona, c.pinned,"
     " c.archived_at, c.created_at, c.updated_at,"
-    " (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id)"
+    " (SELECT count(*) FROM messages m WHERE m.conversation_id = c.id"
+    " AND m.status <> 'superseded')"
     " FROM conversations c"
 )
 _ORDER_SQL = " ORDER BY c.pinned DESC, c.updated_at DESC, c.created_at DESC, c.id"
 _SEARCH_SQL = (
     " AND (contains(lower(c.title), ?) OR contains(lower(c.summary), ?) OR EXISTS ("
     " SELECT 1 FROM messages m WHERE m.conversation_id = c.id"
-    " AND contains(lower(m.content), ?)))"
+    " AND m.status <> 'superseded' AND contains(lower(m.content), ?)))"
 )
 
 
@@ -313,12 +314,24 @@ def get_message(db: Database, message_id: str) -> Message | None:
     return _message(row) if row else None
 
 
-def messages_of(db: Database, conversation_id: str) -> list[Message]:
-    """Every message of the conversation, oldest first."""
+def messages_of(db: Database, conversation_id: str, *, superseded: bool = False) -> list[Message]:
+    """Every message of the conversation, oldest first; replaced ones (a regenerated reply,
+    an edited message) only with ``superseded``."""
     rows = db.fetchall(
-        _MESSAGE_SQL + " WHERE conversation_id = ? ORDER BY created_at, id", [conversation_id]
+        _MESSAGE_SQL + " WHERE conversation_id = ? AND (? OR status <> 'superseded')"
+        " ORDER BY created_at, id",
+        [conversation_id, superseded],
     )
     return [_message(r) for r in rows]
+
+
+def supersede(db: Database, message_ids: Sequence[str]) -> None:
+    """Mark messages as replaced: kept, never shown, counted or sent as history again."""
+    if message_ids:
+        db.execute(
+            "UPDATE messages SET status = 'superseded' WHERE list_contains(?, CAST(id AS VARCHAR))",
+            [list(message_ids)],
+        )
 
 
 def recent_messages(
@@ -334,5 +347,8 @@ def recent_messages(
 
 
 def count_messages(db: Database, conversation_id: str) -> int:
-    row = db.fetchone("SELECT count(*) FROM messages WHERE conversation_id = ?", [conversation_id])
+    row = db.fetchone(
+        "SELECT count(*) FROM messages WHERE conversation_id = ? AND status <> 'superseded'",
+        [conversation_id],
+    )
     return int(row[0]) if row else 0

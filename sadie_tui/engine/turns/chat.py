@@ -73,6 +73,10 @@ class ChatTurn:
     conversation_id: str | None = None
     persona_name: str | None = None
     new: bool = False
+    # Answer the conversation's last message again (``message`` empty) or an edit of it:
+    # the old exchange is kept as ``superseded``, out of the conversation.
+    regenerate: bool = False
+    model: str | None = None  # this turn's model; None: the configured one
     started: float = field(default_factory=time.perf_counter)
     # prepare
     persona: Persona | None = None
@@ -84,6 +88,8 @@ class ChatTurn:
     emotion: str = ""
     user_id: str = ""
     reply_id: str = ""
+    replaced: list[str] = field(default_factory=list)
+    kind: str = "chat"  # chat | regenerate | edit, as telemetry records the turn
     # brief
     result: RetrievalResult | None = None
     attached: list[Attached] = field(default_factory=list)
@@ -104,7 +110,7 @@ class ChatTurn:
 
     async def run(self) -> AsyncIterator[Event]:
         self.message = self.message.strip()
-        if not self.message:
+        if not self.message and not self.regenerate:
             yield ErrorEvent("the message is empty", code=ErrorKind.USAGE)
             return
         try:
@@ -122,6 +128,7 @@ class ChatTurn:
             self._save_partial("interrupted")
             raise
         except ModelError as exc:
+            self.host.forget_status()
             self._save_partial("error", exc.one_line())
             code = getattr(exc, "code", ErrorKind.MODEL)
             yield ErrorEvent(exc.message, code=code, fix=exc.fix, message_id=self.reply_id)
@@ -133,7 +140,15 @@ class ChatTurn:
     async def prepare(self) -> AsyncIterator[Event]:
         host, db = self.host, self.db
         self.persona = host.persona(self.persona_name, host.settings.chat_persona)
-        if self.conversation_id and not self.new:
+        if self.regenerate:
+            if not self.conversation_id:
+                raise UsageError("there is no conversation to answer again")
+            conversation = await asyncio.to_thread(conv.get_conversation, db, self.conversation_id)
+            last, after = await asyncio.to_thread(conv.last_exchange, db, conversation.id)
+            self.kind = "edit" if self.message else "regenerate"
+            self.message = self.message or last.content
+            self.replaced = [last.id, *(m.id for m in after)]
+        elif self.conversation_id and not self.new:
             conversation = await asyncio.to_thread(conv.get_conversation, db, self.conversation_id)
         else:
             conversation = await asyncio.to_thread(
@@ -141,8 +156,12 @@ class ChatTurn:
             )
         self.cid, self.title = conversation.id, conversation.title
         rows = await asyncio.to_thread(conv.recent_messages, db, self.cid, 10_000)
-        self.history = [(m.role, m.content) for m in rows if m.role in ("user", "assistant")]
-        self.reasoner, self.notice = await host.pick_reasoner()
+        self.history = [
+            (m.role, m.content)
+            for m in rows
+            if m.role in ("user", "assistant") and m.id not in self.replaced
+        ]
+        self.reasoner, self.notice = await host.pick_reasoner(self.model)
         # The classifier may run the embedding model: keep it off the event loop.
         choice = await asyncio.to_thread(
             host.emotions.choose, self.message, allow_load=host.wait_for_embedder
@@ -162,6 +181,8 @@ class ChatTurn:
             model=self.reasoner.model,
             metadata={"persona": self.persona.name},
         )
+        if self.replaced:  # only now: a turn stopped before this still shows the old ones
+            await asyncio.to_thread(conv.supersede, db, self.replaced)
         yield Meta(
             self.cid,
             self.reasoner.model,
@@ -170,6 +191,7 @@ class ChatTurn:
             self.reply_id,
             self.user_id,
             self.title,
+            tuple(self.replaced),
         )
         yield EmotionEvent(self.emotion)
         if self.notice:
@@ -267,6 +289,7 @@ class ChatTurn:
         assert briefing is not None and result is not None
         tail = self._filtered.filter
         grounded = own_citations(self.shown, tail.tail, tail.diverted, briefing.shown)
+        self.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
         if needs_pass(reasoner, grounded):
             yield Checking()
             timeout = self.host.settings.citation_pass_timeout
@@ -385,7 +408,7 @@ class ChatTurn:
             add_policy_event(db, self.cid, self.reply_id, hit.policy, hit.action, hit.match)
         record_turn(
             db,
-            kind="chat",
+            kind=self.kind,
             query=self.message,
             model=self.reasoner.model,
             persona=self.persona.name,
@@ -406,17 +429,54 @@ class ChatTurn:
             cut=metadata["cut"],
         )
 
+    def _partial_citations(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """What a stopped reply keeps of its sources: its tail's citations (the complete
+        entries of a tail cut off mid-stream), else sadie's own sentence matches."""
+        briefing, result = self.briefing, self.result
+        filtered = getattr(self, "_filtered", None)
+        if briefing is None or result is None or not self.shown.strip():
+            return [], []
+        grounded = self.grounded
+        if grounded is None:
+            if filtered is None:
+                return [], []
+            tail = filtered.filter
+            grounded = own_citations(
+                self.shown, closed_list(tail.tail), tail.diverted, briefing.shown
+            )
+        settle(briefing, grounded)
+        views = citation_views(grounded.policed, result, self.attached)
+        found = found_views(grounded, result, self.attached)
+        return [v.as_json() for v in views], [v.as_json() for v in found]
+
     def _save_partial(self, status: str, error: str | None = None) -> None:
         """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
         if not self.reply_id:
             return
         try:
-            meta = {"error": error} if error else None
+            meta: dict[str, Any] = {"error": error} if error else {}
+            views, found = self._partial_citations()
+            if found:
+                meta["found_by_sadie"] = found
             conv.update_message(
-                self.db, self.reply_id, content=self.shown, status=status, metadata=meta
+                self.db,
+                self.reply_id,
+                content=self.shown,
+                status=status,
+                metadata=meta or None,
+                citations=views or None,
             )
         except SadieError:
             pass  # the database itself failed; the error already reached the person
+
+
+def closed_list(tail: str) -> str:
+    """A citations tail cut off mid-stream, up to its last complete entry and closed again
+    (``[{"a": 1}, {"b"`` → ``[{"a": 1}]``); what cannot be closed is returned as it is."""
+    end = tail.rfind("}")
+    if "[" not in tail or end < 0:
+        return tail
+    return tail[: end + 1] + "]"
 
 
 def _kind(exc: SadieError) -> ErrorKind:
