@@ -102,10 +102,18 @@ def run_tui(ctx: click.Context, question: str | None) -> None:
     "--persona", default=None, help="Persona for --ask (analyst, coach, friend, skeptic, …)."
 )
 @click.option("--json", "as_json", is_flag=True, help="With --ask: print one JSON object.")
+@click.option(
+    "--new", "new", is_flag=True, help="Open the app on a new conversation, not the last one."
+)
 @click.version_option(__version__, prog_name="sadie")
 @click.pass_context
 def main_group(
-    ctx: click.Context, demo: bool, question: str | None, persona: str | None, as_json: bool
+    ctx: click.Context,
+    demo: bool,
+    question: str | None,
+    persona: str | None,
+    as_json: bool,
+    new: bool,
 ) -> None:
     """sadie: talk with your own memory, with citations you can check.
 
@@ -115,6 +123,7 @@ def main_group(
     from .commands.context import Context
 
     obj = Context.create(demo=demo)
+    obj.new = new
     ctx.obj = obj
     ctx.call_on_close(obj.close)
     if question is not None:

@@ -39,6 +39,7 @@ class Settings:
     citation_pass_timeout: float = 30.0
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
+    open_last: bool = True  # the app reopens the conversation it was showing when it closed
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -94,6 +95,12 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
     return check
 
 
+def _flag(value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise ValueError("must be true or false")
+    return value
+
+
 def _reasoner(value: Any) -> str:
     choice = _text(value).lower()
     if choice not in REASONERS:
@@ -119,6 +126,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "citation_pass_timeout": _seconds,
     "reply_tokens": _count(16, 131072),
     "reply_max_chars": _count(200, 10_000_000),
+    "open_last": _flag,
 }
 ENVIRONMENT = {"SADIE_MODEL": "model", "OLLAMA_HOST": "ollama_host", "SADIE_REASONER": "reasoner"}
 

@@ -28,6 +28,7 @@ class Launch:
     home: Path
     settings: Settings
     demo: bool = False
+    new: bool = False  # `sadie --new`: the app opens a blank conversation, not the last one
     via: str | None = None  # the holder this session is a client of ("another sadie (pid 1)")
     sharing: str | None = None  # why the memory is not shared on its socket, when it is not
     _session: SessionProtocol | None = field(default=None, repr=False)

@@ -201,6 +201,18 @@ def test_server_absent_answers_offline(memory, monkeypatch):
     assert "3:58" in visible(events)
 
 
+def test_the_offline_banner_comes_once_per_conversation(memory, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    comp = companion(memory)
+    first = run_chat(comp, "When did I finish the marathon?")
+    second = run_chat(comp, "And my time?", conversation_id=first[0].conversation_id)
+    assert visible(first).startswith("No language model is reachable right now")
+    assert visible(second).startswith("Still offline.")
+    assert "No language model" not in visible(second)
+    other = run_chat(comp, "When did I finish the marathon?")  # a new conversation: in full
+    assert visible(other).startswith("No language model is reachable right now")
+
+
 def test_server_absent_strict_mode(memory, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     monkeypatch.setenv("SADIE_REASONER", "ollama")

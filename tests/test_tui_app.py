@@ -46,6 +46,13 @@ CHAT_IDS = {
     "quit",
     "switch-persona",
     "switch-theme",
+    "choose-model",
+    "regenerate",
+    "edit-last",
+    "scroll-up",
+    "scroll-down",
+    "scroll-start",
+    "scroll-end",
 }
 
 
@@ -77,9 +84,12 @@ async def test_every_chat_binding_has_an_id_and_help_lists_them(ctx) -> None:
             "Help",
             "Quit",
             "Remove chip",
-            "Copy message",
             "Open episode",
-            "Copy quote",
+            "Regenerate",
+            "Edit last",
+            "Scroll up",
+            "Model",
+            "Earlier message",
         ):
             assert words in text, words
         for emotion in (

@@ -12,6 +12,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events, work
@@ -31,8 +32,20 @@ if TYPE_CHECKING:
     from ..launch import Launch
 
 MIN_SIZE = (50, 12)
+STATE_FILE = "tui-state.json"  # in the memory home: the conversation to reopen
 
 SessionFactory = Callable[["Launch"], "SessionProtocol"]
+
+
+def describe(model: Any) -> str:
+    """A picker line for a ``ModelInfo``: size, parameters, family, quantisation."""
+    parts = []
+    if model.size:
+        parts.append(
+            f"{model.size / 1e9:.1f} GB" if model.size >= 1e8 else f"{model.size / 1e6:.0f} MB"
+        )
+    parts += [x for x in (model.parameter_size, model.family, model.quantization) if x]
+    return " · ".join(parts)
 
 
 def default_session(launch: Launch) -> SessionProtocol:
@@ -81,7 +94,17 @@ class SadieApp(App[None]):
             show=False,
             tooltip="Choose the colour theme (remembered)",
         ),
+        Binding(
+            "f4",
+            "choose_model",
+            "Model",
+            id="choose-model",
+            show=False,
+            tooltip="Choose the model from those the Ollama server has pulled (remembered)",
+        ),
     ]
+
+    PROBE_SECONDS = 30.0  # how often the model server is asked again whether it answers
 
     def __init__(
         self,
@@ -103,6 +126,10 @@ class SadieApp(App[None]):
         self.memory_ready = asyncio.Event()
         self.exit_error: Any = None
         self.persona = self.settings.chat_persona
+        self.model = self.settings.model
+        self.model_choice: str | None = None  # a model picked here (None: the configured one)
+        self.online: bool | None = None
+        self.sent: list[str] = []  # messages sent since the app started, for Up
         self.keymap: dict[str, str] = dict(self.settings.keymap)
         themes, self.theme_problems = load_themes()
         self.sadie_themes = [t.name for t in themes]
@@ -112,6 +139,7 @@ class SadieApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self.set_keymap(self.keymap)
         self._too_small: TooSmallScreen | None = None
+        self._last_remembered: str | None = None
 
     def notify(
         self,
@@ -182,6 +210,50 @@ class SadieApp(App[None]):
 
         self.push_screen(Choose("Persona", options, self.persona), chosen)
 
+    # -- the model ----------------------------------------------------------------------------
+    def action_choose_model(self) -> None:
+        if self.session is None:
+            self.notify("The memory is still opening — try again in a moment", timeout=3)
+            return
+        self._list_models()
+
+    @work(exclusive=True, group="models", exit_on_error=False)
+    async def _list_models(self) -> None:
+        from ..engine.errors import SadieError
+        from .screens.dialogs import Choose
+
+        assert self.session is not None
+        try:
+            found = await self.session.models()
+        except SadieError as exc:
+            self.notify(exc.one_line(), title="Cannot list the models", severity="error")
+            return
+        if not found:
+            self.notify("The Ollama server has no models pulled", severity="warning")
+            return
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.set_model(name)
+
+        self.push_screen(
+            Choose("Model", [(m.name, describe(m)) for m in found], self.model), chosen
+        )
+
+    def set_model(self, name: str) -> None:
+        self.model = self.model_choice = name
+        for status in self._status_lines():
+            status.model = name
+            status.online = None
+        self._remember("model", name)
+        self.notify(f"sadie now answers with {name}", timeout=3)
+        self._check_model(fresh=True)
+
+    def model_failed(self, code: str) -> None:
+        """A reply failed on the model: ask the server again now, not at the next tick."""
+        if code in ("unreachable", "model_missing", "timeout", "model", "stream"):
+            self._check_model(fresh=True)
+
     @work(thread=True, group="settings", exit_on_error=False)
     def _remember(self, key: str, value: str) -> None:
         from ..config import save_setting
@@ -201,6 +273,7 @@ class SadieApp(App[None]):
         from .screens.help import HelpScreen, class_bindings, screen_bindings
         from .widgets.chip_bar import ChipView
         from .widgets.citations import CitationItem
+        from .widgets.prompt import PROMPT_KEYS
         from .widgets.transcript import MessageView
 
         if isinstance(self.screen, HelpScreen):
@@ -212,7 +285,9 @@ class SadieApp(App[None]):
                 ("On a focused chip", class_bindings(self, ChipView.BINDINGS)),
                 ("On a focused message", class_bindings(self, MessageView.BINDINGS)),
                 ("On a focused citation", class_bindings(self, CitationItem.BINDINGS)),
+                ("In the message box", class_bindings(self, PROMPT_KEYS)),
             ]
+            items = [(heading, rows) for heading, rows in items if rows]
         title = {"ChatScreen": "chat", "BrowserScreen": "conversations"}.get(
             type(screen).__name__, type(screen).__name__
         )
@@ -232,6 +307,39 @@ class SadieApp(App[None]):
         if self.question:
             await self.chat_screen.send(self.question)
         self._open_memory()
+
+    # -- the conversation to reopen ---------------------------------------------------------
+    @property
+    def _state_path(self) -> Path:
+        return Path(self.ctx.home) / STATE_FILE
+
+    def remember_conversation(self, conversation_id: str | None) -> None:
+        """The conversation on screen, so the next launch opens it again (``open_last``)."""
+        if self.settings.open_last and conversation_id != self._last_remembered:
+            self._last_remembered = conversation_id
+            self._write_state(conversation_id)
+
+    @work(thread=True, group="state", exit_on_error=False)
+    def _write_state(self, conversation_id: str | None) -> None:
+        import json
+        import os
+
+        try:
+            fd = os.open(self._state_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as out:
+                json.dump({"conversation_id": conversation_id}, out)
+        except OSError:
+            pass  # a read-only home: the next launch opens a new conversation
+
+    def _last_conversation(self) -> str | None:
+        import json
+
+        try:
+            data = json.loads(self._state_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        found = data.get("conversation_id") if isinstance(data, dict) else None
+        return found if isinstance(found, str) and found else None
 
     @property
     def chat_screen(self) -> ChatScreen:
@@ -268,6 +376,12 @@ class SadieApp(App[None]):
                 severity="warning",
             )
         assert self.session is not None
+        if self.settings.open_last and not self.ctx.new and not self.question:
+            last = self._last_conversation()
+            chat = self.chat_screen
+            if last is not None and chat.conversation_id is None and not chat.streaming:
+                self._last_remembered = last
+                self.run_worker(chat.open_conversation(last), group="open")
         if self.warm_embedder:
             # A daemon thread, not a thread worker: those are joined at exit, and quitting
             # must not wait ~5 s for torch to finish importing.
@@ -275,6 +389,7 @@ class SadieApp(App[None]):
         elif self.session.embedder_ready:
             self.post_message(EmbedderReady())
         self._check_model()
+        self.set_interval(self.PROBE_SECONDS, lambda: self._check_model(fresh=True))
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
         error = message.error
@@ -312,24 +427,40 @@ class SadieApp(App[None]):
             status.embedder_ready = message.error is None
 
     @work(exclusive=True, group="model", exit_on_error=False)
-    async def _check_model(self) -> None:
-        assert self.session is not None
-        status = await self.session.check_model()
+    async def _check_model(self, fresh: bool = False) -> None:
+        from ..engine.errors import SadieError
+
+        if self.session is None:
+            return
+        try:
+            status = await self.session.check_model(fresh=fresh, model=self.model_choice)
+        except SadieError:
+            return  # the holder went away: the next reply says so
         self.post_message(ModelChecked(status))
 
     def on_model_checked(self, message: ModelChecked) -> None:
+        """Show the model's state; a change after the first check is a toast each way."""
         status = message.status
+        was, self.online = self.online, status.online
         for line in self._status_lines():
             line.online = status.online
             line.model = status.model
+            if not status.online:
+                line.tokens_per_s = None
+        if status.online == was:
+            return
         if not status.online:
             fix = f"\nFix: {status.fix}" if status.fix else ""
+            gone = "went away" if was else "is not available"
             self.notify(
-                f"{status.detail}{fix}\nUntil then sadie answers offline, quoting your notes.",
-                title="The model is not available",
+                f"{status.detail}{fix}\nUntil it is back sadie answers offline, quoting your"
+                " notes; it checks again every half minute.",
+                title=f"The model {gone}",
                 severity="warning",
                 timeout=12,
             )
+        elif was is False:
+            self.notify(f"{status.model} answers again", title="The model is back", timeout=5)
 
     # -- size ----------------------------------------------------------------------------------
     def on_resize(self, event: events.Resize) -> None:

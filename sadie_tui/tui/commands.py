@@ -25,6 +25,13 @@ TITLES = {
     "help": ("Help", "Keys, sigils and citation labels"),
     "switch-persona": ("Switch persona…", "Choose the lens sadie replies through"),
     "switch-theme": ("Switch theme…", "Choose a colour theme (remembered)"),
+    "choose-model": ("Choose model…", "Pick one of the models the Ollama server has pulled"),
+    "regenerate": ("Regenerate the last reply", "Answer your last message again (or retry it)"),
+    "edit-last": ("Edit the last message", "Change your last message and resend it"),
+    "scroll-up": ("Scroll up", "Scroll the conversation up a page"),
+    "scroll-down": ("Scroll down", "Scroll the conversation down a page"),
+    "scroll-start": ("Scroll to the start", "Jump to the first message"),
+    "scroll-end": ("Scroll to the end", "Jump to the newest message"),
     "quit": ("Quit", "Quit sadie"),
 }
 # Keys that make no sense from the palette.

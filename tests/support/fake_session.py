@@ -35,8 +35,13 @@ class FakeSession:
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
         raise NotImplementedError
 
-    async def check_model(self, *, fresh: bool = False) -> ModelStatus:
-        return ModelStatus(True, "fake:1b", "http://fake", "")
+    async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
+        return ModelStatus(True, model or "fake:1b", "http://fake", "")
+
+    async def models(self) -> list[Any]:
+        from sadie_tui.engine.reasoners.ollama import ModelInfo
+
+        return [ModelInfo("fake:1b", 1_000_000_000, "fake", "1B", "Q4_K_M")]
 
     def warm(self) -> None:
         pass

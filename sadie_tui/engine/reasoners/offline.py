@@ -59,18 +59,33 @@ def pick_quotes(
     return [(excerpt, sentence) for _, _, excerpt, sentence in chosen]
 
 
+BANNER = "No language model is reachable right now"
+
+
+def said_before(briefing: Briefing) -> bool:
+    """Whether an earlier reply of this conversation already gave the offline banner."""
+    return any(
+        m.get("role") == "assistant" and str(m.get("content", "")).startswith(BANNER)
+        for m in briefing.messages[:-1]
+    )
+
+
 def compose(briefing: Briefing, query: str, reason: str = "") -> str:
+    """The offline answer; the full banner once per conversation, a short one after."""
     quotes = pick_quotes(briefing.excerpts, query)
     why = f" ({reason})" if reason else ""
+    again = said_before(briefing)
     if not quotes:
         body = (
-            f"No language model is reachable right now{why}, and nothing in your memory matches "
-            "this closely enough to quote."
+            "Still offline, and nothing in your memory matches this closely enough to quote."
+            if again
+            else f"{BANNER}{why}, and nothing in your memory matches this closely enough to quote."
         )
         return body + "\n@@CITATIONS@@\n[]"
     lines = [
-        f"No language model is reachable right now{why}, so here is what your own notes say "
-        "that comes closest:",
+        "Still offline. Closest in your notes:"
+        if again
+        else f"{BANNER}{why}, so here is what your own notes say that comes closest:",
         "",
     ]
     citations = []

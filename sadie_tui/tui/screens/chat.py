@@ -12,17 +12,17 @@ from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
 from ...engine.events import (
     Checking,
     CitationsEvent,
-    CitationView,
     ContextBudget,
     Done,
     EmotionEvent,
@@ -35,7 +35,7 @@ from ...engine.events import (
     Waiting,
 )
 from ..widgets.chip_bar import ChipBar, ChipItem, ChipView
-from ..widgets.citations import CitationItem, CitationSidebar
+from ..widgets.citations import CitationItem, CitationSidebar, Sources
 from ..widgets.prompt import PromptInput
 from ..widgets.sigil import EmotionSigil
 from ..widgets.status import StatusLine
@@ -112,6 +112,61 @@ class ChatScreen(Screen[None]):
             show=False,
             tooltip="Copy the last reply, or the focused message or citation quote",
         ),
+        Binding(
+            "ctrl+g",
+            "regenerate",
+            "Regenerate",
+            id="regenerate",
+            show=False,
+            tooltip="Answer your last message again (also retries a failed reply); the old"
+            " reply is kept out of sight",
+        ),
+        Binding(
+            "ctrl+o",
+            "edit_last",
+            "Edit last",
+            id="edit-last",
+            show=False,
+            tooltip="Put your last message back in the box to change and resend it; it"
+            " replaces the old message and its reply",
+        ),
+        # Priority: from the input too (its TextArea would move the cursor a page instead).
+        Binding(
+            "pageup",
+            "scroll_transcript('scroll_page_up')",
+            "Scroll up",
+            id="scroll-up",
+            priority=True,
+            show=False,
+            tooltip="Scroll the conversation up a page, from anywhere",
+        ),
+        Binding(
+            "pagedown",
+            "scroll_transcript('scroll_page_down')",
+            "Scroll down",
+            id="scroll-down",
+            priority=True,
+            show=False,
+            tooltip="Scroll the conversation down a page, from anywhere",
+        ),
+        Binding(
+            "ctrl+home",
+            "scroll_transcript('scroll_home')",
+            "Scroll to start",
+            id="scroll-start",
+            priority=True,
+            show=False,
+            tooltip="Jump to the start of the conversation",
+        ),
+        Binding(
+            "ctrl+end",
+            "scroll_transcript('scroll_end')",
+            "Scroll to end",
+            id="scroll-end",
+            priority=True,
+            show=False,
+            tooltip="Jump to the newest message",
+        ),
     ]
 
     AUTO_FOCUS = "#prompt"
@@ -124,6 +179,8 @@ class ChatScreen(Screen[None]):
         self.reply: AssistantMessage | None = None
         self._worker: Worker[None] | None = None
         self._replace_reason = ""
+        self.editing = False  # the input holds the last message, to replace it when sent
+        self.shown_reply: AssistantMessage | None = None  # whose sources the sidebar shows
 
     @property
     def sadie(self) -> SadieApp:
@@ -154,12 +211,59 @@ class ChatScreen(Screen[None]):
     def on_mount(self) -> None:
         status = self.query_one(StatusLine)
         app = self.sadie
-        status.model = app.settings.model
+        self.query_one(PromptInput).history_source = self.prompt_history
+        status.model = app.model
         status.persona = app.persona
         if app.memory_ready.is_set():
             status.memory_state = "ready"
             status.via = app.ctx.via or ""
             status.embedder_ready = app.session is not None and app.session.embedder_ready
+
+    # -- focus and keys ----------------------------------------------------------------------
+    @property
+    def focus_chain(self) -> list[Widget]:
+        """Tab order: the input, the chips, the sources, then the messages."""
+        chain = super().focus_chain
+
+        def rank(widget: Widget) -> int:
+            if isinstance(widget, PromptInput):
+                return 0
+            if isinstance(widget, ChipView):
+                return 1
+            if isinstance(widget, CitationItem):
+                return 2
+            if isinstance(widget, MessageView):
+                return 3
+            return 4
+
+        return sorted(chain, key=rank)
+
+    def on_key(self, event: events.Key) -> None:
+        """A letter typed while a message, chip or citation has focus goes to the input."""
+        if not event.is_printable or not event.character:
+            return
+        if isinstance(self.focused, TextArea | Input):
+            return
+        prompt = self.query_one(PromptInput)
+        prompt.focus()
+        prompt.insert(event.character)
+        event.stop()
+        event.prevent_default()
+
+    def on_screen_resume(self) -> None:
+        # Back from the episode view, a dialog or the browser: typing goes to the input.
+        self.call_after_refresh(self.query_one(PromptInput).focus)
+
+    def action_scroll_transcript(self, how: str) -> None:
+        transcript = self.query_one(Transcript)
+        getattr(transcript, how)(animate=False)
+
+    def prompt_history(self) -> list[str]:
+        """What Up recalls, newest first: this conversation's messages, then the others sent
+        since the app started."""
+        mine = [v.text for v in reversed(self.query_one(Transcript).messages) if v.role == "user"]
+        rest = [t for t in reversed(self.sadie.sent) if t not in mine]
+        return mine + rest
 
     # -- sending -----------------------------------------------------------------------------
     @property
@@ -176,19 +280,48 @@ class ChatScreen(Screen[None]):
             event.prompt.move_cursor(event.prompt.document.end)
             self.notify("sadie is still replying — escape stops it", severity="warning", timeout=3)
             return
+        if self.editing:
+            self.set_editing(False)
+            await self.send(event.text, regenerate=True)
+            return
         await self.send(event.text)
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, *, regenerate: bool = False) -> None:
+        """Send ``text``; with ``regenerate``, it replaces the last message and its reply
+        (``text`` empty: the last message as it was)."""
         transcript = self.query_one(Transcript)
         now = self.sadie.clock()
+        message = text  # what the engine gets: empty to answer the last message as it was
+        if regenerate:
+            last = self._last_user_message()
+            if last is None:
+                self.notify("There is no message to answer again yet", timeout=3)
+                return
+            text = text.strip() or last.text
+            await self._remove_from(last)
+            if self.conversation_id is None:  # never stored (the memory failed): send it anew
+                message, regenerate = text, False
+        else:
+            self.sadie.sent.append(text.strip())
         await transcript.add(UserMessage(text.strip(), now))
         reply = AssistantMessage(at=now, emotion=self.query_one(EmotionSigil).emotion)
         self.reply = reply
         await transcript.add(reply)
-        self._worker = self._run_reply(text, reply)
+        await self.show_sources_of(reply)
+        self._worker = self._run_reply(message, reply, regenerate)
+
+    def _last_user_message(self) -> UserMessage | None:
+        users = [v for v in self.query_one(Transcript).messages if isinstance(v, UserMessage)]
+        return users[-1] if users else None
+
+    async def _remove_from(self, first: MessageView) -> None:
+        views = self.query_one(Transcript).messages
+        await self.query_one(Transcript).remove_children(views[views.index(first) :])
 
     @work(exclusive=True, group="chat", exit_on_error=False)
-    async def _run_reply(self, text: str, reply: AssistantMessage) -> None:
+    async def _run_reply(
+        self, text: str, reply: AssistantMessage, regenerate: bool = False
+    ) -> None:
         app = self.sadie
         if not app.memory_ready.is_set():
             reply.set_placeholder("opening your memory…")
@@ -198,13 +331,20 @@ class ChatScreen(Screen[None]):
             return
         pending = list(self.pending_chips) if self.conversation_id is None else []
         self._replace_reason = ""
-        stream = app.session.chat(text, conversation_id=self.conversation_id, persona=app.persona)
+        stream = app.session.chat(
+            text,
+            conversation_id=self.conversation_id,
+            persona=app.persona,
+            regenerate=regenerate,
+            model=app.model_choice,
+        )
         try:
             async with aclosing(stream) as events:
                 async for event in events:
                     await self._render_event(event, reply, pending)
         except asyncio.CancelledError:
             await reply.interrupted()
+            self._reload_sources(reply)
             raise
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback over the UI
             await reply.failed(f"something went wrong: {exc}", None)
@@ -227,6 +367,7 @@ class ChatScreen(Screen[None]):
                 if self.conversation_id != event.conversation_id:
                     self.conversation_id = event.conversation_id
                     self.set_title(event.title)
+                    self.sadie.remember_conversation(event.conversation_id)
                 if pending:
                     # The engine reads chips after Meta: attach the held ones now.
                     items = await asyncio.to_thread(
@@ -248,6 +389,8 @@ class ChatScreen(Screen[None]):
             case Checking():
                 await reply.end_text()
                 reply.set_checking(True)
+                reply.sources.state = "checking"
+                await self._refresh_sources(reply)
             case Token(value=value):
                 reply.write(value)
             case CitationsEvent(value=citations):
@@ -257,15 +400,17 @@ class ChatScreen(Screen[None]):
                     await reply.end_text()
                     reply.checking = False
                     reply.unsupported = list(event.unsupported)
-                    reply.set_sources(len(citations) + len(event.found))
-                    await self.query_one(CitationSidebar).show(
-                        citations,
-                        found=event.found,
-                        unsupported=len(event.unsupported),
-                        tail=event.tail,
-                        repaired=event.repaired,
-                        note=event.note,
+                    reply.set_sources(
+                        Sources(
+                            tuple(citations),
+                            tuple(event.found),
+                            len(event.unsupported),
+                            event.tail,
+                            event.repaired,
+                            event.note,
+                        )
                     )
+                    await self._refresh_sources(reply)
             case Replace(value=value, reason=reason):
                 self._replace_reason = reason
                 await reply.replace(value, reason, blocked=False, quiet=reason == "citations list")
@@ -277,9 +422,12 @@ class ChatScreen(Screen[None]):
                     reply.show_note(CUT_NOTES.get(event.cut, f"✂ cut short ({event.cut})"))
                 if reply.unsupported:
                     await reply.flag(reply.unsupported)
-                status.tokens_per_s = event.tokens_per_s or None
+                status.tokens_per_s = (event.tokens_per_s or None) if status.online else None
             case ErrorEvent():
                 await reply.failed(event.message, event.fix)
+                reply.sources.state = "failed"
+                await self._refresh_sources(reply)
+                self.sadie.model_failed(event.code)
                 self.notify(
                     event.message + (f"\n{event.fix}" if event.fix else ""),
                     title="The reply failed",
@@ -297,16 +445,89 @@ class ChatScreen(Screen[None]):
         self.title_text = title
         self.query_one("#title", Static).update(Text(title))
 
+    # -- sources -----------------------------------------------------------------------------
+    @on(AssistantMessage.Focused)
+    async def _on_reply_focused(self, event: AssistantMessage.Focused) -> None:
+        await self.show_sources_of(event.reply)
+
+    async def show_sources_of(self, reply: AssistantMessage | None) -> None:
+        """The sidebar follows ``reply`` (the focused one, or the newest) until another."""
+        self.shown_reply = reply
+        if reply is None:
+            await self.query_one(CitationSidebar).reset()
+            return
+        await self.query_one(CitationSidebar).show(reply.sources, caption=reply.caption())
+
+    async def _refresh_sources(self, reply: AssistantMessage) -> None:
+        if self.shown_reply is reply:
+            await self.show_sources_of(reply)
+
+    @work(thread=True, group="sources", exit_on_error=False)
+    def _reload_sources(self, reply: AssistantMessage) -> None:
+        """A stopped reply: what the engine kept of its sources (its tail's citations, or
+        sadie's own matches)."""
+        from ...engine.errors import SadieError
+
+        session, cid = self.sadie.session, self.conversation_id
+        if session is None or cid is None or reply.message_id is None:
+            return
+        try:
+            stored = next((m for m in session.messages(cid) if m.id == reply.message_id), None)
+        except SadieError:
+            return
+        if stored is not None:
+            sources = Sources.stored(stored.citations, stored.metadata or {}, stored.status)
+            self.app.call_from_thread(self._show_reloaded, reply, sources)
+
+    async def _show_reloaded(self, reply: AssistantMessage, sources: Sources) -> None:
+        reply.set_sources(sources)
+        await self._refresh_sources(reply)
+
     # -- actions -----------------------------------------------------------------------------
     async def action_stop_reply(self) -> None:
         if self.streaming and self._worker is not None:
             self._worker.cancel()
             self.notify("Stopped. What was shown is kept.", timeout=2)
+        elif self.editing:
+            self.set_editing(False)
+            self.query_one(PromptInput).clear()
         else:
             self.query_one(PromptInput).focus()
 
     async def action_new_conversation(self) -> None:
+        if self.streaming:
+            self.notify(
+                "Stopped the reply (what was shown is kept) for a new conversation", timeout=3
+            )
         await self.open_conversation(None)
+
+    async def action_regenerate(self) -> None:
+        if self.streaming:
+            self.notify("sadie is still replying — escape stops it", severity="warning", timeout=3)
+            return
+        await self.send("", regenerate=True)
+
+    def action_edit_last(self) -> None:
+        if self.streaming:
+            self.notify("sadie is still replying — escape stops it", severity="warning", timeout=3)
+            return
+        last = self._last_user_message()
+        if last is None:
+            self.notify("There is no message to edit yet", timeout=3)
+            return
+        prompt = self.query_one(PromptInput)
+        prompt.text = last.text
+        prompt.move_cursor(prompt.document.end)
+        prompt.focus()
+        self.set_editing(True)
+
+    def set_editing(self, editing: bool) -> None:
+        self.editing = editing
+        prompt = self.query_one(PromptInput)
+        prompt.set_class(editing, "-editing")
+        prompt.border_title = (
+            "editing your last message — enter resends it, escape cancels" if editing else None
+        )
 
     def action_browser(self) -> None:
         from .conversations import BrowserScreen
@@ -332,17 +553,22 @@ class ChatScreen(Screen[None]):
                 pass  # the reply is marked interrupted by its own handler
         transcript = self.query_one(Transcript)
         await transcript.clear()
-        await self.query_one(CitationSidebar).reset()
+        await self.show_sources_of(None)
         self.conversation_id = None
         self.pending_chips = []
         self.reply = None
+        self.set_editing(False)
         await self._show_chips_async([])
         self.query_one(EmotionSigil).emotion = ""
-        self.query_one(StatusLine).context = None
+        status = self.query_one(StatusLine)
+        status.context = None
+        status.tokens_per_s = None
         self.set_title(NEW_TITLE)
         self.query_one(PromptInput).focus()
         if conversation_id is not None:
             self._load_conversation(conversation_id)
+        else:
+            self.sadie.remember_conversation(None)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_conversation(self, conversation_id: str) -> None:
@@ -362,11 +588,10 @@ class ChatScreen(Screen[None]):
 
     async def _show_loaded(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
         self.conversation_id = conversation.id
+        self.sadie.remember_conversation(conversation.id)
         self.set_title(conversation.title)
         transcript = self.query_one(Transcript)
         views: list[MessageView] = []
-        last_citations: list[dict] = []
-        last_meta: dict = {}
         for m in items:
             if m.role == "user":
                 views.append(UserMessage(m.content, m.created_at))
@@ -374,26 +599,16 @@ class ChatScreen(Screen[None]):
                 view = AssistantMessage(
                     m.content, m.created_at, emotion=m.emotion or "", status=m.status, live=False
                 )
-                found = list((m.metadata or {}).get("found_by_sadie") or [])
-                view.sources = len(m.citations or []) + len(found)
+                view.message_id = m.id
+                view.sources = Sources.stored(m.citations or [], m.metadata or {}, m.status)
                 view.unsupported = list((m.metadata or {}).get("unsupported") or [])
                 views.append(view)
-                last_citations = list(m.citations or [])
-                last_meta = m.metadata or {}
         for view in views:
             await transcript.add(view)
             if isinstance(view, AssistantMessage) and view.unsupported:
                 await view.flag(view.unsupported)
-        await self.query_one(CitationSidebar).show(
-            [CitationView.from_json(c) for c in last_citations],
-            found=[CitationView.from_json(c) for c in last_meta.get("found_by_sadie") or []],
-            unsupported=len(last_meta.get("unsupported") or []),
-            tail=str(last_meta.get("tail") or "ok"),
-            repaired=bool(last_meta.get("repaired")),
-            note="" if last_meta.get("citation_pass") == "ok" else str(
-                last_meta.get("citation_pass") or ""
-            ),
-        )
+        replies = [v for v in views if isinstance(v, AssistantMessage)]
+        await self.show_sources_of(replies[-1] if replies else None)
         self.query_one(EmotionSigil).emotion = conversation.emotion or ""
         await self._show_chips_async([_item(c) for c in chips])
 

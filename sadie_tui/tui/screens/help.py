@@ -28,11 +28,18 @@ ORDER = (
     "remove-last-chip",
     "toggle-sidebar",
     "stop-reply",
+    "regenerate",
+    "edit-last",
     "copy",
+    "scroll-up",
+    "scroll-down",
+    "scroll-start",
+    "scroll-end",
     "help",
     "command-palette",
     "switch-persona",
     "switch-theme",
+    "choose-model",
     "quit",
 )
 

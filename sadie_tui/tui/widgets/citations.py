@@ -1,7 +1,11 @@
-"""The citation sidebar: the last reply's validated citations — episode title and date, the
-quote, the support label. Enter opens the episode; y copies the quote."""
+"""The citation sidebar: one reply's validated citations (the focused reply, else the newest)
+— episode title and date, the quote, the support label — under a caption naming the reply,
+or what is happening to its sources while it streams. Enter opens the episode; ctrl+y copies
+the quote."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.binding import Binding
@@ -23,12 +27,58 @@ LABEL_HELP = {
 # What the sidebar says when a reply has no citation, by what the model's own tail was.
 EMPTY_NOTES = {
     "empty": "This reply cites no notes: the model said none of them supports it.",
-    "missing": "The model ignored the citation format, and no note could be matched to this"
-    " reply.",
+    "missing": "The model ignored the citation format, and no note could be matched to this reply.",
     "unusable": "The model's citations did not check out (notes it was not shown, or copied"
     " placeholders), and none could be recovered.",
     "ok": "This reply cites no notes.",
 }
+
+
+# What the sidebar says while a reply's sources are not settled yet, by ``Sources.state``.
+STATE_NOTES = {
+    "waiting": "The sources of this reply appear when it is complete.",
+    "checking": "checking sources…",
+    "stopped": "This reply was stopped before its sources were checked.",
+    "failed": "This reply failed: it has no checked sources.",
+}
+
+
+@dataclass
+class Sources:
+    """What one reply rests on, as the sidebar shows it. ``state``: waiting (streaming),
+    checking (the citation pass runs), done, stopped (esc before the check), failed."""
+
+    citations: tuple[CitationView, ...] = ()
+    found: tuple[CitationView, ...] = ()
+    unsupported: int = 0
+    tail: str = "ok"
+    repaired: bool = False
+    note: str = ""  # why the citation pass gave nothing, if it ran
+    state: str = "done"
+
+    @property
+    def count(self) -> int:
+        return len(self.citations) + len(self.found)
+
+    @classmethod
+    def stored(cls, citations: list[dict], metadata: dict, status: str) -> Sources:
+        """A stored reply's sources (its message's citations and metadata)."""
+        from ...engine.events import CitationView as View
+
+        passed = metadata.get("citation_pass")
+        sources = cls(
+            citations=tuple(View.from_json(c) for c in citations or ()),
+            found=tuple(View.from_json(c) for c in metadata.get("found_by_sadie") or ()),
+            unsupported=len(metadata.get("unsupported") or ()),
+            tail=str(metadata.get("tail") or "ok"),
+            repaired=bool(metadata.get("repaired")),
+            note="" if passed in (None, "ok") else str(passed),
+        )
+        if status == "interrupted" and not sources.count:
+            sources.state = "stopped"
+        elif status == "error" and not sources.count:
+            sources.state = "failed"
+        return sources
 
 
 class CitationItem(Widget, can_focus=True):
@@ -54,7 +104,6 @@ class CitationItem(Widget, can_focus=True):
             id="open-citation",
             tooltip="Open the episode with the quote highlighted",
         ),
-        Binding("y", "copy", "Copy quote", id="copy-citation", tooltip="Copy the quote"),
     ]
 
     class Selected(Message):
@@ -113,6 +162,9 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         #sources-title {
             text-style: bold;
             color: $sadie-assistant;
+        }
+        #sources-caption {
+            color: $sadie-muted;
             margin: 0 0 1 0;
         }
         #sources-empty {
@@ -134,48 +186,52 @@ class CitationSidebar(VerticalScroll, can_focus=False):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.citations: tuple[CitationView, ...] = ()
+        self.sources: Sources | None = None
+        self.caption = ""
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Sources", id="sources-title", markup=False)
+        yield Static("", id="sources-caption", markup=False)
         yield Static("", id="sources-unsupported", markup=False)
         yield Static("", id="sources-state", markup=False)
         yield Static("The notes a reply rests on appear here.", id="sources-empty", markup=False)
 
-    async def show(
-        self,
-        citations: tuple[CitationView, ...] | list[CitationView],
-        *,
-        found: tuple[CitationView, ...] | list[CitationView] = (),
-        unsupported: int = 0,
-        tail: str = "ok",
-        repaired: bool = False,
-        note: str = "",
-    ) -> None:
-        """``note``: why the citation pass gave nothing (a timeout, an error), if it ran."""
-        self.citations = (*citations, *found)
-        await self.query(CitationItem).remove()
-        await self.mount_all([CitationItem(c, n) for n, c in enumerate(self.citations, start=1)])
+    async def show(self, sources: Sources, *, caption: str = "") -> None:
+        """Show ``sources`` under ``caption`` (which reply they belong to)."""
+        self.sources, self.caption = sources, caption
+        self.query_one("#sources-caption", Static).update(Text(caption))
+        shown = (*sources.citations, *sources.found)
+        if shown != self.citations or not self.query(CitationItem):
+            self.citations = shown
+            await self.query(CitationItem).remove()
+            await self.mount_all([CitationItem(c, n) for n, c in enumerate(shown, start=1)])
         flagged = self.query_one("#sources-unsupported", Static)
-        flagged.display = unsupported > 0
-        noun = "detail" if unsupported == 1 else "details"
-        flagged.update(Text(f"⚠ {unsupported} {noun} not found in your notes (underlined)"))
+        flagged.display = sources.unsupported > 0
+        noun = "detail" if sources.unsupported == 1 else "details"
+        flagged.update(Text(f"⚠ {sources.unsupported} {noun} not found in your notes (underlined)"))
         state = self.query_one("#sources-state", Static)
-        if repaired:
+        note = ""
+        if sources.repaired:
             note = "The model skipped the citation format; these came from a second, checked pass."
-        elif found and not citations:
+        elif sources.found and not sources.citations:
             note = "The model gave no citations. sadie matched these notes to the reply itself:"
-        elif note and not citations:
-            note = f"The citation check gave nothing: {note}."
-        else:
-            note = ""
+        elif sources.state == "checking":
+            note = STATE_NOTES["checking"]
+        elif sources.note and not sources.citations:
+            note = f"The citation check gave nothing: {sources.note}."
         state.display = bool(note)
         state.update(Text(note))
         empty = self.query_one("#sources-empty", Static)
-        empty.display = not self.citations
-        empty.update(Text(EMPTY_NOTES.get(tail, EMPTY_NOTES["ok"])) if not self.citations else "")
+        empty.display = not shown and sources.state != "checking"
+        if sources.state in ("waiting", "stopped", "failed"):
+            empty_text = STATE_NOTES[sources.state]
+        else:
+            empty_text = EMPTY_NOTES.get(sources.tail, EMPTY_NOTES["ok"])
+        empty.update(Text(empty_text) if not shown else "")
 
     async def reset(self) -> None:
-        await self.show(())
+        await self.show(Sources())
+        self.sources = None
         self.query_one("#sources-empty", Static).update(
             Text("The notes a reply rests on appear here.")
         )

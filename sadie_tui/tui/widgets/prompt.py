@@ -1,35 +1,51 @@
-"""The message input: a TextArea where enter sends and shift+enter / ctrl+j start a new line."""
+"""The message input: a TextArea where enter sends and ctrl+j / shift+enter start a new line;
+Up in an empty box (or on the first line of a recalled message) recalls earlier messages."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+# Keys the box handles itself, for F1 (no binding: they only act in the cases described).
+PROMPT_KEYS = [
+    Binding(
+        "up",
+        "history",
+        "Earlier message",
+        id="history-back",
+        tooltip="In an empty box: recall your earlier messages (this conversation first)",
+    ),
+    Binding(
+        "down",
+        "history",
+        "Later message",
+        id="history-forward",
+        tooltip="While recalling: the next newer message, then an empty box again",
+    ),
+]
+
 
 class PromptInput(TextArea):
     """Multi-line input; ``Submitted`` carries the text (never empty), then it clears."""
-
-    DEFAULT_CSS = """
-    PromptInput {
-        height: auto;
-        min-height: 3;
-        max-height: 10;
-    }
-    """
 
     BINDINGS = [
         # Not priority bindings: those run as soon as the key arrives, ahead of the keys
         # still queued for this widget, so fast typing + enter would send half a message.
         # Instead ``_on_key`` lets these keys pass, in order, to the binding check.
         Binding("enter", "submit", "Send", id="send", tooltip="Send the message"),
+        # ctrl+j is the key the footer names: under tmux and many terminals shift+enter
+        # arrives as a plain enter.
         Binding(
-            "shift+enter,ctrl+j",
+            "ctrl+j,shift+enter",
             "newline",
             "New line",
             id="newline",
-            tooltip="Start a new line in the message",
+            tooltip="Start a new line in the message (shift+enter too, where the terminal"
+            " tells it from enter)",
         ),
     ]
 
@@ -43,7 +59,19 @@ class PromptInput(TextArea):
         def control(self) -> PromptInput:
             return self.prompt
 
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 10;
+        &.-editing { border: tall $warning; border-title-color: $warning; }
+    }
+    """
+
     def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+        self.history_source: Callable[[], list[str]] = list
+        self._recall: list[str] = []
+        self._recalled = -1  # index into _recall of the text shown, -1: the person's own
         super().__init__(
             id=id,
             soft_wrap=True,
@@ -67,6 +95,33 @@ class PromptInput(TextArea):
         # the app, which runs this widget's binding for it.
         if event.key in self._own_keys():
             event.prevent_default()
+        elif event.key in ("up", "down") and self._history_step(-1 if event.key == "up" else 1):
+            event.prevent_default()
+            event.stop()
+
+    def _history_step(self, step: int) -> bool:
+        """Up: an older message; Down: a newer one, then back to an empty box. Only from an
+        empty box or a recalled message left as it was, on its first (Up) or last (Down)
+        line: otherwise the arrows move the cursor as usual."""
+        recalled = self._recalled >= 0 and self.text == self._recall[self._recalled]
+        if not recalled:
+            if self.text or step > 0:
+                return False
+            self._recall = self.history_source()
+            self._recalled = -1
+        row = self.cursor_location[0]
+        if recalled and (
+            (step < 0 and row > 0) or (step > 0 and row < self.document.line_count - 1)
+        ):
+            return False
+        index = self._recalled - step  # the list is newest first
+        if index >= len(self._recall):
+            self.app.bell()
+            return True
+        self._recalled = index
+        self.text = self._recall[index] if index >= 0 else ""
+        self.move_cursor(self.document.end if step < 0 else (0, 0))
+        return True
 
     def action_submit(self) -> None:
         text = self.text
@@ -74,6 +129,7 @@ class PromptInput(TextArea):
             self.app.bell()
             return
         self.clear()
+        self._recalled = -1
         self.post_message(self.Submitted(self, text))
 
     def action_newline(self) -> None:

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
 from ..registers import colour, glyph
+from .citations import Sources
 
 if TYPE_CHECKING:
     from textual.widgets import Markdown
@@ -87,7 +88,8 @@ class ReplyStream:
 
 
 class MessageView(Widget, can_focus=True):
-    """One message; focus it (click or tab) and press y to copy it."""
+    """One message; focus it (click, tab, or the scroll keys) and press ctrl+y to copy it.
+    Letters typed while it has focus go to the message box, not to it."""
 
     DEFAULT_CSS = """
     MessageView {
@@ -99,15 +101,12 @@ class MessageView(Widget, can_focus=True):
             color: $sadie-muted;
         }
         &:focus {
-            background: $boost;
-            & > .header { text-style: bold; }
+            background: $primary 18%;
+            border-left: thick $accent;
+            & > .header { text-style: bold reverse; color: $foreground; }
         }
     }
     """
-
-    BINDINGS = [
-        Binding("y", "copy", "Copy message", id="copy-message", tooltip="Copy this message"),
-    ]
 
     role = "user"
 
@@ -187,7 +186,7 @@ class AssistantMessage(MessageView):
         self.status = status
         self.live = live
         self.message_id: str | None = None
-        self.sources = 0
+        self.sources = Sources(state="waiting") if live else Sources()
         self.checking = False
         self.unsupported: list[dict] = []
         self._stream: ReplyStream | None = None
@@ -218,8 +217,9 @@ class AssistantMessage(MessageView):
         text.append(f" · {self.at:%H:%M}")
         if self.emotion:
             text.append(f" · {self.emotion}")
-        if self.sources:
-            text.append(f" · {self.sources} source{'s' if self.sources != 1 else ''}")
+        count = self.sources.count
+        if count:
+            text.append(f" · {count} source{'s' if count != 1 else ''}")
         if self.live and self.status == "streaming":
             if self.checking:
                 text.append(" · checking sources…", style="italic")
@@ -238,9 +238,27 @@ class AssistantMessage(MessageView):
         self.emotion = emotion
         self.update_header()
 
-    def set_sources(self, count: int) -> None:
-        self.sources = count
+    class Focused(Message):
+        """A reply got focus: the sidebar shows its sources."""
+
+        def __init__(self, reply: AssistantMessage) -> None:
+            super().__init__()
+            self.reply = reply
+
+    def on_focus(self) -> None:
+        self.post_message(self.Focused(self))
+
+    def set_sources(self, sources: Sources) -> None:
+        self.sources = sources
         self.update_header()
+
+    def caption(self) -> str:
+        """Which reply this is, for the sidebar: its time and first words."""
+        words = " ".join(self._text.split()[:7])
+        if len(self._text.split()) > 7:
+            words += "…"
+        when = f"{self.at:%H:%M}"
+        return f"sadie's reply at {when}" + (f": “{words}”" if words else "")
 
     def set_placeholder(self, text: str) -> None:
         self._placeholder = text
