@@ -9,13 +9,15 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
+import os
 import sys
 from typing import Any
 
 import click
 
-from . import __version__
+from . import __version__, signals
 from .engine.errors import ExitCode, SadieError
+from .paths import resolve_home
 
 COMMANDS: dict[str, str] = {
     "ingest": "sadie_tui.commands.ingest:command",
@@ -81,10 +83,14 @@ def _open_command(ctx: click.Context) -> None:
 def run_tui(ctx: click.Context, question: str | None) -> None:
     from .commands.context import Context
 
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise click.UsageError(
+            "the full-screen app needs a terminal; for scripts use --ask or `sadie chat`"
+        )
     obj: Context = ctx.find_object(Context)  # type: ignore[assignment]
     from .tui.run import run as run_app
 
-    run_app(obj, question=question)
+    run_app(obj, question=(question or "").strip() or None)
 
 
 @click.group(
@@ -122,6 +128,10 @@ def main_group(
     """
     from .commands.context import Context
 
+    if demo and os.environ.get("SADIE_HOME"):
+        from .commands.output import error_line
+
+        error_line(f"--demo uses its own memory ({resolve_home(demo=True)}); SADIE_HOME is ignored")
     obj = Context.create(demo=demo)
     obj.new = new
     ctx.obj = obj
@@ -137,9 +147,27 @@ def main_group(
         run_tui(ctx, None)
 
 
+def _usage_line(exc: click.ClickException) -> str:
+    """Click's usage error as one line, with where to look for help."""
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    if isinstance(exc, click.UsageError) and ctx is not None:
+        message += f" (see `{ctx.command_path} --help`)"
+    return message
+
+
+def _silence_stdout() -> None:
+    """After a failed write to stdout, the interpreter's own flush at exit must not fail too."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> Any:
     from .commands.output import error_line
 
+    signals.install()
     try:
         return main_group.main(args=argv, prog_name="sadie", standalone_mode=False)
     except click.exceptions.Abort:
@@ -148,16 +176,33 @@ def main(argv: list[str] | None = None) -> Any:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
-        exc.show()
+        error_line(_usage_line(exc))
         sys.exit(int(ExitCode.USAGE) if isinstance(exc, click.UsageError) else exc.exit_code)
     except SadieError as exc:
         error_line(exc.one_line())
         sys.exit(int(exc.exit_code))
+    except signals.Terminated as exc:
+        error_line(exc.one_line())
+        sys.exit(exc.exit_code)
     except KeyboardInterrupt:
         error_line("interrupted")
         sys.exit(130)
     except BrokenPipeError:
+        _silence_stdout()
         sys.exit(0)
+    except OSError as exc:
+        if exc.errno is None or not _is_output_error(exc):
+            raise
+        _silence_stdout()
+        error_line(f"cannot write the output: {exc.strerror or exc}")
+        sys.exit(int(ExitCode.FAILURE))
+
+
+def _is_output_error(exc: OSError) -> bool:
+    """A write to stdout failed (a full disk, a closed pipe), not something sadie opened."""
+    import errno
+
+    return exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT)
 
 
 if __name__ == "__main__":

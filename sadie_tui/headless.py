@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import TYPE_CHECKING
 
+from . import signals
 from .engine.errors import ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
 
     if not question.strip():
         raise UsageError("the question is empty")
-    result = asyncio.run(_session(ctx).ask(question, persona=persona))
+    result = signals.run(_session(ctx).ask(question, persona=persona))
     for notice in result.notices:
         error_line(notice)
     if as_json:
@@ -49,7 +49,7 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
 
 
 def not_found_line(spans: list[dict]) -> str:
-    """"Not found in your notes: 3:15, Tomás" for the details no source holds."""
+    """ "Not found in your notes: 3:15, Tomás" for the details no source holds."""
     seen: list[str] = []
     for span in spans:
         if span["text"] not in seen:
@@ -89,9 +89,8 @@ def chat(
         nonlocal code
         streamed_any = False
         thinking_shown = False
-        async for event in session.chat(
-            message, conversation_id=conversation_id, persona=persona, new=new
-        ):
+        stream = session.chat(message, conversation_id=conversation_id, persona=persona, new=new)
+        async for event in stream:
             if ndjson:
                 print_ndjson(to_json(event))
                 if isinstance(event, ErrorEvent):
@@ -136,7 +135,9 @@ def chat(
                     code = int(exit_code_for(err_code))
 
     try:
-        asyncio.run(run())
+        signals.run(run())
+    except signals.Terminated:
+        raise
     except KeyboardInterrupt:
         error_line("interrupted: the reply so far is kept and marked interrupted")
         return 130

@@ -61,12 +61,15 @@ def config_dir() -> Path:
 
 
 def resolve_home(*, demo: bool = False) -> Path:
-    """``SADIE_HOME`` wins; else the demo home or the person's own home."""
+    """The demo's own home for ``demo`` (never ``SADIE_HOME``: the demo must not pour into a
+    person's memory); else ``SADIE_HOME``, else the person's home in the data folder."""
+    root = user_data_root()
+    if demo:
+        return root / "demo"
     env = os.environ.get("SADIE_HOME")
     if env:
         return Path(env).expanduser()
-    root = user_data_root()
-    return root / "demo" if demo else root / "home"
+    return root / "home"
 
 
 def db_path(home: Path) -> Path:

@@ -212,9 +212,7 @@ def test_stats_subprocess_on_an_empty_home(tmp_home: Path) -> None:
 # --------------------------------------------------------------------------- --demo
 
 
-def test_demo_home_is_separate_unless_sadie_home_is_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_demo_home_is_always_separate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("SADIE_HOME", raising=False)
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
     own, demo = resolve_home(), resolve_home(demo=True)
@@ -222,7 +220,8 @@ def test_demo_home_is_separate_unless_sadie_home_is_set(
     assert own.is_relative_to(tmp_path / "xdg") and demo.is_relative_to(tmp_path / "xdg")
     assert not demo.is_relative_to(own) and not own.is_relative_to(demo)
     monkeypatch.setenv("SADIE_HOME", str(tmp_path / "mine"))
-    assert resolve_home() == resolve_home(demo=True) == tmp_path / "mine"
+    assert resolve_home() == tmp_path / "mine"
+    assert resolve_home(demo=True) == demo  # the demo never pours into a person's memory
 
 
 def test_demo_flag_builds_and_uses_the_demo_home(

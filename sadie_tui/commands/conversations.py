@@ -67,7 +67,7 @@ def group() -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list with every field.")
 @click.option("--archived", is_flag=True, help="List only archived conversations.")
 @click.option("--search", metavar="TEXT", help="Only those whose title or messages contain TEXT.")
-@click.option("--limit", type=click.IntRange(min=1), metavar="N", help="At most N.")
+@click.option("--limit", type=click.IntRange(1, 1_000_000), metavar="N", help="At most N.")
 @click.pass_obj
 def list_command(
     ctx: Context, as_json: bool, archived: bool, search: str | None, limit: int | None

@@ -8,6 +8,7 @@ ready the status line says so, and a message sent meanwhile waits for the memory
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import threading
 from collections.abc import Callable, Iterable
@@ -140,6 +141,7 @@ class SadieApp(App[None]):
         self.set_keymap(self.keymap)
         self._too_small: TooSmallScreen | None = None
         self._last_remembered: str | None = None
+        self._signals: list[int] = []
 
     def notify(
         self,
@@ -293,8 +295,34 @@ class SadieApp(App[None]):
         )
         self.push_screen(HelpScreen(title, screen_bindings(screen), items))
 
+    # -- signals -----------------------------------------------------------------------------
+    def _catch_signals(self) -> None:
+        """SIGTERM and SIGHUP (the terminal closed) end the app like ctrl+q: a running reply
+        is kept as ``interrupted``; run.py then prints one line and exits 128 + the signal."""
+        loop = asyncio.get_running_loop()
+        from ..signals import signals
+
+        for sig in signals():
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self._signalled, sig)
+                self._signals.append(sig)
+
+    def _signalled(self, signum: int) -> None:
+        from ..signals import Terminated
+
+        self.exit_error = Terminated(signum)
+        self.exit(return_code=128 + signum)
+
+    def on_unmount(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._signals:
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.remove_signal_handler(sig)
+        self._signals.clear()
+
     # -- startup ------------------------------------------------------------------------------
     def on_mount(self) -> None:
+        self._catch_signals()
         if self.theme_problems:
             self.notify("\n".join(self.theme_problems), title="Themes skipped", severity="warning")
         self.call_after_refresh(self._start)
