@@ -68,7 +68,8 @@ def chat(
     ndjson: bool,
 ) -> int:
     """Stream one chat turn to stdout. Returns the exit code."""
-    from .commands.output import error_line, print_ndjson
+    from .commands.output import error_line, print_ndjson, write_text
+    from .display import safe
     from .engine.events import (
         Checking,
         CitationsEvent,
@@ -99,7 +100,7 @@ def chat(
                 continue
             match event:
                 case Meta(conversation_id=cid):
-                    sys.stderr.write(f"conversation {cid}\n")
+                    sys.stderr.write(f"conversation {safe(cid)}\n")
                 case Status(value=value):
                     error_line(value)
                 case Thinking(elapsed=elapsed):
@@ -110,7 +111,7 @@ def chat(
                     if thinking_shown:
                         sys.stderr.write("\r\x1b[K")
                         thinking_shown = False
-                    sys.stdout.write(value)
+                    write_text(value)
                     sys.stdout.flush()
                     streamed_any = True
                 case Checking(value=value):
@@ -120,12 +121,12 @@ def chat(
                     if streamed_any:
                         sys.stdout.write("\n")
                     for n, c in enumerate((*cites, *found), 1):
-                        sys.stdout.write(f"[{n}] {c.date} {c.title} — {c.label}: “{c.quote}”\n")
+                        write_text(f"[{n}] {c.date} {c.title} — {c.label}: “{c.quote}”\n")
                     if spans:
                         sys.stdout.write(not_found_line(list(spans)) + "\n")
                 case Replace(value=value, reason=reason):
                     if reason != "citations list":
-                        sys.stdout.write(f"\n[{reason}] final text:\n{value}\n")
+                        write_text(f"\n[{reason}] final text:\n{value}\n")
                 case Done():
                     sys.stdout.flush()
                 case ErrorEvent(message=msg, fix=fix, code=err_code):

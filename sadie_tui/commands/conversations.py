@@ -14,6 +14,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..display import safe
 from ..engine import conversations as conv
 from .context import Context
 
@@ -247,7 +248,8 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
     """Write a conversation out as Markdown or JSON (JSON can be imported again)."""
     text = _session(ctx).export(conversation_id, fmt)
     if output is None:
-        sys.stdout.write(text)
+        # The file as stored when redirected; made safe only when a terminal would show it.
+        sys.stdout.write(safe(text) if sys.stdout.isatty() else text)
         sys.stdout.flush()
         return
     try:

@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
+from ..display import safe
 from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
@@ -152,8 +153,11 @@ class SadieApp(App[None]):
         timeout: float | None = None,
         markup: bool = False,
     ) -> None:
-        """Notifications carry file paths, model names and note text: never markup."""
-        super().notify(message, title=title, severity=severity, timeout=timeout, markup=False)
+        """Notifications carry file paths, model names and note text: never markup, never a
+        raw control character."""
+        super().notify(
+            safe(message), title=safe(title), severity=severity, timeout=timeout, markup=False
+        )
 
     # -- themes -------------------------------------------------------------------------------
     def get_theme_variable_defaults(self) -> dict[str, str]:

@@ -20,6 +20,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Static, TextArea
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
+from ...display import safe
 from ...engine.events import (
     Checking,
     CitationsEvent,
@@ -443,7 +444,7 @@ class ChatScreen(Screen[None]):
 
     def set_title(self, title: str) -> None:
         self.title_text = title
-        self.query_one("#title", Static).update(Text(title))
+        self.query_one("#title", Static).update(Text(safe(title)))
 
     # -- sources -----------------------------------------------------------------------------
     @on(AssistantMessage.Focused)

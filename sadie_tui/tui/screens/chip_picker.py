@@ -13,6 +13,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...display import safe
 from ..widgets.chip_bar import KIND_NAMES
 
 LIMIT = 30
@@ -23,10 +24,10 @@ def candidate_prompt(candidate: Any) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{KIND_NAMES.get(candidate.kind, candidate.kind):<7}", style="bold cyan")
     text.append(" ")
-    text.append(candidate.label, style="bold")
+    text.append(safe(candidate.label), style="bold")
     if candidate.date:
         text.append(f"  {candidate.date}", style="dim")
-    snippet = " ".join((candidate.snippet or "").split())
+    snippet = " ".join(safe(candidate.snippet or "").split())
     if len(snippet) > SNIPPET_WIDTH:
         snippet = snippet[: SNIPPET_WIDTH - 1].rstrip() + "…"
     if snippet:

@@ -10,6 +10,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from ...display import safe
+
 DIALOG_CSS = """
     align: center middle;
     & > Vertical {
@@ -40,8 +42,8 @@ class TextPrompt(ModalScreen[str | None]):
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical():
-            yield Static(Text(self.title_text), classes="dialog-title")
-            yield Input(self.value, id="dialog-input", select_on_focus=True)
+            yield Static(Text(safe(self.title_text)), classes="dialog-title")
+            yield Input(safe(self.value), id="dialog-input", select_on_focus=True)
             yield Static(Text("enter saves · escape cancels"), classes="dim")
 
     @on(Input.Submitted)
@@ -73,9 +75,9 @@ class Confirm(ModalScreen[bool]):
 
     def compose(self):  # type: ignore[no-untyped-def]
         with Vertical():
-            yield Static(Text(self.question), classes="dialog-title")
+            yield Static(Text(safe(self.question)), classes="dialog-title")
             if self.detail:
-                yield Static(Text(self.detail))
+                yield Static(Text(safe(self.detail)))
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Cancel (n)", id="no")
                 yield Button(f"{self.yes} (y)", id="yes", variant="error")
@@ -109,9 +111,9 @@ class Choose(ModalScreen[str | None]):
             prompts = []
             for value, description in self.options:
                 text = Text("● " if value == self.current else "  ", style="bold")
-                text.append(value, style="bold")
+                text.append(safe(value), style="bold")
                 if description:
-                    text.append(f"  {description}", style="dim")
+                    text.append(f"  {safe(description)}", style="dim")
                 prompts.append(Option(text, id=value))
             yield OptionList(*prompts)
 

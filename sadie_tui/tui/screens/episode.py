@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ...display import safe
 from ...engine.events import CitationView
 from ..widgets.citations import LABEL_HELP
 
@@ -70,7 +71,7 @@ class EpisodeScreen(ModalScreen[None]):
     def compose(self):  # type: ignore[no-untyped-def]
         c = self.citation
         with Vertical(id="episode-box"):
-            head = Text(c.title or "episode", style="bold")
+            head = Text(safe(c.title or "episode"), style="bold")
             if c.date:
                 head.append(f"  {c.date}", style="dim")
             head.append(f"\n{c.label}", style="bold")
@@ -101,9 +102,9 @@ class EpisodeScreen(ModalScreen[None]):
         if episode is None:
             await scroller.mount(Static(Text("This episode is no longer in the memory.")))
             return
-        kind, body = episode.kind, episode.text
+        kind, body = safe(episode.kind), safe(episode.text)
         self.query_one("#episode-box").border_title = Text(kind)  # from a note: text
-        pattern = quote_pattern(self.citation.quote)
+        pattern = quote_pattern(safe(self.citation.quote))
         paragraphs = [p for p in re.split(r"\n\s*\n", body) if p.strip()] or [body]
         target: Static | None = None
         widgets = []

@@ -14,6 +14,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...display import safe
 from ...engine.events import CitationView
 
 LABEL_HELP = {
@@ -123,11 +124,11 @@ class CitationItem(Widget, can_focus=True):
         c = self.citation
         text = Text()
         text.append(f"{self.number}. ", style="bold")
-        text.append(c.title or f"episode {c.episode_id[:8]}", style="bold")
+        text.append(safe(c.title or f"episode {c.episode_id[:8]}"), style="bold")
         if c.date:
             text.append(f"  {c.date}", style="dim")
         text.append("\n“")
-        text.append(" ".join(c.quote.split()), style="italic")
+        text.append(" ".join(safe(c.quote).split()), style="italic")
         text.append("”\n")
         label_style = {
             "verbatim": "green",
@@ -199,7 +200,7 @@ class CitationSidebar(VerticalScroll, can_focus=False):
     async def show(self, sources: Sources, *, caption: str = "") -> None:
         """Show ``sources`` under ``caption`` (which reply they belong to)."""
         self.sources, self.caption = sources, caption
-        self.query_one("#sources-caption", Static).update(Text(caption))
+        self.query_one("#sources-caption", Static).update(Text(safe(caption)))
         shown = (*sources.citations, *sources.found)
         if shown != self.citations or not self.query(CitationItem):
             self.citations = shown
@@ -218,7 +219,7 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         elif sources.state == "checking":
             note = STATE_NOTES["checking"]
         elif sources.note and not sources.citations:
-            note = f"The citation check gave nothing: {sources.note}."
+            note = f"The citation check gave nothing: {safe(sources.note)}."
         state.display = bool(note)
         state.update(Text(note))
         empty = self.query_one("#sources-empty", Static)

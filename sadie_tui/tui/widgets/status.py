@@ -8,6 +8,7 @@ from rich.text import Text
 from textual.reactive import reactive
 from textual.widget import Widget
 
+from ...display import safe
 from ...engine.events import ContextBudget
 
 SEP = " │ "
@@ -39,11 +40,11 @@ class StatusLine(Widget):
         text = Text(no_wrap=True, overflow="ellipsis")
         if self.online is None:
             text.append("○ ", style="dim")
-            text.append(self.model or "model", style="bold")
+            text.append(safe(self.model or "model"), style="bold")
             text.append(" checking…", style="dim")
         elif self.online:
             text.append("● ", style="bold green")
-            text.append(self.model, style="bold")
+            text.append(safe(self.model), style="bold")
             text.append(" online")
         else:
             text.append("● ", style="bold yellow")
@@ -51,7 +52,7 @@ class StatusLine(Widget):
             text.append(" (quotes from your notes)", style="dim")
         if self.persona:
             text.append(SEP, style="dim")
-            text.append(self.persona)
+            text.append(safe(self.persona))
         ctx = self.context
         if ctx is not None:
             text.append(SEP, style="dim")
@@ -68,7 +69,7 @@ class StatusLine(Widget):
             text.append(f"{self.tokens_per_s:.0f} tok/s")
         if self.via:
             text.append(SEP, style="dim")
-            text.append(f"via {self.via}", style="italic")
+            text.append(f"via {safe(self.via)}", style="italic")
         if self.memory_state == "opening":
             text.append(SEP, style="dim")
             text.append("opening memory…", style="italic")

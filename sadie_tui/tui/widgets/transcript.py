@@ -20,6 +20,7 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...display import safe
 from ..registers import colour, glyph
 from .citations import Sources
 
@@ -141,7 +142,7 @@ class UserMessage(MessageView):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(self.header_text(), classes="header")
-        yield Static(Text(self._text), classes="body")
+        yield Static(Text(safe(self._text)), classes="body")
 
 
 class AssistantMessage(MessageView):
@@ -200,7 +201,7 @@ class AssistantMessage(MessageView):
         placeholder = Static(Text(self._placeholder), classes="placeholder")
         placeholder.display = self.live and not self._text
         yield placeholder
-        yield Markdown(self._text or None, open_links=False)
+        yield Markdown(safe(self._text) or None, open_links=False)
         yield Static("", classes="note")
 
     def on_mount(self) -> None:
@@ -281,7 +282,7 @@ class AssistantMessage(MessageView):
         if not self.unsupported:
             return
         self.add_class("-flagged")
-        await self.markdown.update(flag_markdown(self._text, self.unsupported))
+        await self.markdown.update(safe(flag_markdown(self._text, self.unsupported)))
 
     def write(self, fragment: str) -> None:
         """Add a piece of the reply; the first shows at once, later ones in batches (see
@@ -292,7 +293,7 @@ class AssistantMessage(MessageView):
             self.query_one(".placeholder", Static).display = False
             self._stream = ReplyStream(self.markdown)
         self._text += fragment
-        self._stream.write(fragment)
+        self._stream.write(safe(fragment))
 
     async def end_text(self) -> None:
         """The reply's text is complete: show all of it now, without waiting for the throttle."""
@@ -316,7 +317,7 @@ class AssistantMessage(MessageView):
     async def replace(self, text: str, reason: str, *, blocked: bool, quiet: bool = False) -> None:
         await self._stop()
         self._text = text
-        await self.markdown.update(text)
+        await self.markdown.update(safe(text))
         if quiet:
             return
         if blocked:
@@ -338,7 +339,7 @@ class AssistantMessage(MessageView):
         self.show_note(note, error=True)
 
     def show_note(self, note: str, *, error: bool = False) -> None:
-        self.query_one(".note", Static).update(Text(note))
+        self.query_one(".note", Static).update(Text(safe(note)))
         self.add_class("-has-note")
         self.set_class(error, "-error")
 
