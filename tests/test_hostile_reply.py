@@ -1,0 +1,164 @@
+"""Hostile replies and hostile files (issue 15): what a model, a policy file, a persona file or
+an import can throw at sadie — each case is the issue's exact input first, then the rule
+behind it. Nothing hangs, nothing traces back, nothing is left ``streaming``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import pytest
+
+from sadie_tui.engine import conversations as conv
+from sadie_tui.engine.citations import police, split_trailing_list
+from sadie_tui.engine.details import unsupported
+from sadie_tui.engine.grounding import own_citations
+from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING
+from sadie_tui.engine.reply_guard import ReplyGuard
+from sadie_tui.engine.stream_filter import StreamFilter
+from sadie_tui.engine.titles import make_title
+from tests.support.ollama_server import Reply
+from tests.support.turns import run_chat
+
+EP = "3f7f7a68-0b1c-4d2e-9f00-1234567890ab"
+SHOWN = {EP: ["Ran 18 km along the Tagus with Ines. My knee held up."]}
+INSTRUCTIONS = [STANDING, CITATION_RULES, OPINION_RULE]
+
+
+# --------------------------------------------------------------------------- linear replies
+
+
+def whitespace_reply(pieces: int) -> list[str]:
+    """Issue 15, item 2: "Start." and then ``pieces`` × " \\n"."""
+    return ["Start.", *[" \n"] * pieces]
+
+
+def filter_pieces(pieces: list[str]) -> str:
+    f = StreamFilter()
+    shown = "".join(f.feed(p) for p in pieces)
+    return shown + f.finish()
+
+
+def test_the_issue_whitespace_run_passes_the_stream_filter_at_once():
+    started = time.perf_counter()
+    shown = filter_pieces(whitespace_reply(60_000))
+    assert shown == "Start."
+    # It took minutes (2k/4k/8k/16k pieces: 0.45/1.8/8.7/30 s); now it is one pass.
+    assert time.perf_counter() - started < 10
+
+
+def test_the_issue_whitespace_run_is_one_complete_chat_reply(server, memory):
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.companion import Companion
+
+    server.queue(Reply(whitespace_reply(60_000)))
+    events = run_chat(Companion(memory, load_settings()), "how was the week?")
+    rows = conv.messages(memory.db, events[0].conversation_id)
+    assert (rows[-1].status, rows[-1].content) == ("complete", "Start.")
+
+
+def _timed(fn: Callable[[str], object], text: str) -> float:
+    started = time.perf_counter()
+    fn(text)
+    return time.perf_counter() - started
+
+
+def assert_linear(fn: Callable[[str], object], make: Callable[[int], str], n: int) -> None:
+    """Time per character at 8n is within 3× of that at n: a complexity property, not a speed
+    budget. The small size takes the best of five runs, the big one passes on the first of
+    three runs under the bound, so a busy machine does not fail it."""
+    small, big = make(n), make(8 * n)
+    per_char = min(_timed(fn, small) for _ in range(5)) / len(small)
+    bound = 3 * per_char * len(big)
+    runs = []
+    for _ in range(3):
+        runs.append(_timed(fn, big))
+        if runs[-1] <= bound:
+            return
+    pytest.fail(
+        f"{getattr(fn, '__name__', fn)}: {len(big)} chars took {min(runs):.3f}s, "
+        f"more than 3× the time per character of {len(small)} chars ({bound:.3f}s)"
+    )
+
+
+def _pieces(text: str, size: int = 2) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def stream_filter_in_pieces(text: str) -> str:
+    return filter_pieces(_pieces(text))
+
+
+def reply_guard_in_pieces(text: str) -> str:
+    guard = ReplyGuard(INSTRUCTIONS)
+    shown = "".join(guard.feed(p) for p in _pieces(text, 4))
+    return shown + guard.finish()
+
+
+def reply_guard_whole(text: str) -> str:
+    # How ask feeds it: the whole reply at once.
+    guard = ReplyGuard(INSTRUCTIONS)
+    return guard.feed(text) + guard.finish()
+
+
+def citations_of_the_reply(text: str) -> object:
+    return own_citations(text, "", False, SHOWN)
+
+
+def citations_of_the_tail(text: str) -> object:
+    return police(text, SHOWN)
+
+
+def unsupported_details(text: str) -> object:
+    return unsupported(text, ["Ran 18 km along the Tagus with Ines on 2026-03-14."])
+
+
+HUGE_REPLIES: dict[str, Callable[[int], str]] = {
+    "whitespace run": lambda n: "Start." + " \n" * (n // 2),
+    "newlines": lambda n: "Start." + "\n" * n,
+    "spaces after a line break": lambda n: "Start.\n" + " " * n + "end",
+    "a padded CITATIONS line": lambda n: "Start.\nCITATIONS" + " " * n + "x",
+    "one long line": lambda n: "a" * n,
+    "short sentences": lambda n: ". " * (n // 2),
+    "brackets": lambda n: "Answer.\n" + "[" * (n // 2) + "]" * (n // 2),
+    "open brackets": lambda n: "[{(" * (n // 3),
+    "prose": lambda n: ("Ran 18 km with Ines on 2026-03-14 at 7:30. " * (n // 43 + 1))[:n],
+    "distinct lines twice": lambda n: "".join(
+        f"this is line number {i:07d} of the reply\n" * 2 for i in range(n // 80 + 1)
+    ),
+}
+
+CHECKS: dict[str, tuple[Callable[[str], object], int]] = {
+    "stream filter": (stream_filter_in_pieces, 4000),
+    "reply guard, piece by piece": (reply_guard_in_pieces, 4000),
+    "reply guard, whole": (reply_guard_whole, 4000),
+    "citations in the reply": (citations_of_the_reply, 4000),
+    "citations tail": (citations_of_the_tail, 4000),
+    "unsupported details": (unsupported_details, 4000),
+    "title": (make_title, 20000),
+}
+
+
+@pytest.mark.parametrize("shape", HUGE_REPLIES)
+@pytest.mark.parametrize("check", CHECKS)
+def test_everything_that_reads_a_reply_is_linear(check, shape):
+    fn, n = CHECKS[check]
+    assert_linear(fn, HUGE_REPLIES[shape], n)
+
+
+def test_the_guard_still_drops_an_echo_wrapped_over_lines():
+    sentence = (
+        'Use "verbatim" when the quote is copied word for word, "paraphrase" when it restates '
+        'the excerpt in other words, and "inference" when you are connecting dots the notes '
+        "do not state."
+    )
+    assert sentence.casefold() in " ".join(CITATION_RULES.split()).casefold()
+    words = sentence.split(" ")
+    wrapped = " ".join(words[:5]) + "\n" + " ".join(words[5:]) + "\nThe answer."
+    assert reply_guard_whole(wrapped) == "The answer."
+
+
+def test_a_reply_ending_in_brackets_keeps_its_prose():
+    text = "Answer.\n" + "[" * 50_000 + "]" * 50_000
+    assert split_trailing_list(text) is None
+    assert citations_of_the_reply(text).text == text
