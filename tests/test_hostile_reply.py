@@ -4,6 +4,11 @@ behind it. Nothing hangs, nothing traces back, nothing is left ``streaming``."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import threading
 import time
 from collections.abc import Callable
 
@@ -13,10 +18,13 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.citations import police, split_trailing_list
 from sadie_tui.engine.details import unsupported
 from sadie_tui.engine.grounding import own_citations
+from sadie_tui.engine.policies import LintResult, lint, parse_policies, skip_notice
 from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING
 from sadie_tui.engine.reply_guard import ReplyGuard
+from sadie_tui.engine.store.db import Database
 from sadie_tui.engine.stream_filter import StreamFilter
 from sadie_tui.engine.titles import make_title
+from sadie_tui.paths import db_path
 from tests.support.ollama_server import Reply
 from tests.support.turns import run_chat
 
@@ -162,3 +170,97 @@ def test_a_reply_ending_in_brackets_keeps_its_prose():
     text = "Answer.\n" + "[" * 50_000 + "]" * 50_000
     assert split_trailing_list(text) is None
     assert citations_of_the_reply(text).text == text
+
+
+# --------------------------------------------------------------------------- policy regexes
+
+HANG = "a" * 40 + "!"  # issue 15, item 1: forty "a" and a "!"
+WARN_HANG = '[[policy]]\nname = "nested"\naction = "warn"\npattern = "(a+)+$"\n'
+# The "regex" engine finds "(a+)+$" fails at once; this one still backtracks without end.
+SLOW = '[[policy]]\nname = "slow"\naction = "warn"\npattern = "(a|aa)+$"\n'
+GENTLE = '[[policy]]\nname = "gentle"\naction = "rewrite"\npattern = "a!"\nreplacement = "a."\n'
+
+
+def sadie(home, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    full = {**os.environ, "SADIE_HOME": str(home), **env}
+    full.pop("COLUMNS", None)
+    return subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=full,
+        timeout=120,
+    )
+
+
+def test_the_issue_policy_pattern_lints_the_reply_at_once():
+    # In a child process: a backtracking engine would hold the GIL for ever, so only a
+    # timeout from outside turns a regression into a failure instead of a hung test run.
+    code = (
+        "from sadie_tui.engine.policies import lint, parse_policies\n"
+        f"rules = parse_policies({WARN_HANG!r}).policies\n"
+        f"print(repr(lint({HANG!r}, rules)))\n"
+    )
+    started = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    (rule,) = parse_policies(WARN_HANG).policies
+    assert proc.stdout.strip() == repr(LintResult(HANG, None, (), False))
+    assert time.perf_counter() - started < 30
+    assert lint(HANG, [rule]).skipped == ()
+
+
+def test_a_rule_past_its_budget_is_skipped_by_name_and_the_reply_kept():
+    rules = parse_policies(SLOW + GENTLE).policies
+    started = time.perf_counter()
+    outcome = lint(HANG, rules, budget=0.05)
+    assert time.perf_counter() - started < 2
+    assert outcome.skipped == ("slow",)
+    assert outcome.text == "a" * 40 + "."  # the other rule still applies
+    assert [h.policy for h in outcome.hits] == ["gentle"]
+    assert "slow" in skip_notice("slow") and "policies.toml" in skip_notice("slow")
+
+
+def test_a_pattern_the_engine_cannot_compile_names_its_rule():
+    text = '[[policy]]\nname = "range"\naction = "warn"\npattern = "[z-a]"\n' + GENTLE
+    ps = parse_policies(text, source="policies.toml")
+    assert [p.name for p in ps.policies] == ["gentle"]
+    (error,) = ps.errors
+    assert error.startswith("policies.toml: policy 'range': invalid pattern '[z-a]'")
+    assert "\n" not in error
+
+
+def test_lint_runs_off_the_event_loop(server, memory, monkeypatch):
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.turns import chat as chat_turn
+
+    threads = []
+
+    def spy(text, policies):
+        threads.append(threading.current_thread())
+        return lint(text, policies)
+
+    monkeypatch.setattr(chat_turn, "lint", spy)
+    (memory.home / "policies.toml").write_text(GENTLE)
+    server.queue(Reply(["Yes a!"]))
+    events = run_chat(Companion(memory, load_settings()), "hm")
+    assert threads and threads[0] is not threading.main_thread()
+    assert any(getattr(e, "value", None) == "Yes a." for e in events)  # it still applies
+
+
+def test_the_issue_policy_through_the_cli_keeps_the_reply(memory_home, server):
+    (memory_home / "policies.toml").write_text(WARN_HANG + SLOW)
+    server.queue(Reply([HANG[:20], HANG[20:]]))
+    proc = sadie(memory_home, "chat", "hm", OLLAMA_HOST=server.url)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(HANG)
+    assert 'policy "slow" skipped' in proc.stderr and "nested" not in proc.stderr
+    assert "Traceback" not in proc.stderr
+    db = Database.open(db_path(memory_home))
+    try:
+        row = db.fetchone("SELECT content, status, metadata FROM messages WHERE role='assistant'")
+    finally:
+        db.close()
+    assert row[:2] == (HANG, "complete")
+    assert json.loads(row[2])["policies_skipped"] == ["slow"]

@@ -37,7 +37,7 @@ from ..events import (
     Waiting,
 )
 from ..grounding import Grounded, needs_pass, own_citations, repair, settle
-from ..policies import guardrail_block, lint
+from ..policies import guardrail_block, lint, skip_notice
 from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
@@ -277,7 +277,11 @@ class ChatTurn:
         found = found_views(grounded, result, self.attached)
 
         final_text, final_emotion = grounded.text, self.emotion
-        outcome = lint(final_text, self.policies)
+        # The person's own patterns, each on a time budget: in a thread, so that even a slow
+        # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
+        outcome = await asyncio.to_thread(lint, final_text, self.policies)
+        for name in outcome.skipped:
+            yield Status(skip_notice(name))
         reason = "citations list" if grounded.list_removed else ""
         if outcome.changed:
             final_text = outcome.text
@@ -353,6 +357,8 @@ class ChatTurn:
         }
         if outcome.blocked_by is not None:
             metadata["blocked_by"] = outcome.blocked_by.name
+        if outcome.skipped:
+            metadata["policies_skipped"] = list(outcome.skipped)
         return metadata
 
     def _persist(
