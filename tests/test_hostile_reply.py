@@ -264,3 +264,59 @@ def test_the_issue_policy_through_the_cli_keeps_the_reply(memory_home, server):
         db.close()
     assert row[:2] == (HANG, "complete")
     assert json.loads(row[2])["policies_skipped"] == ["slow"]
+
+
+# --------------------------------------------------------------------------- only reasoning
+
+UNCLOSED = "<think>The person asks how the week went. Let me look at the notes first, and"
+
+
+def assistant_rows(home) -> list[tuple]:
+    db = Database.open(db_path(home))
+    try:
+        return db.fetchall(
+            "SELECT content, status, metadata FROM messages WHERE role='assistant' "
+            "ORDER BY created_at"
+        )
+    finally:
+        db.close()
+
+
+def test_an_unclosed_think_is_a_model_error_in_chat(memory_home, server):
+    server.queue(Reply(UNCLOSED, done_reason="length"))
+    proc = sadie(memory_home, "chat", "how was the week?", OLLAMA_HOST=server.url)
+    assert proc.returncode == 4, proc.stderr
+    assert proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    assert last.startswith("sadie: the model only reasoned and gave no answer")
+    assert "<think> block never closed" in last and "reply_tokens" in last
+    assert "Traceback" not in proc.stderr
+    ((content, status, metadata),) = assistant_rows(memory_home)
+    assert (content, status) == ("", "error")
+    assert "only reasoned" in json.loads(metadata)["error"]
+
+
+def test_reasoning_in_the_thinking_field_and_no_content_is_one_too(server, memory):
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.events import ErrorEvent
+
+    server.queue(Reply(content=[], thinking=["weighing it up"] * 3))
+    events = run_chat(Companion(memory, load_settings()), "hm")
+    assert isinstance(events[-1], ErrorEvent) and events[-1].code == "no_answer"
+    assert events[-1].fix == "ask again, or try another model"
+    rows = conv.messages(memory.db, events[0].conversation_id)
+    assert rows[-1].status == "error"
+
+
+def test_an_unclosed_think_in_ask_is_answered_offline_with_a_notice(memory_home, server):
+    server.queue(Reply(UNCLOSED))
+    proc = sadie(
+        memory_home, "--ask", "How did the Warden refactor go?", "--json", OLLAMA_HOST=server.url
+    )
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    # As with any model error in ask: the notice, then sadie's own answer from the notes.
+    assert "the model only reasoned and gave no answer" in proc.stderr
+    assert data["offline"] is True and data["answer"]
+    assert any("only reasoned" in n for n in data["notices"])

@@ -25,6 +25,7 @@ from ..engine.errors import (
     ErrorKind,
     ModelError,
     ModelMissing,
+    ModelNoAnswer,
     ModelStreamError,
     ModelTimeout,
     ModelUnreachable,
@@ -85,6 +86,7 @@ _ERRORS: dict[str, type[SadieError]] = {
     ErrorKind.MODEL_MISSING: ModelMissing,
     ErrorKind.TIMEOUT: ModelTimeout,
     ErrorKind.STREAM: ModelStreamError,
+    ErrorKind.NO_ANSWER: ModelNoAnswer,
     ErrorKind.FAILURE: SadieError,
 }
 

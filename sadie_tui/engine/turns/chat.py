@@ -52,6 +52,7 @@ from .common import (
     excerpts_of,
     found_views,
     grounding_score,
+    no_answer,
     tokens_per_second,
 )
 
@@ -224,6 +225,7 @@ class ChatTurn:
         think_started: float | None = None
         last_think = 0.0
         last_save = started
+        thought = False  # reasoning came in the separate thinking field
         pieces = paced(self.reasoner.stream(self.briefing, self.message), WAITING_EVERY)
         async with aclosing(pieces) as stream:
             async for piece in stream:
@@ -234,6 +236,7 @@ class ChatTurn:
                     continue
                 if piece.kind == "thinking":
                     visible, thinking = "", True
+                    thought = True
                 else:
                     self.pieces += 1
                     visible = filtered.feed(piece.text)
@@ -257,6 +260,10 @@ class ChatTurn:
         if rest:
             self.shown += rest
             yield Token(rest)
+        if not self.shown.strip():
+            # Never an empty "complete" reply: an unclosed <think> (or reasoning and nothing
+            # after it) is the model failing to answer, kept as an error like any other.
+            raise no_answer(filtered, self.reasoner, thought)
         self.gen_seconds = max(1e-6, time.perf_counter() - started)
         self.cut = filtered.cut(self.reasoner)
         self.echoes_hidden = len(filtered.guard.dropped)
