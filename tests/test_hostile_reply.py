@@ -320,3 +320,89 @@ def test_an_unclosed_think_in_ask_is_answered_offline_with_a_notice(memory_home,
     assert "the model only reasoned and gave no answer" in proc.stderr
     assert data["offline"] is True and data["answer"]
     assert any("only reasoned" in n for n in data["notices"])
+
+
+# --------------------------------------------------------------------------- persona values
+
+PERSONA = """name = "night-owl"
+chunks = 8
+window_days = 90
+half_life_days = 30
+mmr = 0.8
+voice = "Answer in two sentences."
+[weights]
+vector = 0.5
+keyword = 0.5
+[channels]
+observation_weight = 1.0
+"""
+
+
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    from sadie_tui import cli
+
+    try:
+        returned = cli.main(args)
+        code = returned if isinstance(returned, int) else 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def user_persona(tmp_home, text: str):
+    folder = tmp_home.parent / "config" / "personas"  # SADIE_CONFIG, set by tmp_home
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "night-owl.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_the_issue_window_of_99999999999_days_is_a_field_error(memory_home, capsys):
+    path = user_persona(memory_home, PERSONA.replace("window_days = 90", "window_days = 99999999999"))
+    code, out, err = run_main(["search", "how did I sleep", "--persona", "night-owl"], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        f"sadie: persona file {path}: field 'window_days' must be between 1 and 36500, "
+        "not 99999999999\n"
+    )
+
+
+def test_the_issue_nan_observation_weight_never_reaches_retrieval(memory_home, capsys):
+    text = PERSONA.replace("observation_weight = 1.0", "observation_weight = nan")
+    path = user_persona(memory_home, text)
+    code, out, err = run_main(["--ask", "how did I sleep", "--persona", "night-owl"], capsys)
+    assert code == 2 and out == ""
+    assert err == (
+        f"sadie: persona file {path}: field 'channels.observation_weight' must be a finite "
+        "number, not nan\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field"),
+    [
+        ("vector = 0.5", "vector = nan", "weights.vector"),
+        ("vector = 0.5", "vector = inf", "weights.vector"),
+        ("vector = 0.5", "vector = 1e300", "weights.vector"),
+        ("mmr = 0.8", "mmr = nan", "mmr"),
+        ("half_life_days = 30", "half_life_days = nan", "half_life_days"),
+        ("half_life_days = 30", "half_life_days = inf", "half_life_days"),
+        ("half_life_days = 30", "half_life_days = 1e12", "half_life_days"),
+        ("observation_weight = 1.0", "observation_weight = -inf", "channels.observation_weight"),
+        ("chunks = 8", "chunks = 99999999999", "chunks"),
+    ],
+)
+def test_every_number_in_a_persona_is_finite_and_in_range(tmp_path, old, new, field):
+    from sadie_tui.engine.errors import ConfigError
+    from sadie_tui.engine.personas import load_persona_file
+
+    path = tmp_path / "night-owl.toml"
+    path.write_text(PERSONA.replace(old, new), encoding="utf-8")
+    with pytest.raises(ConfigError) as info:
+        load_persona_file(path)
+    message = info.value.one_line()
+    assert message.startswith(f"persona file {path}: field '{field}' must be ")
+    assert "\n" not in info.value.message
+    path.write_text(PERSONA, encoding="utf-8")
+    assert load_persona_file(path).observation_weight == 1.0
