@@ -359,7 +359,9 @@ def user_persona(tmp_home, text: str):
 
 
 def test_the_issue_window_of_99999999999_days_is_a_field_error(memory_home, capsys):
-    path = user_persona(memory_home, PERSONA.replace("window_days = 90", "window_days = 99999999999"))
+    path = user_persona(
+        memory_home, PERSONA.replace("window_days = 90", "window_days = 99999999999")
+    )
     code, out, err = run_main(["search", "how did I sleep", "--persona", "night-owl"], capsys)
     assert code == 2 and out == ""
     assert err == (
@@ -406,3 +408,61 @@ def test_every_number_in_a_persona_is_finite_and_in_range(tmp_path, old, new, fi
     assert "\n" not in info.value.message
     path.write_text(PERSONA, encoding="utf-8")
     assert load_persona_file(path).observation_weight == 1.0
+
+
+# --------------------------------------------------------------------------- chips and imports
+
+
+def new_conversation(home, title: str = "Runs") -> str:
+    db = Database.open(db_path(home))
+    try:
+        return conv.create_conversation(db, title).id
+    finally:
+        db.close()
+
+
+def count(home, table: str) -> int:
+    db = Database.open(db_path(home))
+    try:
+        return db.fetchone(f"SELECT count(*) FROM {table}")[0]
+    finally:
+        db.close()
+
+
+def test_the_issue_superscript_two_is_not_an_entity_id(memory_home, capsys):
+    cid = new_conversation(memory_home)
+    code, out, err = run_main(["chips", "add", cid, "graph_entity", "²"], capsys)
+    # A name that names nothing, like any other: one line, "not found", no traceback.
+    assert (code, out) == (5, "")
+    assert err == "sadie: no entity '²' (look it up with `sadie chips find`)\n"
+    code, _, err = run_main(["chips", "add", cid, "graph_entity", "9" * 40], capsys)
+    assert code == 5 and err.count("\n") == 1
+    assert count(memory_home, "chips") == 0
+
+
+def test_a_stored_chip_with_ref_id_superscript_two_no_longer_breaks_chat(server, memory):
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.events import Done
+    from sadie_tui.engine.store import chips as chip_repo
+    from sadie_tui.engine.store.ids import new_id, now
+
+    # As the issue's import left it (before imports were checked).
+    cid = conv.create_conversation(memory.db, "Runs").id
+    chip_repo.insert_chip(
+        memory.db,
+        new_id(),
+        cid,
+        kind="graph_entity",
+        ref_id="²",
+        label="Ines",
+        snippet=None,
+        created_at=now(),
+    )
+    server.queue(Reply(["You ran with Ines."]))
+    events = run_chat(Companion(memory, load_settings()), "who do I run with?", conversation_id=cid)
+    assert isinstance(events[-1], Done) and events[-1].status == "complete"
+    assert (
+        "Ines (person), a node of the knowledge graph."
+        in server.requests[-1]["messages"][0]["content"]
+    )

@@ -19,7 +19,8 @@ def _bad(message: str) -> HTTPProblem:
 
 async def json_body(request: Request) -> dict[str, Any]:
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+    # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
         raise _too_large()
     data = bytearray()
     async for chunk in request.stream():
