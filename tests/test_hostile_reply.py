@@ -466,3 +466,136 @@ def test_a_stored_chip_with_ref_id_superscript_two_no_longer_breaks_chat(server,
         "Ines (person), a node of the knowledge graph."
         in server.requests[-1]["messages"][0]["content"]
     )
+
+
+def export_file(tmp_path, body: bytes | str, name: str = "export.json"):
+    path = tmp_path / name
+    path.write_bytes(body if isinstance(body, bytes) else body.encode("utf-8"))
+    return path
+
+
+def export_text(*, message: dict | None = None, chip: dict | None = None, **head) -> str:
+    message = {
+        "role": "user",
+        "content": "How did the run go?",
+        "status": "complete",
+        "emotion": None,
+        "citations": [],
+        "model": None,
+        "latency_ms": None,
+        "metadata": {},
+        "created_at": "2026-11-20T08:00:00",
+        **(message or {}),
+    }
+    return json.dumps(
+        {
+            "format": "sadie-conversation",
+            "version": 1,
+            "conversation": {"title": "Runs", "summary": "", "pinned": False, **head},
+            "messages": [message],
+            "chips": [chip] if chip else [],
+        }
+    )
+
+
+def test_the_issue_chip_with_ref_id_superscript_two_is_refused_at_import(
+    tmp_home, tmp_path, capsys
+):
+    path = export_file(
+        tmp_path, export_text(chip={"kind": "graph_entity", "ref_id": "²", "label": "Ines"})
+    )
+    code, out, err = run_main(["conversations", "import", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        "sadie: not a sadie conversation export: chips[0].ref_id: must be an entity id "
+        "(digits), not '²'\n"
+    )
+    assert count(tmp_home, "conversations") == 0
+
+
+MALFORMED = [
+    # The issue's three: bytes that are not UTF-8, JSON nested 100,000 deep, a bad type.
+    (b'{"conversation": {"title": "caf\xe9"}}', "not UTF-8 text (byte 31)"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    (
+        export_text(message={"latency_ms": "fast"}),
+        "messages[0].latency_ms: must be a number, not text 'fast'",
+    ),
+    (
+        export_text(message={"model": {"name": "qwen"}}),
+        "messages[0].model: must be text, not an object",
+    ),
+    (
+        export_text(message={"role": "robot"}),
+        "messages[0].role: must be one of user, assistant, system, not text 'robot'",
+    ),
+    (
+        export_text(message={"citations": "none"}),
+        "messages[0].citations: must be a list, not text 'none'",
+    ),
+    (
+        export_text(message={"citations": [3]}),
+        "messages[0].citations[0]: must be an object, not the number 3",
+    ),
+    (
+        export_text(message={"metadata": {"unsupported": [["x"]]}}),
+        "messages[0].metadata.unsupported[0]: must be an object, not a list",
+    ),
+    (
+        export_text(message={"created_at": "yesterday"}),
+        "messages[0].created_at: is not a date and time: 'yesterday'",
+    ),
+    (export_text(message={"latency_ms": float("nan")}), "not JSON (NaN is not a JSON number)"),
+    (export_text(title=["Runs"]), "conversation.title: must be text, not a list"),
+    (export_text(pinned="yes"), "conversation.pinned: must be true or false, not text 'yes'"),
+    (
+        export_text(chip={"kind": "photo", "ref_id": "x"}),
+        "chips[0].kind: must be one of wiki, source, brief, graph_entity, discourse, not text 'photo'",
+    ),
+    (
+        json.dumps({"format": "something-else", "conversation": {}}),
+        "format: is 'something-else', not 'sadie-conversation'",
+    ),
+    (
+        json.dumps({"version": 2, "conversation": {}}),
+        "version: 2 is newer than this sadie reads (1)",
+    ),
+    (json.dumps([{"conversation": {}}]), "the file holds a list, not an object"),
+    (
+        json.dumps({"conversation": {}, "messages": ["hi"]}),
+        "messages[0]: must be an object, not text 'hi'",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"), MALFORMED, ids=[reason.split(":")[0][:32] for _, reason in MALFORMED]
+)
+def test_a_malformed_export_is_one_line_exit_2_and_stores_nothing(
+    tmp_home, tmp_path, capsys, body, reason
+):
+    path = export_file(tmp_path, body)
+    code, out, err = run_main(["conversations", "import", str(path)], capsys)
+    assert (code, out) == (2, ""), err
+    where = f"{path}: " if reason.startswith("not UTF-8") else ""
+    assert err == f"sadie: not a sadie conversation export: {where}{reason}\n"
+    assert count(tmp_home, "conversations") == count(tmp_home, "messages") == 0
+
+
+def test_an_export_still_round_trips(tmp_home, tmp_path, capsys):
+    text = export_text(
+        message={"status": "streaming"},
+        chip={"kind": "graph_entity", "ref_id": "12", "label": "Ines"},
+    )
+    code, out, err = run_main(["conversations", "import", str(export_file(tmp_path, text))], capsys)
+    assert code == 0, err
+    db = Database.open(db_path(tmp_home))
+    try:
+        assert db.fetchall("SELECT role, content, status FROM messages") == [
+            ("user", "How did the run go?", "interrupted")  # nothing is writing it any more
+        ]
+        assert db.fetchall("SELECT kind, ref_id, label FROM chips") == [
+            ("graph_entity", "12", "Ines")
+        ]
+    finally:
+        db.close()
