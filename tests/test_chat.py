@@ -129,6 +129,7 @@ def test_unclosed_think_and_lone_close(server, memory):
     events = run_chat(companion(memory), "hm")
     assert visible(events) == ""
     assert any(isinstance(e, Thinking) for e in events)
+    assert isinstance(events[-1], ErrorEvent) and events[-1].code == "no_answer"
     server.queue(Reply(split_pieces("</think>\n\nJust the answer.", 3)))
     events = run_chat(companion(memory), "hm")
     assert visible(events) == "Just the answer."

@@ -260,9 +260,11 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
 
 
 @group.command("import")
-@click.argument("file", type=click.File("r", encoding="utf-8"))
+@click.argument("file", type=click.File("rb"))
 @click.pass_obj
 def import_command(ctx: Context, file: click.utils.LazyFile) -> None:
     """Read a JSON export back in, as a new conversation."""
-    c = _session(ctx).import_conversation(file.read())
+    # Bytes, decoded by the engine: a file that is not UTF-8 is one line, not a traceback.
+    text = conv.decode_export(file.read(), getattr(file, "name", "the file"))
+    c = _session(ctx).import_conversation(text)
     _announce("imported", c)

@@ -128,6 +128,14 @@ def _looks_like_id(ref: str) -> bool:
     return len(ref) >= 4 and re.fullmatch(r"[0-9a-fA-F-]+", ref) is not None
 
 
+def parse_entity_id(ref: str) -> int | None:
+    """The entity id ``ref`` spells, else ``None`` (then it is a name): ASCII digits only
+    (``"²".isdigit()`` is true, yet ``int("²")`` fails), and few enough for a 64-bit id."""
+    if ref.isascii() and ref.isdigit() and len(ref) <= 18:
+        return int(ref)
+    return None
+
+
 def _get_chip(db: Database, chip_id: str) -> Chip:
     chip = repo.get_chip(db, chip_id)
     if chip is None:
@@ -166,8 +174,9 @@ def _lookup(db: Database, kind: str, ref: str) -> tuple[str, str, str]:
 
 def _lookup_entity(db: Database, ref: str) -> tuple[str, str, str]:
     row = None
-    if ref.isdigit():
-        row = repo.entity_by_id(db, int(ref))
+    number = parse_entity_id(ref)
+    if number is not None:
+        row = repo.entity_by_id(db, number)
     if row is None and ref:
         row = repo.entity_by_key(db, entity_key(ref))
     if row is None:
@@ -348,8 +357,9 @@ def resolve(db: Database, chip: Chip) -> ChipContent:
 
 def _resolve_entity(db: Database, chip: Chip) -> ChipContent:
     row = None
-    if chip.ref_id.isdigit():
-        row = repo.entity_by_id(db, int(chip.ref_id))
+    number = parse_entity_id(chip.ref_id)
+    if number is not None:
+        row = repo.entity_by_id(db, number)
     if row is None:
         row = repo.entity_by_key(db, entity_key(chip.label))
     if row is None:

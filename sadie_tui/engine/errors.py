@@ -32,6 +32,7 @@ class ErrorKind(StrEnum):
     MODEL_MISSING = "model_missing"
     TIMEOUT = "timeout"
     STREAM = "stream"
+    NO_ANSWER = "no_answer"
     FAILURE = "error"
 
 
@@ -45,6 +46,7 @@ EXIT_CODES: dict[ErrorKind, ExitCode] = {
     ErrorKind.MODEL_MISSING: ExitCode.MODEL,
     ErrorKind.TIMEOUT: ExitCode.MODEL,
     ErrorKind.STREAM: ExitCode.MODEL,
+    ErrorKind.NO_ANSWER: ExitCode.MODEL,
     ErrorKind.FAILURE: ExitCode.FAILURE,
 }
 
@@ -120,3 +122,10 @@ class ModelTimeout(ModelError):
 
 class ModelStreamError(ModelError):
     code = ErrorKind.STREAM
+
+
+class ModelNoAnswer(ModelError):
+    """The reply had nothing to show: the model only reasoned (an unclosed ``<think>``, or
+    nothing after its reasoning), or it wrote nothing visible at all."""
+
+    code = ErrorKind.NO_ANSWER

@@ -4,12 +4,15 @@ Shipped personas live in ``personas/`` at the project root; a person may add or 
 them in ``<config folder>/personas/`` (same name wins). A file sets the chunk count, the time
 window and recency half-life, the channel weights, which channels take part (graph, beliefs,
 contested beliefs, observations and how much observations weigh), the ask stages and a short
-voice instruction. Every field is checked; a bad file is a ``ConfigError`` naming the file and
-the field. The format is documented in the README and by the shipped files themselves.
+voice instruction. Every field is checked — numbers are finite and within a range of their
+own, so a NaN weight or a window of a billion years never reaches retrieval; a bad file is a
+``ConfigError`` naming the file and the field. The format is documented in the README and by
+the shipped files themselves.
 """
 
 from __future__ import annotations
 
+import math
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -22,6 +25,12 @@ from .errors import ConfigError
 STAGES = ("reframe", "retrieve", "counter", "draft", "ground_check", "revise")
 CHANNELS = ("vector", "keyword", "graph")
 MAX_CHUNKS = 100
+#: The longest time window and recency half-life: a century of notes (dates before year 1
+#: cannot be computed, so 99999999999 days was an OverflowError deep in retrieval).
+MAX_DAYS = 36_500
+#: The largest channel weight (weights are relative: the shipped ones are below 1).
+MAX_WEIGHT = 100.0
+MAX_OBSERVATION_WEIGHT = 10.0
 
 _TOP_KEYS = {
     "name",
@@ -62,15 +71,17 @@ def _fail(path: Path, key: str, problem: str) -> ConfigError:
 
 
 def _number(
-    path: Path, key: str, value: Any, *, low: float, high: float | None = None, whole: bool = False
+    path: Path, key: str, value: Any, *, low: float, high: float, whole: bool = False
 ) -> float:
+    """``value`` if it is a finite number in ``[low, high]`` (a whole one if ``whole``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _fail(path, key, f"must be a number, not {value!r}")
     if whole and not isinstance(value, int):
         raise _fail(path, key, f"must be a whole number, not {value!r}")
-    if value < low or (high is not None and value > high):
-        span = f"between {low:g} and {high:g}" if high is not None else f"at least {low:g}"
-        raise _fail(path, key, f"must be {span}, not {value!r}")
+    if not math.isfinite(value):
+        raise _fail(path, key, f"must be a finite number, not {value!r}")
+    if not low <= value <= high:
+        raise _fail(path, key, f"must be between {low:g} and {high:g}, not {value!r}")
     return value
 
 
@@ -101,10 +112,16 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
     chunks = int(_number(path, "chunks", data["chunks"], low=1, high=MAX_CHUNKS, whole=True))
     window = data.get("window_days")
     window_days = (
-        None if window is None else int(_number(path, "window_days", window, low=1, whole=True))
+        None
+        if window is None
+        else int(_number(path, "window_days", window, low=1, high=MAX_DAYS, whole=True))
     )
     half = data.get("half_life_days")
-    half_life = None if half is None else float(_number(path, "half_life_days", half, low=0.1))
+    half_life = (
+        None
+        if half is None
+        else float(_number(path, "half_life_days", half, low=0.1, high=MAX_DAYS))
+    )
     mmr_value = data.get("mmr", 0.9)
     if mmr_value is False:
         mmr: float | None = None
@@ -122,7 +139,7 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
     for key, value in raw_weights.items():
         if key not in CHANNELS:
             raise _fail(path, f"weights.{key}", f"is not a channel (known: {', '.join(CHANNELS)})")
-        weights[key] = float(_number(path, f"weights.{key}", value, low=0.0))
+        weights[key] = float(_number(path, f"weights.{key}", value, low=0.0, high=MAX_WEIGHT))
     for key in CHANNELS:
         weights.setdefault(key, 0.0)
     if not any(weights.values()):
@@ -153,7 +170,7 @@ def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
             "channels.observation_weight",
             raw_channels.get("observation_weight", 1.0),
             low=0.0,
-            high=10.0,
+            high=MAX_OBSERVATION_WEIGHT,
         )
     )
 

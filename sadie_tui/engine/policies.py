@@ -37,15 +37,25 @@ TOML yields no rules and one error naming the file and the line.
 
 A rule whose pattern matches empty text is rejected (it would fire on every
 reply), and zero-width matches never count as hits.
+
+Patterns are the person's own text, so they run on the maintained ``regex`` engine
+(``re``-compatible syntax) with a time budget: a rule that takes more than
+:data:`RULE_BUDGET` seconds on a reply is skipped and named in
+``LintResult.skipped``; the other rules still apply and the reply is kept. Callers run
+:func:`lint` in a worker thread (``regex`` releases the GIL while it matches), so even
+that budget never stalls an event loop.
 """
 
 from __future__ import annotations
 
 import re
+import time
 import tomllib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+import regex
 
 ACTIONS = ("rewrite", "block", "warn")
 DEFAULT_SCOPE = "chat"
@@ -56,13 +66,15 @@ _KNOWN_KEYS = frozenset(
     {"name", "action", "pattern", "message", "replacement", "scope", "description"}
 )
 _INLINE_FLAGS = re.compile(r"^\(\?([aiLmsux]+)\)")
+#: Seconds one rule may spend on one reply before it is skipped.
+RULE_BUDGET = 0.25
 
 
 @dataclass(frozen=True)
 class Policy:
     name: str
     action: str
-    pattern: re.Pattern[str]
+    pattern: regex.Pattern[str]
     message: str = ""
     replacement: str = ""
     scope: str = DEFAULT_SCOPE
@@ -95,6 +107,8 @@ class LintResult:
     blocked_by: Policy | None
     hits: tuple[PolicyHit, ...]
     changed: bool
+    #: Names of the rules that ran out of time on this reply (see :func:`skip_notice`).
+    skipped: tuple[str, ...] = ()
 
 
 # --------------------------------------------------------------------------- loading
@@ -190,7 +204,7 @@ def _parse_one(entry: object, position: int, source: str, errors: list[str]) -> 
     elif "action" in strings and action not in ACTIONS:
         fail(f"unknown action {strings['action']!r} (expected rewrite, block or warn)")
 
-    compiled: re.Pattern[str] | None = None
+    compiled: regex.Pattern[str] | None = None
     if "pattern" not in entry:
         fail("missing 'pattern'")
     elif "pattern" in strings:
@@ -198,16 +212,7 @@ def _parse_one(entry: object, position: int, source: str, errors: list[str]) -> 
         if source_pattern == "":
             fail("'pattern' is empty")
         else:
-            try:
-                compiled = re.compile(source_pattern)
-            except re.error as exc:
-                fail(f"invalid pattern {source_pattern!r}: {_one_line(str(exc))}")
-            else:
-                if compiled.search("") is not None:
-                    fail(
-                        f"pattern {source_pattern!r} matches empty text, "
-                        "so it would fire on every reply"
-                    )
+            compiled = _compile(source_pattern, fail)
 
     if action == "rewrite" and "replacement" not in entry:
         fail("action 'rewrite' needs a 'replacement'")
@@ -227,6 +232,24 @@ def _parse_one(entry: object, position: int, source: str, errors: list[str]) -> 
         scope=scope,
         description=strings.get("description", "").strip(),
     )
+
+
+def _compile(source: str, fail: Callable[[str], None]) -> regex.Pattern[str] | None:
+    """The rule's pattern compiled by the engine lint() runs it on, or ``None`` after a
+    field-level error."""
+    try:
+        compiled = regex.compile(source)
+        empty = compiled.search("", timeout=RULE_BUDGET) is not None
+    except regex.error as exc:
+        fail(f"invalid pattern {source!r}: {_one_line(str(exc))}")
+        return None
+    except TimeoutError:
+        fail(f"pattern {source!r} took more than {RULE_BUDGET:g} s on empty text")
+        return None
+    if empty:
+        fail(f"pattern {source!r} matches empty text, so it would fire on every reply")
+        return None
+    return compiled
 
 
 def _one_line(text: str) -> str:
@@ -280,12 +303,12 @@ def _describe(policy: Policy) -> str:
     return f"{line} {why}" if why else line
 
 
-def _show_pattern(pattern: re.Pattern[str]) -> str:
+def _show_pattern(pattern: regex.Pattern[str]) -> str:
     text = pattern.pattern
     m = _INLINE_FLAGS.match(text)
     if m:
         text = text[m.end() :]
-    note = " (ignoring case)" if pattern.flags & re.IGNORECASE else ""
+    note = " (ignoring case)" if pattern.flags & regex.IGNORECASE else ""
     return f"/{_one_line(text)}/{note}"
 
 
@@ -303,7 +326,7 @@ def _quote(text: str) -> str:
 # --------------------------------------------------------------------------- the lint
 
 
-def lint(text: str, policies: Sequence[Policy]) -> LintResult:
+def lint(text: str, policies: Sequence[Policy], budget: float = RULE_BUDGET) -> LintResult:
     """Enforce ``policies`` on a finished reply.
 
     Rewrites are applied first, in file order, each on the output of the one
@@ -311,24 +334,38 @@ def lint(text: str, policies: Sequence[Policy]) -> LintResult:
     checked, in file order, against the rewritten text: the first block rule that
     matches replaces the whole text with :func:`block_note`; warn matches are
     only recorded. Each rule that fires contributes one hit holding its first
-    (non-empty) match.
+    (non-empty) match. A rule that takes more than ``budget`` seconds is skipped
+    (its rewrite undone) and named in ``skipped``.
     """
     hits: list[PolicyHit] = []
+    skipped: list[str] = []
     current = text
     for policy in policies:
         if policy.action != "rewrite":
             continue
-        first = _first_match(policy.pattern, current)
-        if first is None:
+        deadline = time.monotonic() + budget
+        try:
+            first = _first_match(policy.pattern, current, deadline)
+            if first is None:
+                continue
+            rewritten = policy.pattern.sub(
+                _literal(policy.replacement), current, timeout=_left(deadline)
+            )
+        except TimeoutError:
+            skipped.append(policy.name)
             continue
         hits.append(PolicyHit(policy.name, policy.action, first))
-        current = policy.pattern.sub(_literal(policy.replacement), current)
+        current = rewritten
 
     blocked_by: Policy | None = None
     for policy in policies:
         if policy.action not in ("block", "warn"):
             continue
-        first = _first_match(policy.pattern, current)
+        try:
+            first = _first_match(policy.pattern, current, time.monotonic() + budget)
+        except TimeoutError:
+            skipped.append(policy.name)
+            continue
         if first is None:
             continue
         hits.append(PolicyHit(policy.name, policy.action, first))
@@ -338,7 +375,19 @@ def lint(text: str, policies: Sequence[Policy]) -> LintResult:
     if blocked_by is not None:
         current = block_note(blocked_by)
     return LintResult(
-        text=current, blocked_by=blocked_by, hits=tuple(hits), changed=current != text
+        text=current,
+        blocked_by=blocked_by,
+        hits=tuple(hits),
+        changed=current != text,
+        skipped=tuple(skipped),
+    )
+
+
+def skip_notice(name: str, budget: float = RULE_BUDGET) -> str:
+    """The one line that tells the person a rule was skipped on this reply."""
+    return (
+        f"policy {_quote(name)} skipped: its pattern took more than {budget:g} s on this reply "
+        "(simplify it in policies.toml)"
     )
 
 
@@ -350,21 +399,30 @@ def block_note(policy: Policy) -> str:
     return note + "."
 
 
-def _first_match(pattern: re.Pattern[str], text: str) -> str | None:
-    for m in pattern.finditer(text):
+def _left(deadline: float) -> float:
+    """Seconds left before ``deadline``; out of time is a TimeoutError, as from ``regex``."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise TimeoutError("regex timed out")
+    return left
+
+
+def _first_match(pattern: regex.Pattern[str], text: str, deadline: float) -> str | None:
+    for m in pattern.finditer(text, timeout=_left(deadline)):
         if m.end() > m.start():
             return m.group(0)
+        _left(deadline)  # many zero-width matches count against the budget too
     return None
 
 
-def _literal(replacement: str) -> Callable[[re.Match[str]], str]:
-    """A ``re.sub`` callback inserting ``replacement`` verbatim (no ``\\1`` expansion).
+def _literal(replacement: str) -> Callable[[regex.Match[str]], str]:
+    """A ``sub`` callback inserting ``replacement`` verbatim (no ``\\1`` expansion).
 
     Zero-width matches are left alone, so a lookahead cannot sprinkle the
     replacement between characters.
     """
 
-    def substitute(m: re.Match[str]) -> str:
+    def substitute(m: regex.Match[str]) -> str:
         return replacement if m.end() > m.start() else m.group(0)
 
     return substitute

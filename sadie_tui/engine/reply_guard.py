@@ -13,20 +13,29 @@ filter let through) passes this guard before it reaches a screen:
   time, the reply is cut before it (``stopped == "repetition"``).
 * **Length** — past ``max_chars`` of shown text the reply is cut (``stopped == "length"``).
 
-Every decision waits for at most one line or instruction sentence, so the guard adds no
-more than that much delay and stays linear in the reply's length. Pure: no I/O.
+Every decision waits for at most one line or instruction sentence and reads a bounded
+stretch of text (one segment: a line or a sentence, or an instruction sentence wrapped over
+a few lines), so the guard adds no more than that much delay and stays linear in the reply's
+length, fed piece by piece or all at once: undecided text is read through an offset instead
+of being copied, whitespace that decides nothing is set aside in pieces, and the instruction
+sentences and repeated segments are asked about in one walk of a prefix tree, however many
+there are. Pure: no I/O.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 __all__ = ["ReplyGuard", "instruction_sentences"]
 
 MIN_REPEAT = 20
 MIN_ECHO = 24  # a shorter instruction sentence is ordinary text ("Write [] if …" is kept)
-MAX_HEADER_LINE = 400
+MAX_HEADER_LINE = 400  # a header line is waited for up to this many characters
+NORM_LIMIT = 600  # characters of a segment compared with the instructions and repeats
+WINDOW = 4 * NORM_LIMIT  # raw characters read at a segment start (whitespace squashes)
+MAX_WRAPS = 4  # line breaks an echoed instruction sentence may be wrapped over
 
 # An excerpt's provenance line, also with the id mangled (a small model dropped a digit of
 # its last group: "episode e1b7d7e7-6c69-5a1f-8c56-544d6f15b06 (2026-07-17) …").
@@ -35,6 +44,8 @@ _HEADER = re.compile(r"episode\s+[0-9a-f]{8}(?:-?[0-9a-f]{2,12}){1,4}(?![0-9a-z]
 _HEADER_PREFIX = re.compile(r"^[\s>*_#-]*(?:e(?:p(?:i(?:s(?:o(?:d(?:e(?:\s+[0-9a-f-]*)?)?)?)?)?)?)?)?$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n")
 _WS = re.compile(r"\s+")
+_NON_SPACE = re.compile(r"\S")
+_END = ""  # marks the end of an item in a _Prefixes tree (no character is "")
 
 
 def _norm(text: str) -> str:
@@ -53,21 +64,56 @@ def instruction_sentences(texts: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+class _Prefixes:
+    """Normalised sentences, asked about one text at a time in a single walk of a tree."""
+
+    def __init__(self, items: Iterable[str] = ()) -> None:
+        self._root: dict[str, Any] = {}
+        for item in items:
+            self.add(item)
+
+    def add(self, item: str) -> None:
+        # Texts are compared up to NORM_LIMIT characters: a longer item can only be waited for.
+        node = self._root
+        for ch in item[: NORM_LIMIT + 1]:
+            node = node.setdefault(ch, {})
+        if len(item) <= NORM_LIMIT:
+            node[_END] = {}
+
+    def match(self, norm: str) -> tuple[int, bool]:
+        """The length of the longest item ``norm`` starts with and that ends a word there (0
+        when none does), and whether ``norm`` is the start of an item."""
+        node = self._root
+        best = 0
+        for i, ch in enumerate(norm):
+            if i and _END in node and not ch.isalnum():
+                best = i
+            child = node.get(ch)
+            if child is None:
+                return best, False
+            node = child
+        if _END in node:
+            best = len(norm)
+        return best, True
+
+
 class ReplyGuard:
     """Feed it the stream filter's visible text; show what it returns; then ``finish``."""
 
     def __init__(self, instructions: Iterable[str] = (), *, max_chars: int = 0) -> None:
-        self._sentences = instruction_sentences(instructions)
+        self._sentences = _Prefixes(instruction_sentences(instructions))
         self._max_chars = max_chars
-        self._held = ""  # text not yet shown or dropped
+        self._held = ""  # text not yet shown or dropped is self._held[self._pos:] ...
+        self._pos = 0
+        self._lead: list[str] = []  # ... after this whitespace, set aside at a segment start
         self._at_start = True  # the held text starts a line or a sentence
         self._line_start = True  # ... and a line
-        self._segment = ""  # the current segment's shown text (for loop detection)
+        self._segment: list[str] = []  # the current segment's shown text (for loop detection)
         self._counts: dict[str, int] = {}
-        self._repeated: set[str] = set()  # segments already shown twice
+        self._repeated = _Prefixes()  # segments already shown twice
         self._shown = 0
         self._skip_ws = False
-        self._ws = ""  # trailing whitespace not shown yet
+        self._ws: list[str] = []  # trailing whitespace not shown yet
         self._last = "\n"  # the last character shown or pending
         self._dropped: list[str] = []
         self.stopped: str | None = None
@@ -82,7 +128,8 @@ class ReplyGuard:
         if self.stopped or not text:
             return ""
         out: list[str] = []
-        self._held += text
+        held = self._held[self._pos :] if self._pos else self._held
+        self._held, self._pos = held + text, 0
         self._drain(out, final=False)
         return "".join(out)
 
@@ -91,16 +138,17 @@ class ReplyGuard:
             return ""
         out: list[str] = []
         self._drain(out, final=True)
-        if self._held.strip() and not self.stopped:
-            self._show(self._held, out)
-        self._held = ""
+        rest = "".join(self._lead) + self._held[self._pos :]
+        if rest.strip() and not self.stopped:
+            self._show(rest, out)
+        self._held, self._pos, self._lead = "", 0, []
         if not self.stopped:
             self._close_segment()
         return "".join(out)
 
     # -- internals -----------------------------------------------------------------
     def _drain(self, out: list[str], *, final: bool) -> None:
-        while self._held and not self.stopped:
+        while self._pos < len(self._held) and not self.stopped:
             if self._at_start:
                 if not self._decide_start(final):
                     return
@@ -112,63 +160,132 @@ class ReplyGuard:
 
         Returns False when it must wait for more text."""
         held = self._held
-        stripped = held.lstrip()
-        if not stripped:
+        found = _NON_SPACE.search(held, self._pos)
+        if found is None:
+            self._park(len(held))
             return False  # whitespace alone decides nothing (it may lead a header line)
-        lead = len(held) - len(stripped)
-        line_end = held.find("\n", lead)
-        line = held[lead:] if line_end < 0 else held[lead:line_end]
-        if self._line_start and _HEADER.match(line.lstrip(">*_#- \t")):
-            if line_end < 0 and not final and len(line) < MAX_HEADER_LINE:
-                return False  # the whole header line goes once it is complete
-            self._drop(held if line_end < 0 else held[: line_end + 1])
-            return True
-        if self._line_start and line_end < 0 and not final and _HEADER_PREFIX.match(line):
-            return False
-        norm, positions = _norm_with_positions(stripped, 600)
-        echo = _longest_prefix(norm, self._sentences)
+        start = found.start()
+        if self._line_start:
+            verdict = self._decide_header(start, final)
+            if verdict is not None:
+                return verdict
+        # The segment: up to its end (a space stands for the boundary, for the word-end
+        # check), or as much as the window holds while it has no end yet. An instruction
+        # sentence the model wrapped onto the next lines is still one (up to MAX_WRAPS).
+        window = min(len(held), start + WINDOW)
+        end, wraps = start, 0
+        while True:
+            boundary = _SENTENCE_END.search(held, end, window)
+            if boundary is not None:
+                head = held[start : boundary.start()] + " "
+            else:
+                head = held[start:window]
+            norm, positions = _norm_with_positions(head, NORM_LIMIT)
+            echo, echo_ahead = self._sentences.match(norm)
+            if boundary is None or echo or not echo_ahead or wraps == MAX_WRAPS:
+                break
+            end, wraps = boundary.end(), wraps + 1
+        open_ended = boundary is None and window == len(held)
         if echo:
-            self._drop(held[: lead + positions[echo - 1] + 1])
+            self._drop(start + positions[echo - 1] + 1)
             return True
-        loop = _longest_prefix(norm, self._repeated)
+        loop, loop_ahead = self._repeated.match(norm)
         if loop and (len(norm) > loop or final):
             self.stopped = "repetition"
             return True
-        if len(norm) < 600 and any(s.startswith(norm) for s in self._sentences):
+        undecided = open_ended and len(norm) < NORM_LIMIT
+        if undecided and echo_ahead:
             if not final:
+                self._park(start)
                 return False
             if len(norm) >= MIN_ECHO:
                 # The stream ended inside an echoed instruction (a marker in it cut it off).
-                self._drop(held)
+                self._drop(len(held))
                 return True
-        if not final and len(norm) < 600 and any(s.startswith(norm) for s in self._repeated):
+        if undecided and not final and loop_ahead:
+            self._park(start)
             return False
-        self._at_start = False
+        self._resume()
         return True
+
+    def _decide_header(self, start: int, final: bool) -> bool | None:
+        """At a line start: wait for or drop an excerpt header line; ``None`` when the line
+        is not one."""
+        held = self._held
+        limit = min(len(held), start + MAX_HEADER_LINE)
+        line_end = held.find("\n", start, limit)
+        line = held[start : line_end if line_end >= 0 else limit]
+        short = line_end < 0 and len(held) - start < MAX_HEADER_LINE
+        if _HEADER.match(line.lstrip(">*_#- \t")):
+            if short and not final:
+                self._park(start)
+                return False  # the whole header line goes once it is complete
+            end = held.find("\n", start)
+            self._drop(len(held) if end < 0 else end + 1)
+            return True
+        if short and not final and _HEADER_PREFIX.match(line):
+            self._park(start)
+            return False
+        return None
+
+    def _park(self, upto: int) -> None:
+        """Set the held whitespace before ``upto`` aside while the segment start waits."""
+        if upto > self._pos:
+            self._lead.append(self._held[self._pos : upto])
+        if upto >= len(self._held):
+            self._held, self._pos = "", 0
+        else:
+            self._pos = upto
+
+    def _resume(self) -> None:
+        """The segment is ordinary text: show it, with the whitespace set aside before it."""
+        self._at_start = False
+        if self._lead:
+            self._held = "".join(self._lead) + self._held[self._pos :]
+            self._pos, self._lead = 0, []
 
     def _pass_through(self, out: list[str]) -> None:
         """Inside a segment: show up to and including the next segment boundary."""
-        held = self._held
-        # The last character shown counts for a boundary split between two pieces ("r." | " ").
-        s = self._last + held
-        m = _SENTENCE_END.search(s, 1)
-        if m is None:
-            self._show(held, out)
-            self._held = ""
+        held, pos = self._held, self._pos
+        found = self._boundary(held, pos)
+        if found is None:
+            self._show(held[pos:], out)
+            self._held, self._pos = "", 0
             return
-        chunk, self._held = held[: m.end() - 1], held[m.end() - 1 :]
-        self._show(chunk, out)
+        end, line = found
+        self._show(held[pos:end], out)
+        self._pos = end
         self._close_segment()
-        self._line_start = "\n" in m.group(0)
+        self._line_start = line
         self._at_start = True
 
+    def _boundary(self, held: str, pos: int) -> tuple[int, bool] | None:
+        """Where the next segment boundary at or after ``pos`` ends, and whether it holds a
+        line break. A sentence end looks back at the last character shown, which after a
+        drop (or in a new piece) is not the character before ``pos``."""
+        after_end = self._last in ".!?:"
+        if pos == 0 or (held[pos - 1] in ".!?:") != after_end:
+            ch = held[pos]
+            if after_end and ch.isspace():
+                run = _WS.match(held, pos)
+                assert run is not None
+                return run.end(), "\n" in run.group(0)
+            if ch == "\n":
+                return pos + 1, True
+            m = _SENTENCE_END.search(held, pos + 1)
+        else:
+            m = _SENTENCE_END.search(held, pos)
+        if m is None:
+            return None
+        return m.end(), "\n" in m.group(0)
+
     def _close_segment(self) -> None:
-        n = _norm(self._segment)
-        self._segment = ""
+        n = _norm("".join(self._segment))
+        self._segment = []
         if len(n) < MIN_REPEAT:
             return
         self._counts[n] = self._counts.get(n, 0) + 1
-        if self._counts[n] >= 2:
+        if self._counts[n] == 2:
             self._repeated.add(n)
 
     def _show(self, text: str, out: list[str]) -> None:
@@ -182,10 +299,11 @@ class ReplyGuard:
         body = text.rstrip()
         ws = text[len(body) :]
         if not body:
-            self._ws += ws
+            self._ws.append(ws)
             self._last = ws[-1:]
             return
-        text, self._ws = self._ws + body, ws
+        text = "".join(self._ws) + body if self._ws else body
+        self._ws = [ws] if ws else []
         if self._max_chars and self._shown + len(text) > self._max_chars:
             room = max(0, self._max_chars - self._shown)
             cut = text[:room]
@@ -197,13 +315,16 @@ class ReplyGuard:
         if text:
             out.append(text)
             self._shown += len(text)
-            self._segment += text
-        self._last = (text + self._ws)[-1:] or self._last
+            self._segment.append(text)
+        self._last = ws[-1:] if ws else (text[-1:] or self._last)
 
-    def _drop(self, text: str) -> None:
+    def _drop(self, end: int) -> None:
+        """Keep the set-aside whitespace and the held text before ``end`` from the screen."""
+        text = "".join(self._lead) + self._held[self._pos : end]
+        self._lead = []
+        self._pos = end
         self._dropped.append(text)
         self._skip_ws = True
-        self._held = self._held[len(text) :]
         self._line_start = text.endswith("\n") or (self._line_start and "\n" not in text)
         self._at_start = True
 
@@ -227,12 +348,3 @@ def _norm_with_positions(text: str, limit: int) -> tuple[str, list[int]]:
         if len(chars) >= limit:
             break
     return "".join(chars), positions
-
-
-def _longest_prefix(norm: str, sentences: Iterable[str]) -> int:
-    """Length of the longest of ``sentences`` that ``norm`` starts with (at a word end)."""
-    best = 0
-    for s in sentences:
-        if len(s) > best and norm.startswith(s) and (len(norm) == len(s) or not norm[len(s)].isalnum()):
-            best = len(s)
-    return best

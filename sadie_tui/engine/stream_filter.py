@@ -74,6 +74,11 @@ _FINAL_LINE = re.compile(r"(?<=\n)[ \t]*CITATIONS[ \t]*\r?\Z")
 _SLOW = re.compile(r"[<@C\n]|\s\Z")
 
 
+# A held-back "CITATIONS" line partial already padded with spaces or tabs: more of them keep
+# it undecided, so such pieces are set aside instead of rescanning the line each time.
+_PADDED_LINE = re.compile(r"CITATIONS[ \t]+\Z")
+
+
 class StreamFilter:
     """Incremental filter; feed it pieces, show what it returns, then call finish()."""
 
@@ -83,6 +88,7 @@ class StreamFilter:
         "_finished",
         "_held",
         "_mode",
+        "_pad",
         "_parts",
         "_saw_thinking",
         "_skip_ws",
@@ -90,12 +96,23 @@ class StreamFilter:
         "_tail_strip_at",
         "_think_buf",
         "_visible_cache",
+        "_ws",
+        "_ws_clean",
+        "_ws_nl",
     )
 
     def __init__(self) -> None:
         self._mode = _VISIBLE
-        # Undecided visible text: trailing whitespace plus a possible tag/marker start.
+        # Undecided visible text comes in two parts. First whitespace, shown only if visible
+        # text follows it (dropped before a marker and at the end); it is kept as a list of
+        # pieces and never rescanned, so a long run of it costs nothing per piece.
+        self._ws: list[str] = []
+        self._ws_nl = False  # the pending whitespace holds a line break ...
+        self._ws_clean = True  # ... and after its last one (or all of it) only spaces/tabs
+        # Then a possible tag or marker start: a few characters, or a "CITATIONS" line
+        # whose trailing spaces or tabs are set aside in _pad.
         self._held = ""
+        self._pad: list[str] = []
         # Inside a think block: a suffix that may be the start of </think>.
         self._think_buf = ""
         # Context for line-start markers: the last emitted character, or "\n"
@@ -143,19 +160,17 @@ class StreamFilter:
         """Take the next piece of the stream; return the text that may be shown now."""
         if self._finished or not piece:
             return ""
-        if (
-            self._mode == _VISIBLE
-            and self._emitted
-            and not self._skip_ws
-            and _SLOW.search(piece) is None
-            and (not self._held or self._held.isspace())
-        ):
-            text = self._held + piece if self._held else piece
-            self._held = ""
-            self._parts.append(text)
-            self._visible_cache = None
-            self._ctx = text[-1]
-            return text
+        if self._mode == _VISIBLE:
+            if (
+                self._emitted
+                and not self._skip_ws
+                and not self._held
+                and _SLOW.search(piece) is None
+            ):
+                return self._emit(piece)
+            if not piece.strip(" \t") and (self._pad or _PADDED_LINE.match(self._held)):
+                self._pad.append(piece)
+                return ""
         out: list[str] = []
         text = piece
         while text:
@@ -175,8 +190,7 @@ class StreamFilter:
         self._finished = True
         out: list[str] = []
         if self._mode == _VISIBLE and self._held:
-            s = self._ctx + self._held
-            self._held = ""
+            s = self._context() + self._take_held()
             m = _FINAL_LINE.search(s, 1)
             if m is not None:
                 self._settle(s, m.start(), out)
@@ -184,25 +198,70 @@ class StreamFilter:
             else:
                 self._settle(s, len(s), out)
         self._held = ""
+        self._pad = []
+        self._drop_ws()
         self._think_buf = ""
         return "".join(out)
 
     # -- internals --------------------------------------------------------------
 
-    def _settle(self, s: str, end: int, out: list[str]) -> str:
-        """Emit s[1:end] minus its trailing whitespace; return that whitespace."""
+    def _context(self) -> str:
+        """The character a scan starts after: "\\n" where a line-start marker may begin."""
+        line = (self._ws_nl or self._ctx == "\n") and self._ws_clean
+        return "\n" if line else " "
+
+    def _take_held(self) -> str:
+        held = self._held
+        if self._pad:
+            held += "".join(self._pad)
+            self._pad = []
+        self._held = ""
+        return held
+
+    def _keep_ws(self, ws: str) -> None:
+        """Add whitespace to the pending run."""
+        self._ws.append(ws)
+        nl = ws.rfind("\n")
+        if nl >= 0:
+            self._ws_nl = True
+            self._ws_clean = not ws[nl + 1 :].strip(" \t")
+        elif self._ws_clean:
+            self._ws_clean = not ws.strip(" \t")
+
+    def _drop_ws(self) -> None:
+        self._ws = []
+        self._ws_nl = False
+        self._ws_clean = True
+
+    def _emit(self, body: str) -> str:
+        """Show the pending whitespace then ``body`` (which ends in visible text)."""
+        if not self._emitted:
+            text = body.lstrip()  # the reply's leading whitespace never shows
+        else:
+            text = "".join(self._ws) + body if self._ws else body
+        self._drop_ws()
+        self._parts.append(text)
+        self._visible_cache = None
+        self._ctx = text[-1]
+        self._emitted = True
+        return text
+
+    def _settle(self, s: str, end: int, out: list[str]) -> None:
+        """Emit s[1:end] less its trailing whitespace, which joins the pending run."""
         body = s[1:end]
         stripped = body.rstrip()
-        ws = body[len(stripped) :]
-        if not self._emitted:
-            stripped = stripped.lstrip()
         if stripped:
-            out.append(stripped)
-            self._parts.append(stripped)
-            self._visible_cache = None
-            self._ctx = stripped[-1]
-            self._emitted = True
-        return ws
+            out.append(self._emit(stripped))
+        if len(stripped) < len(body):
+            self._keep_ws(body[len(stripped) :])
+
+    def _hold(self, partial: str) -> None:
+        """Hold back a possible tag or marker start; a marker line's indentation is pending
+        whitespace like any other."""
+        start = len(partial) - len(partial.lstrip(" \t"))
+        if start:
+            self._keep_ws(partial[:start])
+        self._held = partial[start:]
 
     def _feed_visible(self, text: str, out: list[str]) -> str:
         """Consume text in visible mode; return what is left for the next mode."""
@@ -216,28 +275,26 @@ class StreamFilter:
             if not text:
                 return ""
             self._skip_ws = False
-        s = self._ctx + self._held + text
+        s = self._context() + self._take_held() + text
         m = _SCAN.search(s, 1)
         if m is None or m.lastgroup == "partial":
             end = len(s) if m is None else m.start()
-            ws = self._settle(s, end, out)
-            self._held = ws + s[end:]
+            self._settle(s, end, out)
+            self._hold(s[end:])
             return ""
         kind = m.lastgroup
-        ws = self._settle(s, m.start(), out)
+        self._settle(s, m.start(), out)
         rest = s[m.end() :]
         if kind == "open":
             # Whitespace before a think block stays pending: it shows only if
             # visible text follows the block.
-            self._held = ws
             self._mode = _THINK
             self._saw_thinking = True
         elif kind == "close":
-            self._held = ws
             self._skip_ws = True
             self._saw_thinking = True
         else:
-            self._held = ""
+            self._drop_ws()
             self._mode = _TAIL
             self._tail_strip_at = kind == "at"
         return rest

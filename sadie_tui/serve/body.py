@@ -20,7 +20,8 @@ def _bad(message: str) -> HTTPProblem:
 async def raw_body(request: Request) -> bytes:
     """The body's bytes, refused with 413 as soon as they pass ``MAX_BODY``."""
     declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > MAX_BODY:
+    # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
         raise _too_large()
     data = bytearray()
     async for chunk in request.stream():

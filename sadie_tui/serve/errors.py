@@ -28,6 +28,7 @@ STATUS_FOR_KIND: dict[str, int] = {
     ErrorKind.MODEL_MISSING: 502,
     ErrorKind.TIMEOUT: 504,
     ErrorKind.STREAM: 502,
+    ErrorKind.NO_ANSWER: 502,
     ErrorKind.FAILURE: 500,
 }
 

@@ -26,6 +26,7 @@ from ..engine.errors import (
     ErrorKind,
     ModelError,
     ModelMissing,
+    ModelNoAnswer,
     ModelStreamError,
     ModelTimeout,
     ModelUnreachable,
@@ -89,6 +90,7 @@ _ERRORS: dict[str, type[SadieError]] = {
     ErrorKind.MODEL_MISSING: ModelMissing,
     ErrorKind.TIMEOUT: ModelTimeout,
     ErrorKind.STREAM: ModelStreamError,
+    ErrorKind.NO_ANSWER: ModelNoAnswer,
     ErrorKind.FAILURE: SadieError,
 }
 

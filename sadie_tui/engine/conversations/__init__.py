@@ -8,7 +8,8 @@ The SQL is ``store.conversations``'s; this package is the facade whose names cal
 - ``lifecycle``: create, get, list, rename, pin, archive, set state, forget;
 - ``message_log``: add, update and read messages;
 - ``summary``: the summary from the first exchange;
-- ``exchange``: Markdown / JSON export and JSON import.
+- ``exchange``: Markdown / JSON export and JSON import;
+- ``export_format``: an export file read and checked, field by field, before an import.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .exchange import (
     import_json,
     support_label,
 )
+from .export_format import decode_export
 from .lifecycle import (
     archive,
     create_conversation,
@@ -63,6 +65,7 @@ __all__ = [
     "add_message",
     "archive",
     "citation_line",
+    "decode_export",
     "count_messages",
     "create_conversation",
     "export",

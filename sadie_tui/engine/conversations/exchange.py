@@ -1,15 +1,14 @@
 """A conversation carried out of sadie and back: Markdown or JSON export, JSON import.
 
 The JSON export (``format: sadie-conversation``, ``version: 1``) holds the conversation, its
-messages and chips; importing it makes a new conversation with new ids.
+messages and chips; importing it makes a new conversation with new ids, once
+``export_format`` has checked the file.
 """
 
 from __future__ import annotations
 
 import json
 import uuid
-from datetime import datetime
-from typing import Any
 
 from ..errors import SadieError
 from ..events import CitationView
@@ -19,11 +18,9 @@ from ..store.conversations import Conversation, Message, iso
 from ..store.db import Database
 from ..store.ids import now
 from ..titles import make_title
+from .export_format import EXPORT_FORMAT, EXPORT_VERSION, read_export
 from .lifecycle import get_conversation
-from .message_log import ROLES, STATUSES, messages
-
-EXPORT_FORMAT = "sadie-conversation"
-EXPORT_VERSION = 1
+from .message_log import messages
 
 
 def export(db: Database, conversation_id: str, fmt: str) -> str:
@@ -103,71 +100,49 @@ def citation_line(citation: dict) -> str:
 
 
 def import_json(db: Database, text: str) -> Conversation:
-    """A new conversation (new ids) with the title, state, messages and chips of an export."""
-    try:
-        data = json.loads(text)
-    except ValueError as exc:
-        raise SadieError(f"not a sadie conversation export: {exc}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("conversation"), dict):
-        raise SadieError("not a sadie conversation export: no 'conversation' object")
-    head = data["conversation"]
-    items = data.get("messages") or []
-    if not isinstance(items, list):
-        raise SadieError("not a sadie conversation export: 'messages' is not a list")
+    """A new conversation (new ids) with the title, state, messages and chips of an export.
+
+    The file is checked whole first (``export_format``): a malformed one is a one-line
+    ``UsageError`` and nothing is stored."""
+    found = read_export(text)
     cid = str(uuid.uuid4())
     stamp = now()
     with db.transaction():
         repo.insert_conversation(
             db,
             cid,
-            title=make_title(str(head.get("title") or ""), limit=120),
-            summary=str(head.get("summary") or ""),
-            emotion=head.get("emotion"),
-            persona=head.get("persona"),
-            pinned=bool(head.get("pinned")),
-            created_at=_parse_time(head.get("created_at")) or stamp,
+            title=make_title(found.title, limit=120),
+            summary=found.summary,
+            emotion=found.emotion,
+            persona=found.persona,
+            pinned=found.pinned,
+            created_at=found.created_at or stamp,
             updated_at=stamp,
         )
-        for item in items:
-            if not isinstance(item, dict):
-                continue
-            citations = item.get("citations")
-            metadata = item.get("metadata")
+        for item in found.messages:
             repo.insert_message(
                 db,
                 str(uuid.uuid4()),
                 cid,
-                role=str(item["role"]) if item.get("role") in ROLES else "user",
-                content=str(item.get("content") or ""),
-                status=str(item["status"]) if item.get("status") in STATUSES else "complete",
-                emotion=item.get("emotion"),
-                citations=citations if isinstance(citations, list) else [],
-                model=item.get("model"),
-                latency_ms=item.get("latency_ms"),
-                metadata=metadata if isinstance(metadata, dict) else {},
-                created_at=_parse_time(item.get("created_at")) or now(),
+                role=item.role,
+                content=item.content,
+                status=item.status,
+                emotion=item.emotion,
+                citations=item.citations,
+                model=item.model,
+                latency_ms=item.latency_ms,
+                metadata=item.metadata,
+                created_at=item.created_at or now(),
             )
-        for chip in data.get("chips") or []:
-            if not isinstance(chip, dict) or not chip.get("kind") or not chip.get("ref_id"):
-                continue
+        for chip in found.chips:
             chip_repo.insert_chip(
                 db,
                 str(uuid.uuid4()),
                 cid,
-                kind=str(chip["kind"]),
-                ref_id=str(chip["ref_id"]),
-                label=str(chip.get("label") or chip["ref_id"]),
-                snippet=chip.get("snippet"),
+                kind=chip.kind,
+                ref_id=chip.ref_id,
+                label=chip.label,
+                snippet=chip.snippet,
                 created_at=now(),
             )
     return get_conversation(db, cid)
-
-
-def _parse_time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return parsed.replace(tzinfo=None)

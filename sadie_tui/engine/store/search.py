@@ -255,14 +255,19 @@ class _Params:
         return f"${len(self.values)}"
 
 
-def _score_sql(column: str, vector_ref: str | None, words: Sequence[str], params: _Params) -> str:
-    """Cosine to the query vector; without one, the share of ``words`` found in ``column``."""
-    if vector_ref is not None:
-        return f"1 - array_cosine_distance(embedding, {vector_ref}::FLOAT[{EMBEDDING_DIM}])"
+def _score_sql(
+    column_sql: str, vector_sql: str | None, words: Sequence[str], params: _Params
+) -> str:
+    """Cosine to the query vector (``vector_sql``: its placeholder); without one, the share
+    of ``words`` found in ``column_sql``."""
+    if vector_sql is not None:
+        return f"1 - array_cosine_distance(embedding, {vector_sql}::FLOAT[{EMBEDDING_DIM}])"
     if not words:
         return "0.0"
-    parts = " + ".join(f"(lower({column}) LIKE {params.add(f'%{w}%')})::INT" for w in words)
-    return f"({parts}) / {params.add(float(len(words)))}"
+    parts_sql = " + ".join(
+        f"(lower({column_sql}) LIKE {params.add(f'%{w}%')})::INT" for w in words
+    )
+    return f"({parts_sql}) / {params.add(float(len(words)))}"
 
 
 def side_rows(
@@ -281,32 +286,33 @@ def side_rows(
     inside ``window`` first, scores × ``observation_weight``) in one round trip, scored by
     cosine to ``vector`` (a vector literal) or, without one, by the share of ``words`` in them."""
     params = _Params()
-    vector_ref = params.add(vector) if vector is not None else None
+    vector_sql = params.add(vector) if vector is not None else None
     with_vector = vector is not None
     parts: list[str] = []
     if beliefs:
-        score = _score_sql("statement", vector_ref, words, params)
-        statuses = "('active', 'contested')" if contested else "('active')"
+        score_sql = _score_sql("statement", vector_sql, words, params)
+        statuses_sql = "('active', 'contested')" if contested else "('active')"
         parts.append(
             f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
-            f" {score} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses}"
+            f" {score_sql} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses_sql}"
             f"{' AND embedding IS NOT NULL' if with_vector else ''}"
             f" ORDER BY s DESC, id LIMIT {params.add(int(limit))})"
         )
     if observations:
-        score = _score_sql("text", vector_ref, words, params)
-        inside = "0"
+        score_sql = _score_sql("text", vector_sql, words, params)
+        inside_sql = "0"
         if window is not None:
             start, end = window
-            conds = []
+            conds_sql = []
             if start is not None:
-                conds.append(f"observed_at >= {params.add(start)}")
+                conds_sql.append(f"observed_at >= {params.add(start)}")
             if end is not None:
-                conds.append(f"observed_at < {params.add(end)}")
-            inside = f"({' AND '.join(conds)})::INT"
+                conds_sql.append(f"observed_at < {params.add(end)}")
+            inside_sql = f"({' AND '.join(conds_sql)})::INT"
         parts.append(
             f"(SELECT 'o', id::VARCHAR, text, source, NULL::DOUBLE, observed_at,"
-            f" ({score}) * {params.add(float(observation_weight))} AS s, {inside} AS inside"
+            f" ({score_sql}) * {params.add(float(observation_weight))} AS s,"
+            f" {inside_sql} AS inside"
             f" FROM observations{' WHERE embedding IS NOT NULL' if with_vector else ''}"
             f" ORDER BY inside DESC, s DESC, id LIMIT {params.add(int(limit))})"
         )

@@ -36,6 +36,7 @@ from .common import (
     excerpts_of,
     found_views,
     grounding_score,
+    no_answer,
 )
 
 if TYPE_CHECKING:
@@ -206,10 +207,15 @@ async def run_ask(
     timeout = companion.settings.citation_pass_timeout
     max_chars = companion.settings.reply_max_chars
 
-    async def draft(messages: list[dict[str, str]] | None = None) -> tuple[Grounded, str | None]:
-        text = await _complete(reasoner, briefing, question, messages)
+    async def draft(
+        messages: list[dict[str, str]] | None = None, *, required: bool = False
+    ) -> tuple[Grounded, str | None]:
+        text, thought = await _complete(reasoner, briefing, question, messages)
         filtered = Filtered(briefing, max_chars)
         visible = filtered.whole(text)
+        if required and not visible.strip():
+            # Only reasoning (an unclosed <think>): a model error, answered offline below.
+            raise no_answer(filtered, reasoner, thought)
         tail = filtered.filter
         return own_citations(visible, tail.tail, tail.diverted, briefing.shown), filtered.cut(
             reasoner
@@ -219,7 +225,7 @@ async def run_ask(
     cut: str | None = None
     try:
         t0 = time.perf_counter()
-        grounded, cut = await draft()
+        grounded, cut = await draft(required=True)
         stage("draft", t0, f"{len(grounded.text)} chars, tail {grounded.tail}")
         t0 = time.perf_counter()
         report = grounding_report(grounded.policed)
@@ -304,12 +310,16 @@ async def run_ask(
 
 async def _complete(
     reasoner: Any, briefing: Any, question: str, messages: list[dict[str, str]] | None = None
-) -> str:
+) -> tuple[str, bool]:
+    """The reply's content, and whether reasoning came in the separate thinking field."""
     parts: list[str] = []
+    thought = False
     async for piece in reasoner.stream(briefing, question, messages=messages):
         if piece.kind == "content":
             parts.append(piece.text)
-    return "".join(parts)
+        elif piece.kind == "thinking":
+            thought = True
+    return "".join(parts), thought
 
 
 def _needs_revision(policed: PolicedCitations) -> bool:

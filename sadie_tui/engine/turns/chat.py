@@ -37,7 +37,7 @@ from ..events import (
     Waiting,
 )
 from ..grounding import Grounded, needs_pass, own_citations, repair, settle
-from ..policies import guardrail_block, lint
+from ..policies import guardrail_block, lint, skip_notice
 from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
@@ -52,6 +52,7 @@ from .common import (
     excerpts_of,
     found_views,
     grounding_score,
+    no_answer,
     tokens_per_second,
 )
 
@@ -246,6 +247,7 @@ class ChatTurn:
         think_started: float | None = None
         last_think = 0.0
         last_save = started
+        thought = False  # reasoning came in the separate thinking field
         pieces = paced(self.reasoner.stream(self.briefing, self.message), WAITING_EVERY)
         async with aclosing(pieces) as stream:
             async for piece in stream:
@@ -256,6 +258,7 @@ class ChatTurn:
                     continue
                 if piece.kind == "thinking":
                     visible, thinking = "", True
+                    thought = True
                 else:
                     self.pieces += 1
                     visible = filtered.feed(piece.text)
@@ -279,6 +282,10 @@ class ChatTurn:
         if rest:
             self.shown += rest
             yield Token(rest)
+        if not self.shown.strip():
+            # Never an empty "complete" reply: an unclosed <think> (or reasoning and nothing
+            # after it) is the model failing to answer, kept as an error like any other.
+            raise no_answer(filtered, self.reasoner, thought)
         self.gen_seconds = max(1e-6, time.perf_counter() - started)
         self.cut = filtered.cut(self.reasoner)
         self.echoes_hidden = len(filtered.guard.dropped)
@@ -300,7 +307,11 @@ class ChatTurn:
         found = found_views(grounded, result, self.attached)
 
         final_text, final_emotion = grounded.text, self.emotion
-        outcome = lint(final_text, self.policies)
+        # The person's own patterns, each on a time budget: in a thread, so that even a slow
+        # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
+        outcome = await asyncio.to_thread(lint, final_text, self.policies)
+        for name in outcome.skipped:
+            yield Status(skip_notice(name))
         reason = "citations list" if grounded.list_removed else ""
         if outcome.changed:
             final_text = outcome.text
@@ -376,6 +387,8 @@ class ChatTurn:
         }
         if outcome.blocked_by is not None:
             metadata["blocked_by"] = outcome.blocked_by.name
+        if outcome.skipped:
+            metadata["policies_skipped"] = list(outcome.skipped)
         return metadata
 
     def _persist(

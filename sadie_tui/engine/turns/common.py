@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..details import find_details
+from ..errors import ModelNoAnswer
 from ..events import CitationView
 from ..prompt import Attached, Briefing, Excerpt
 from ..reply_guard import ReplyGuard
@@ -52,6 +53,23 @@ class Filtered:
         if self.guard.stopped:
             return self.guard.stopped
         return "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
+
+
+def no_answer(filtered: Filtered, reasoner: Any, thought: bool) -> ModelNoAnswer:
+    """The error for a reply that shows nothing once filtered (``thought``: reasoning came in
+    the model's separate thinking field)."""
+    out_of_tokens = getattr(reasoner, "last_done_reason", "") == "length"
+    if thought or filtered.filter.saw_thinking:
+        message = "the model only reasoned and gave no answer"
+        if filtered.filter.thinking:
+            message += " (its <think> block never closed)"
+    else:
+        message = "the model's reply had nothing to show"
+    if out_of_tokens:
+        return ModelNoAnswer(
+            message + ": it ran out of tokens", fix="raise reply_tokens in config.toml"
+        )
+    return ModelNoAnswer(message, fix="ask again, or try another model")
 
 
 def _titles(

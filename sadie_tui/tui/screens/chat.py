@@ -380,7 +380,10 @@ class ChatScreen(Screen[None]):
                 self.query_one(EmotionSigil).emotion = emotion
                 reply.set_emotion(emotion)
             case Status(value=note):
-                reply.set_placeholder(note)
+                if reply.text:  # after the reply (a policy skipped): the placeholder is gone
+                    self.notify(note, severity="warning", timeout=6)
+                else:
+                    reply.set_placeholder(note)
             case ContextBudget():
                 status.context = event
             case Thinking(elapsed=elapsed):

@@ -1,0 +1,232 @@
+"""The ``sadie-conversation`` JSON file, read and checked before anything is imported.
+
+``read_export`` parses the text and checks every field the import stores or a screen later
+reads, and returns plain records. Any problem — bytes that are not UTF-8, text that is not
+JSON or is nested past the parser's depth, a field of the wrong type, an unknown role or chip
+kind, a graph chip whose id is not a number — is one ``UsageError`` line, ``not a sadie
+conversation export: <where>: <what>`` (exit 2), raised before the database is touched, so
+a malformed file stores nothing. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from ..errors import UsageError
+from .message_log import ROLES, STATUSES
+
+EXPORT_FORMAT = "sadie-conversation"
+EXPORT_VERSION = 1
+
+_CITATION_TEXT = ("episode_id", "episode", "quote", "support", "claimed", "title", "date", "origin")
+# Metadata a screen reads back when it replays a conversation: lists of objects.
+_METADATA_LISTS = ("found_by_sadie", "unsupported")
+
+
+@dataclass(frozen=True)
+class ImportedMessage:
+    role: str
+    content: str
+    status: str
+    emotion: str | None
+    citations: list[dict[str, Any]]
+    model: str | None
+    latency_ms: float | None
+    metadata: dict[str, Any]
+    created_at: datetime | None
+
+
+@dataclass(frozen=True)
+class ImportedChip:
+    kind: str
+    ref_id: str
+    label: str
+    snippet: str | None
+
+
+@dataclass(frozen=True)
+class ImportedConversation:
+    title: str
+    summary: str
+    emotion: str | None
+    persona: str | None
+    pinned: bool
+    created_at: datetime | None
+    messages: list[ImportedMessage]
+    chips: list[ImportedChip]
+
+
+def _bad(where: str, what: str) -> UsageError:
+    place = f"{where}: " if where else ""
+    return UsageError(f"not a sadie conversation export: {place}{what}", title="Import")
+
+
+def decode_export(data: bytes, source: str = "the file") -> str:
+    """The text of an export file's bytes (UTF-8, a byte-order mark allowed)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise _bad(source, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def read_export(text: str) -> ImportedConversation:
+    """The conversation in an export's text, every field checked."""
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise _bad("", "nested too deeply") from None
+    except ValueError as exc:
+        raise _bad("", f"not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise _bad("", f"the file holds {_what(data)}, not an object")
+    if "format" in data and data["format"] != EXPORT_FORMAT:
+        raise _bad("format", f"is {data['format']!r}, not {EXPORT_FORMAT!r}")
+    version = data.get("version", EXPORT_VERSION)
+    if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version:
+        raise _bad("version", f"must be a whole number, not {_what(version)}")
+    if version > EXPORT_VERSION:
+        raise _bad("version", f"{version} is newer than this sadie reads ({EXPORT_VERSION})")
+    head = data.get("conversation")
+    if not isinstance(head, dict):
+        raise _bad("conversation", f"must be an object, not {_what(head)}")
+    return ImportedConversation(
+        title=_text(head, "title", "conversation") or "",
+        summary=_text(head, "summary", "conversation") or "",
+        emotion=_text(head, "emotion", "conversation"),
+        persona=_text(head, "persona", "conversation"),
+        pinned=_flag(head, "pinned", "conversation"),
+        created_at=_time(head, "created_at", "conversation"),
+        messages=[_message(item, f"messages[{n}]") for n, item in _items(data, "messages")],
+        chips=[_chip(item, f"chips[{n}]") for n, item in _items(data, "chips")],
+    )
+
+
+def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
+    value = data.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _bad(key, f"must be a list, not {_what(value)}")
+    for n, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise _bad(f"{key}[{n}]", f"must be an object, not {_what(item)}")
+    return list(enumerate(value))
+
+
+def _message(item: dict[str, Any], where: str) -> ImportedMessage:
+    role = item.get("role")
+    if role not in ROLES:
+        raise _bad(f"{where}.role", f"must be one of {', '.join(ROLES)}, not {_what(role)}")
+    status = item.get("status", "complete")
+    if status not in STATUSES:
+        raise _bad(f"{where}.status", f"must be one of {', '.join(STATUSES)}, not {_what(status)}")
+    latency = item.get("latency_ms")
+    if latency is not None and (
+        isinstance(latency, bool)
+        or not isinstance(latency, int | float)
+        or not math.isfinite(latency)
+    ):
+        raise _bad(f"{where}.latency_ms", f"must be a number, not {_what(latency)}")
+    return ImportedMessage(
+        role=role,
+        content=_text(item, "content", where) or "",
+        # Nothing is still writing a reply that streamed in another memory.
+        status="interrupted" if status == "streaming" else status,
+        emotion=_text(item, "emotion", where),
+        citations=_citations(item.get("citations"), f"{where}.citations"),
+        model=_text(item, "model", where),
+        latency_ms=None if latency is None else float(latency),
+        metadata=_metadata(item.get("metadata"), f"{where}.metadata"),
+        created_at=_time(item, "created_at", where),
+    )
+
+
+def _citations(value: Any, where: str) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise _bad(where, f"must be a list, not {_what(value)}")
+    for n, citation in enumerate(value):
+        if not isinstance(citation, dict):
+            raise _bad(f"{where}[{n}]", f"must be an object, not {_what(citation)}")
+        for key in _CITATION_TEXT:
+            _text(citation, key, f"{where}[{n}]")
+    return value
+
+
+def _metadata(value: Any, where: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _bad(where, f"must be an object, not {_what(value)}")
+    for key in _METADATA_LISTS:
+        if value.get(key) is not None:
+            _citations(value[key], f"{where}.{key}")
+    return value
+
+
+def _chip(item: dict[str, Any], where: str) -> ImportedChip:
+    from .. import chips  # chips resolves conversation ids: imported here, not at the top
+
+    kind = item.get("kind")
+    if kind not in chips.KINDS:
+        kinds = ", ".join(chips.KINDS)
+        raise _bad(f"{where}.kind", f"must be one of {kinds}, not {_what(kind)}")
+    ref_id = _text(item, "ref_id", where)
+    if not ref_id:
+        raise _bad(f"{where}.ref_id", "is missing")
+    if kind == "graph_entity" and chips.parse_entity_id(ref_id) is None:
+        raise _bad(f"{where}.ref_id", f"must be an entity id (digits), not {ref_id!r}")
+    return ImportedChip(
+        kind=kind,
+        ref_id=ref_id,
+        label=_text(item, "label", where) or ref_id,
+        snippet=_text(item, "snippet", where),
+    )
+
+
+def _text(item: dict[str, Any], key: str, where: str) -> str | None:
+    value = item.get(key)
+    if value is not None and not isinstance(value, str):
+        raise _bad(f"{where}.{key}", f"must be text, not {_what(value)}")
+    return value
+
+
+def _flag(item: dict[str, Any], key: str, where: str) -> bool:
+    value = item.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise _bad(f"{where}.{key}", f"must be true or false, not {_what(value)}")
+    return bool(value)
+
+
+def _time(item: dict[str, Any], key: str, where: str) -> datetime | None:
+    value = _text(item, key, where)
+    if not value:
+        return None
+    try:
+        return datetime.fromisoformat(value).replace(tzinfo=None)
+    except ValueError:
+        raise _bad(f"{where}.{key}", f"is not a date and time: {value[:40]!r}") from None
+
+
+def _what(value: Any) -> str:
+    """A value as a message names it: its kind, and a short form of it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return f"text {value[:40]!r}"
+    if isinstance(value, int | float):
+        return f"the number {value!r}"[:60]
+    if isinstance(value, list):
+        return "a list"
+    return "an object"
