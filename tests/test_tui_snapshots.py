@@ -1,6 +1,6 @@
 """SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
 clock and frozen timings: the chat mid-stream and finished (in each theme), the offline
-state, the chip picker, the browser (and its search), help, an opened episode and the too-small message.
+state, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode and the too-small message.
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -133,6 +133,25 @@ def test_chip_bar_with_chips(snap_compare, ctx) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_chip_bar_overflow(snap_compare, ctx) -> None:
+    """More chips than fit at 80 columns: whole chips, "‹ N more" for the rest, the latest
+    in view."""
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        from sadie_tui.engine.chips import find_attachable
+
+        found = find_attachable(app.session.db, "maya") + find_attachable(app.session.db, "week")
+        kinds = ("wiki", "graph_entity", "discourse", "brief")
+        for kind in kinds:
+            await app.chat_screen.attach(next(c for c in found if c.kind == kind))
+        await wait_until(pilot, lambda: len(app.chat_screen.query("ChipView")) == len(kinds))
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(80, 24), run_before=run)
 
 
 def test_browser(snap_compare, ctx) -> None:
