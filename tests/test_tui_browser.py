@@ -14,6 +14,7 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.prompt import Briefing, Excerpt
 from sadie_tui.engine.reasoners.offline import compose
 from sadie_tui.tui import previews
+from sadie_tui.tui.commands import system_commands
 from sadie_tui.tui.previews import Preview
 from sadie_tui.tui.screens.chat import ChatScreen
 from sadie_tui.tui.screens.conversations import (
@@ -356,6 +357,8 @@ async def test_the_footer_says_restore_in_the_archived_tab(home, ollama) -> None
         await pilot.press("t")
         await wait_until(pilot, lambda: footer_keys(browser).get("x") == "Restore")
         assert "a" not in footer_keys(browser)  # one remap moved both
+        palette = [c.title for c in system_commands(app, browser)]
+        assert "Restore" in palette and "Archive" not in palette
         await wait_until(pilot, lambda: highlighted_title(browser) == "Old plans")
         await pilot.press("x")
         await wait_until(pilot, lambda: not browser.conversations)
