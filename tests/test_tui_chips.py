@@ -1,6 +1,7 @@
 """Pilot tests of context chips: the picker (ctrl+t) searching all five kinds as you type,
 chips held for a new conversation and attached on the first send, removing a focused chip
-with delete/backspace or a click, and ctrl+r removing the last one."""
+with delete/backspace or a click, ctrl+r removing the last one, and a bar with more chips
+than fit (whole chips only, hints for the rest, the keyboard reaching every one)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import pytest
 from sadie_tui.engine.chips import list_chips
 from sadie_tui.tui.screens.chat import ChatScreen
 from sadie_tui.tui.screens.chip_picker import ChipPickerScreen
-from sadie_tui.tui.widgets.chip_bar import ChipBar, ChipView
+from sadie_tui.tui.widgets.chip_bar import (
+    LABEL_MAX,
+    ChipBar,
+    ChipItem,
+    ChipMore,
+    ChipView,
+    chip_text,
+    chip_window,
+)
 from sadie_tui.tui.widgets.prompt import PromptInput
 from tests.support.tui import (
     make_app,
@@ -18,7 +27,6 @@ from tests.support.tui import (
 )
 
 pytest_plugins = ["tests.support.tui"]
-pytestmark = pytest.mark.asyncio
 
 
 async def open_picker(pilot) -> ChipPickerScreen:  # type: ignore[no-untyped-def]
@@ -172,3 +180,137 @@ async def test_chips_come_back_with_their_conversation(ctx) -> None:
         await wait_until(pilot, app.memory_ready.is_set)
         await app.chat_screen.open_conversation(cid)
         await wait_until(pilot, lambda: [i.label for i in bar(app).items] == ["Maya"])
+
+
+# -- overflow: whole chips, hints for the rest ------------------------------------------------
+
+
+async def attach_many(pilot, count: int) -> ChipBar:  # type: ignore[no-untyped-def]
+    """``count`` chips held for a new conversation, attached the way the picker does."""
+    app = pilot.app
+    await wait_until(pilot, app.memory_ready.is_set)
+    from sadie_tui.engine.chips import find_attachable
+
+    picked: dict[str, object] = {}
+    for query in ("maya", "pottery", "priya", "week", "river"):
+        for c in find_attachable(app.session.db, query):
+            picked.setdefault(f"{c.kind}:{c.ref_id}", c)
+    assert len(picked) >= count
+    for candidate in list(picked.values())[:count]:
+        await app.chat_screen.attach(candidate)
+    chips = bar(app)
+    await wait_until(pilot, lambda: len(chips.query(ChipView)) == count)
+    await pilot.pause()
+    return chips
+
+
+def check_whole(chips: ChipBar) -> tuple[list[ChipView], int]:
+    """Every chip shown lies wholly inside the bar with its ✕; the hints count the others."""
+    views = list(chips.query(ChipView))
+    shown = [v for v in views if v.display]
+    assert shown, "at least one chip shows"
+    for view in shown:
+        assert chips.content_region.contains_region(view.region), view.item.label
+        assert str(view.render()).endswith(" ✕")
+        assert len(str(view.render())) <= view.content_size.width
+    hidden = len(views) - len(shown)
+    counted = 0
+    for hint in chips.query(ChipMore):
+        if hint.display:
+            assert chips.content_region.contains_region(hint.region)
+            counted += int(str(hint.render()).split()[1 if "‹" in str(hint.render()) else 0])
+    assert counted == hidden
+    # One run, in order.
+    indexes = [views.index(v) for v in shown]
+    assert indexes == list(range(indexes[0], indexes[-1] + 1))
+    return views, hidden
+
+
+@pytest.mark.parametrize("width", [60, 120])
+async def test_chips_that_do_not_fit_are_counted_never_cut(ctx, width) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(width, 30)) as pilot:
+        chips = await attach_many(pilot, 6)
+        views, hidden = check_whole(chips)
+        assert hidden > 0
+        assert views[-1].display  # at rest the latest chip shows
+        # The keyboard walks every chip; the one focused always shows whole.
+        start = next(i for i, v in enumerate(views) if v.display)
+        views[start].focus()
+        await wait_until(pilot, lambda: app.focused is views[start])
+        for _ in range(start):
+            await pilot.press("shift+tab")
+            check_whole(chips)
+            assert app.focused.display
+        assert app.focused is views[0]
+        seen = [app.focused]
+        for _ in range(len(views) - 1):
+            await pilot.press("tab")
+            await wait_until(pilot, lambda: app.focused is not seen[-1])
+            check_whole(chips)
+            assert app.focused.display
+            seen.append(app.focused)
+        assert seen == views
+        await pilot.press("left")
+        assert app.focused is views[-2]
+        await pilot.press("right", "tab")  # past the last chip: on to the next field
+        await wait_until(pilot, lambda: not isinstance(app.focused, ChipView))
+        await wait_until(pilot, lambda: views[-1].display)  # back at rest
+
+
+async def test_removing_chips_brings_the_rest_back_into_view(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 30)) as pilot:
+        chips = await attach_many(pilot, 5)
+        views = list(chips.query(ChipView))
+        assert not views[0].display  # the bar holds the latest chips
+        views[-1].focus()
+        await wait_until(pilot, lambda: app.focused is views[-1])
+        await pilot.press("delete")
+        await wait_until(pilot, lambda: len(chips.items) == 4)
+        await wait_until(pilot, lambda: isinstance(app.focused, ChipView))
+        assert app.focused.item == views[-2].item  # its neighbour
+        check_whole(chips)
+        await pilot.press("delete")
+        await wait_until(pilot, lambda: len(chips.items) == 3)
+        await pilot.pause()
+        left, hidden = check_whole(chips)  # three fit: all of them, nothing scrolled away
+        assert hidden == 0 and all(v.display for v in left)
+        assert not any(h.display for h in chips.query(ChipMore))
+
+
+async def test_a_click_on_a_hint_brings_in_the_hidden_chip(ctx) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(60, 30)) as pilot:
+        chips = await attach_many(pilot, 5)
+        views = list(chips.query(ChipView))
+        before = chips.query_one("#chip-before", ChipMore)
+        assert before.display and not views[0].display
+        start = next(i for i, v in enumerate(views) if v.display)
+        await pilot.click(before)
+        await wait_until(pilot, lambda: app.focused is views[start - 1])
+        assert views[start - 1].display
+        check_whole(chips)
+        assert len(chips.items) == 5  # a click on a hint removes nothing
+
+
+def test_chip_window() -> None:
+    assert chip_window([10, 10], 30) == (0, 2)  # all fit
+    assert chip_window([], 30) == (0, 0)
+    five = [20] * 5  # hints: "‹ N more" and "N more ›" take 9 cells each
+    assert chip_window(five, 50) == (3, 5)  # at rest: the latest
+    assert chip_window(five, 50, focus=0, first=3) == (0, 2)
+    assert chip_window(five, 50, focus=2, first=0) == (2, 3)
+    assert chip_window(five, 50, focus=1, first=0) == (0, 2)  # in view: no move
+    assert chip_window([100], 50) == (0, 1)  # always one
+    assert chip_window([20] * 3, 50, focus=2, first=3) == (1, 3)  # a gap closes
+
+
+def test_a_long_label_is_cut_but_keeps_its_kind_and_cross() -> None:
+    item = ChipItem("source", "x", "Physio — FisioLuz, the long appointment on Thursday")
+    text = chip_text(item).plain
+    assert text.endswith(" · source ✕") and "…" in text
+    assert len(text) <= LABEL_MAX + len(" · source ✕")
+    squeezed = chip_text(item, 20).plain
+    assert len(squeezed) <= 20 and squeezed.endswith(" · source ✕")
+    assert chip_text(ChipItem("wiki", "m", "Maya")).plain == "Maya · wiki ✕"

@@ -1,6 +1,6 @@
 """SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
 clock and frozen timings: the chat mid-stream and finished (in each theme), the offline
-state, the chip picker, the browser, help, an opened episode and the too-small message.
+state, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode and the too-small message.
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -135,6 +135,25 @@ def test_chip_bar_with_chips(snap_compare, ctx) -> None:
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
 
 
+def test_chip_bar_overflow(snap_compare, ctx) -> None:
+    """More chips than fit at 80 columns: whole chips, "‹ N more" for the rest, the latest
+    in view."""
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        from sadie_tui.engine.chips import find_attachable
+
+        found = find_attachable(app.session.db, "maya") + find_attachable(app.session.db, "week")
+        kinds = ("wiki", "graph_entity", "discourse", "brief")
+        for kind in kinds:
+            await app.chat_screen.attach(next(c for c in found if c.kind == kind))
+        await wait_until(pilot, lambda: len(app.chat_screen.query("ChipView")) == len(kinds))
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(80, 24), run_before=run)
+
+
 def test_browser(snap_compare, ctx) -> None:
     seed_conversations(ctx.home)
 
@@ -146,6 +165,30 @@ def test_browser(snap_compare, ctx) -> None:
             pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
         )
         await wait_until(pilot, lambda: browser.conversations)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_browser_search_shows_the_match(snap_compare, ctx) -> None:
+    seed_conversations(ctx.home)
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("ctrl+l")
+        browser = await wait_until(
+            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
+        )
+        await wait_until(pilot, lambda: browser.conversations)
+        await pilot.press(*"queue")  # in the refactor's reply only
+        await wait_until(
+            pilot,
+            lambda: (
+                [c.title for c in browser.conversations] == ["The refactor"]
+                and "queue" in str(browser.query_one("#browser-list").get_option_at_index(0).prompt)
+            ),
+        )
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)

@@ -1,5 +1,7 @@
 """The conversation browser: pinned first, then recent, then an Archived tab; type to search
-titles and message text; open, pin, archive, rename, forget (confirmed) and export.
+titles and message text (each row then shows the match); open, pin, archive, rename, forget
+(confirmed) and export. A row is always highlighted while there is one: the current
+conversation's at first, the same place after a row leaves the list.
 
 It dismisses with ``("open", id)``, ``("new", None)`` or ``None`` (nothing changed).
 """
@@ -17,7 +19,9 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
+from textual.worker import get_current_worker
 
+from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
 from .dialogs import Confirm, TextPrompt
 
@@ -33,18 +37,33 @@ def when(moment: datetime, now: datetime) -> str:
     return f"{moment:%Y-%m-%d}"
 
 
-def conversation_prompt(c: Any, now: datetime) -> Text:
+#: How a search match stands out in a row.
+MATCH_STYLE = "bold underline not dim"
+
+
+def conversation_prompt(
+    c: Any, now: datetime, preview: Preview | None = None, search: str = ""
+) -> Text:
+    """A row: sigil, title, when and how long; the preview (the summary unless given) below,
+    with the search match emphasised in both."""
+    preview = preview or Preview(summary_preview(c.summary))
     text = Text(no_wrap=True, overflow="ellipsis")
     if c.emotion in GLYPHS:
         text.append(GLYPHS[c.emotion], style=f"bold {COLOURS[c.emotion]}")
     else:
         text.append(" ")
     text.append(" ")
+    start = len(text)
     text.append(c.title, style="bold")
+    if search and (span := find(c.title, search)) is not None:
+        text.stylize(MATCH_STYLE, start + span[0], start + span[1])
     text.append(f"  {when(c.updated_at, now)} · {c.message_count} msgs", style="dim")
-    if c.summary:
+    if preview.text:
         text.append("\n  ")
-        text.append(" ".join(c.summary.split()), style="dim italic")
+        start = len(text)
+        text.append(preview.text, style="dim italic")
+        if preview.span is not None:
+            text.stylize(MATCH_STYLE, start + preview.span[0], start + preview.span[1])
     return text
 
 
@@ -69,11 +88,52 @@ class ConversationList(OptionList):
             # At once, not by message: the next key must already land in the search box.
             self.screen.type_ahead(event.character)
 
+    def row_ids(self) -> list[str]:
+        """The ids of the rows that can be highlighted (not the section headings), in order."""
+        return [
+            option.id
+            for option in (self.get_option_at_index(i) for i in range(self.option_count))
+            if not option.disabled and option.id is not None
+        ]
+
+    def highlight_row(self, row: int) -> None:
+        """Highlight the ``row``-th highlightable row (clamped to the last)."""
+        rows = [i for i in range(self.option_count) if not self.get_option_at_index(i).disabled]
+        if rows:
+            self.highlighted = rows[max(0, min(row, len(rows) - 1))]
+
+
+class SearchBox(Input):
+    """The search box; escape clears a search (and only escapes the browser when empty)."""
+
+    BINDINGS = [
+        Binding(
+            "escape",
+            "clear_search",
+            "Clear search",
+            id="browser.clear-search",
+            tooltip="Clear the search (escape again goes back)",
+        ),
+    ]
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":
+            # False passes escape on to the screen's "back" binding.
+            return bool(self.value)
+        return super().check_action(action, parameters)
+
+    def action_clear_search(self) -> None:
+        self.value = ""
+
 
 class BrowserScreen(Screen[tuple[str, str | None] | None]):
     BINDINGS = [
         Binding(
-            "escape,ctrl+l", "back", "Back", id="browser.back", tooltip="Back to the conversation"
+            "escape,ctrl+l",
+            "back",
+            "Back",
+            id="browser.back",
+            tooltip="Back to the conversation (escape in a search box with text clears it first)",
         ),
         Binding("ctrl+n", "new", "New", id="new-conversation", tooltip="Start a new conversation"),
         Binding(
@@ -84,7 +144,17 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             tooltip="Search titles and message text (or just start typing)",
         ),
         Binding("p", "pin", "Pin", id="browser.pin", tooltip="Pin or unpin"),
-        Binding("a", "archive", "Archive", id="browser.archive", tooltip="Archive or restore"),
+        # One key, one id (so one remap moves both), named for what it does in each tab.
+        Binding(
+            "a", "archive", "Archive", id="browser.archive", tooltip="Archive the conversation"
+        ),
+        Binding(
+            "a",
+            "restore",
+            "Restore",
+            id="browser.archive",
+            tooltip="Restore the conversation from the archive",
+        ),
         Binding("r", "rename", "Rename", id="browser.rename", tooltip="Rename"),
         Binding(
             "d",
@@ -125,6 +195,8 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.conversations: list[Any] = []
         self.archived = False
         self._forgot_current = False
+        # The row highlighted in each tab when it was left, to come back to.
+        self._left_at: dict[bool, str | None] = {False: current, True: None}
 
     @property
     def sadie(self) -> SadieApp:
@@ -132,7 +204,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("Conversations"), id="browser-title")
-        yield Input(
+        yield SearchBox(
             placeholder="search titles and messages  (/)",
             id="browser-search",
             select_on_focus=False,
@@ -147,44 +219,79 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def on_mount(self) -> None:
         self.query_one("#browser-tabs", Tabs).can_focus = False
         self.query_one(ConversationList).focus()
-        self.refresh_list()
+        self.refresh_list(keep=self.current)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "archive":
+            return not self.archived
+        if action == "restore":
+            return self.archived
+        return super().check_action(action, parameters)
 
     # -- listing -----------------------------------------------------------------------------
-    def refresh_list(self, keep: str | None = None) -> None:
-        self._load(self.query_one("#browser-search", Input).value, self.archived, keep)
+    def refresh_list(self, keep: str | None = None, row: int | None = None) -> None:
+        """List again; highlight ``keep`` if it is still listed, else the ``row``-th row, else
+        the row highlighted now, else the first."""
+        search = self.query_one("#browser-search", Input).value
+        # A row's preview line starts two cells in; a scrollbar may take one more.
+        room = self.query_one(ConversationList).content_size.width - 3
+        self._load(search, self.archived, keep, row, room if room > 20 else ROOM)
 
     @work(thread=True, exclusive=True, group="browser", exit_on_error=False)
-    def _load(self, search: str, archived: bool, keep: str | None) -> None:
+    def _load(
+        self, search: str, archived: bool, keep: str | None, row: int | None, room: int
+    ) -> None:
+        worker = get_current_worker()
         session = self.sadie.session
         if session is None:
-            self.app.call_from_thread(self._show, [], keep, "The memory is still opening…")
+            self.app.call_from_thread(self._show, [], {}, keep, row, "The memory is still opening…")
             return
         found = session.conversations(archived=archived, search=search or None)
-        self.app.call_from_thread(self._show, found, keep, None)
+        previews = describe(
+            found, search, session.messages, room=room, cancelled=lambda: worker.is_cancelled
+        )
+        if worker.is_cancelled:  # a newer listing (the next keystroke) is on its way
+            return
+        self.app.call_from_thread(self._show, found, previews, keep, row, None)
 
-    def _show(self, found: list[Any], keep: str | None, note: str | None) -> None:
+    def _show(
+        self,
+        found: list[Any],
+        previews: dict[str, Preview],
+        keep: str | None,
+        row: int | None,
+        note: str | None,
+    ) -> None:
         self.conversations = found
         now = self.sadie.clock()
+        search = self.query_one("#browser-search", Input).value
         listing = self.query_one(ConversationList)
-        previous = keep or self.highlighted_id()
+        previous = self.highlighted_id()
         listing.clear_options()
+
+        def option(c: Any) -> Option:
+            return Option(conversation_prompt(c, now, previews.get(c.id), search), id=c.id)
+
         options: list[Option] = []
         pinned = [c for c in found if c.pinned]
         rest = [c for c in found if not c.pinned]
         if not self.archived and pinned:
             options.append(Option(Text("Pinned", style="bold"), disabled=True))
-            options += [Option(conversation_prompt(c, now), id=c.id) for c in pinned]
+            options += [option(c) for c in pinned]
             options.append(Option(Text("Recent", style="bold"), disabled=True))
-            options += [Option(conversation_prompt(c, now), id=c.id) for c in rest]
+            options += [option(c) for c in rest]
         else:
-            options += [Option(conversation_prompt(c, now), id=c.id) for c in found]
+            options += [option(c) for c in found]
         listing.add_options(options)
-        ids = [o.id for o in options]
-        if previous in ids:
-            listing.highlighted = ids.index(previous)
-        elif found:
-            listing.highlighted = next(i for i, o in enumerate(options) if not o.disabled)
-        search = self.query_one("#browser-search", Input).value
+        rows = listing.row_ids()
+        if keep in rows:
+            listing.highlight_row(rows.index(keep))
+        elif row is not None:
+            listing.highlight_row(row)
+        elif previous in rows:
+            listing.highlight_row(rows.index(previous))
+        else:
+            listing.highlight_row(0)
         empty = self.query_one("#browser-empty", Static)
         if note:
             message = note
@@ -205,12 +312,19 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             return None
         return listing.get_option_at_index(listing.highlighted).id
 
+    def highlighted_row(self) -> int | None:
+        """The highlighted row's place among the rows (headings not counted)."""
+        cid = self.highlighted_id()
+        rows = self.query_one(ConversationList).row_ids()
+        return rows.index(cid) if cid in rows else None
+
     def selected(self) -> Any | None:
         cid = self.highlighted_id()
         return next((c for c in self.conversations if c.id == cid), None)
 
     @on(Input.Changed, "#browser-search")
     def _search_changed(self) -> None:
+        self.refresh_bindings()  # escape: clear the search, or go back
         self.refresh_list()
 
     @on(Input.Submitted, "#browser-search")
@@ -226,8 +340,10 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def _tab(self, event: Tabs.TabActivated) -> None:
         archived = event.tab.id == "archived"
         if archived != self.archived:
+            self._left_at[self.archived] = self.highlighted_id()
             self.archived = archived
-            self.refresh_list()
+            self.refresh_bindings()  # "a" archives or restores
+            self.refresh_list(keep=self._left_at[archived])
 
     # enter on the list opens (OptionList's own binding): listed in help for completeness.
     @on(OptionList.OptionSelected, "#browser-list")
@@ -270,6 +386,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
                 timeout=3,
             )
 
+    def action_restore(self) -> None:
+        self.action_archive()  # the same toggle: only its name in the footer differs
+
     def action_rename(self) -> None:
         c = self._need_selection()
         if c is None:
@@ -301,8 +420,14 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             confirmed,
         )
 
-    @work(thread=True, group="browser-change", exit_on_error=False)
     def _change(self, what: str, conversation_id: str, value: Any) -> None:
+        """Change the conversation, then list again with the highlight where it was: on the
+        renamed row, or on whatever takes the place of one that moved or left."""
+        row = self.highlighted_row() if self.highlighted_id() == conversation_id else None
+        self._apply(what, conversation_id, value, None if what == "rename" else row)
+
+    @work(thread=True, group="browser-change", exit_on_error=False)
+    def _apply(self, what: str, conversation_id: str, value: Any, row: int | None) -> None:
         from ...engine.errors import SadieError
 
         session = self.sadie.session
@@ -318,7 +443,10 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
                 session.forget(conversation_id)
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
-        self.app.call_from_thread(self.refresh_list, conversation_id)
+        if row is None:
+            self.app.call_from_thread(self.refresh_list, conversation_id)
+        else:
+            self.app.call_from_thread(self.refresh_list, None, row)
 
     def action_export(self) -> None:
         if (c := self._need_selection()) is not None:
