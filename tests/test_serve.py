@@ -379,6 +379,8 @@ def test_error_statuses_and_shapes(offline):
         assert c.get("/v1/conversations/ffffffff/export").status_code == 404
         latin1 = c.post("/v1/conversations/import", content='{"t": "é"}'.encode("latin-1"))
         assert latin1.status_code == 400 and "not UTF-8" in latin1.json()["error"]
+        listed = c.post("/v1/conversations/import", content=b"[]")  # the CLI's own message
+        assert listed.status_code == 400 and "not a sadie conversation export" in listed.text
 
 
 @pytest.mark.parametrize(

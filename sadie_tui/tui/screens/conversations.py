@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
+from ...display import safe
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
 from .dialogs import Confirm, TextPrompt
@@ -54,15 +55,17 @@ def conversation_prompt(
         text.append(" ")
     text.append(" ")
     start = len(text)
-    text.append(c.title, style="bold")
-    if search and (span := find(c.title, search)) is not None:
+    title = safe(c.title)
+    text.append(title, style="bold")
+    if search and (span := find(title, search)) is not None:
         text.stylize(MATCH_STYLE, start + span[0], start + span[1])
     text.append(f"  {when(c.updated_at, now)} · {c.message_count} msgs", style="dim")
     if preview.text:
         text.append("\n  ")
         start = len(text)
-        text.append(preview.text, style="dim italic")
-        if preview.span is not None:
+        shown = safe(preview.text)
+        text.append(shown, style="dim italic")
+        if preview.span is not None and shown == preview.text:  # offsets into the same text
             text.stylize(MATCH_STYLE, start + preview.span[0], start + preview.span[1])
     return text
 

@@ -22,6 +22,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
+from ...display import safe
+
 KIND_NAMES = {
     "wiki": "wiki",
     "source": "source",
@@ -59,7 +61,7 @@ def chip_text(item: ChipItem, width: int | None = None) -> Text:
     room = LABEL_MAX
     if width is not None:
         room = min(room, width - cell_len(kind) - cell_len(close))
-    label = " ".join(item.label.split())
+    label = " ".join(safe(item.label).split())
     if cell_len(label) > room:
         label = _cut(label, max(1, room - 1)) + ELLIPSIS
     text = Text(label, no_wrap=True)
@@ -188,7 +190,7 @@ class ChipView(Widget, can_focus=True):
         snippet = self.item.snippet or self.item.label
         if cell_len(self.item.label) > LABEL_MAX and snippet != self.item.label:
             snippet = f"{self.item.label}\n\n{snippet}"
-        self.tooltip = Text(f"{snippet}\n\n(delete or click removes it)")
+        self.tooltip = Text(f"{safe(snippet)}\n\n(delete or click removes it)")
 
     @property
     def cells(self) -> int:
