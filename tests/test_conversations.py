@@ -317,6 +317,19 @@ def test_export_markdown(db: Database) -> None:
         conv.export(db, c.id, "pdf")
 
 
+def test_export_names_the_personas_the_replies_used(db: Database) -> None:
+    c = conv.create_conversation(db, "Two lenses", persona="friend")
+    conv.add_message(db, c.id, "user", "How am I doing?")
+    conv.add_message(db, c.id, "assistant", "Well.", metadata={"persona": "analyst"})
+    md = conv.export(db, c.id, "md")
+    assert "persona analyst" in md and "persona friend" not in md  # the one used, not started
+    conv.add_message(db, c.id, "user", "And now?")
+    conv.add_message(db, c.id, "assistant", "Better.", metadata={"persona": "coach"})
+    md = conv.export(db, c.id, "md")
+    assert "personas analyst, coach" in md
+    assert "· as coach" in md and "· as analyst" in md
+
+
 def test_export_json_round_trip(db: Database) -> None:
     c = _sample(db)
     db.execute(

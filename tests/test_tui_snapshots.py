@@ -1,6 +1,6 @@
 """SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
-clock and frozen timings: the chat mid-stream and finished (in each theme), the offline
-state, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode and the too-small message.
+clock and frozen timings: the chat mid-stream, checking its sources and finished (in each
+theme), the offline state and its banner given once, the model picker, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode and the too-small message.
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -93,6 +93,46 @@ def test_offline_state(snap_compare, home, ollama) -> None:
 
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         await ask(pilot)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_offline_banner_once(snap_compare, home, ollama) -> None:
+    """Two offline replies in one conversation: the banner in full once, then short."""
+    ctx = make_context(home, ollama.url, model="llama-nope:7b")
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        first = await ask(pilot)
+        await ask(pilot, "And how did the pottery class go?")
+        assert first is not pilot.app.chat_screen.reply
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(100, 40), run_before=run)
+
+
+def test_checking_sources(snap_compare, ctx, ollama) -> None:
+    """The prose is complete and the citation pass is running (it never answers here)."""
+    ollama.queue(Reply(["Maya is moving to Leeds in May, you wrote."]))
+    ollama.queue(Reply(["{}"], stall_after=0, stall_seconds=60))
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        reply = await ask(pilot, finish=False)
+        await wait_until(pilot, lambda: reply.checking, what="the citation pass")
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_model_picker(snap_compare, ctx, ollama) -> None:
+    from sadie_tui.tui.screens.dialogs import Choose
+
+    ollama.models.extend(["gemma3:270m", "llama3.2:3b"])
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await wait_until(pilot, pilot.app.memory_ready.is_set)
+        await pilot.press("f4")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, Choose))
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)

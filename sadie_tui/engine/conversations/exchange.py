@@ -58,8 +58,9 @@ def _markdown(
     facts = [f"started {conversation.created_at:%Y-%m-%d %H:%M}"]
     if conversation.emotion:
         facts.append(f"feeling {conversation.emotion}")
-    if conversation.persona:
-        facts.append(f"persona {conversation.persona}")
+    used = personas_used(conversation, items)
+    if used:
+        facts.append(("persona " if len(used) == 1 else "personas ") + ", ".join(used))
     facts.append(f"id {conversation.id}")
     lines += [f"*{' · '.join(facts)}*", ""]
     if conversation.summary:
@@ -74,6 +75,8 @@ def _markdown(
         head = f"## {who} · {message.created_at:%Y-%m-%d %H:%M}"
         if message.emotion and message.role == "assistant":
             head += f" · {message.emotion}"
+        if len(used) > 1 and message.role == "assistant" and _persona_of(message):
+            head += f" · as {_persona_of(message)}"
         if message.status != "complete":
             head += f" ({message.status})"
         lines += [head, "", message.content.rstrip(), ""]
@@ -82,6 +85,21 @@ def _markdown(
         if message.citations:
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _persona_of(message: Message) -> str:
+    return str((message.metadata or {}).get("persona") or "")
+
+
+def personas_used(conversation: Conversation, items: list[Message]) -> list[str]:
+    """The personas sadie replied as, in the order first used (each reply records its own);
+    the one the conversation started with when no reply says."""
+    used: list[str] = []
+    for message in items:
+        name = _persona_of(message) if message.role == "assistant" else ""
+        if name and name not in used:
+            used.append(name)
+    return used or ([conversation.persona] if conversation.persona else [])
 
 
 def support_label(support: str | None) -> str:
