@@ -88,7 +88,11 @@ class Memory:
         fresh = path.with_suffix(".compact.duckdb")
         fresh.unlink(missing_ok=True)
         with self.db.lock:
-            self.db.copy_to(fresh)
+            try:
+                self.db.copy_to(fresh)
+            except BaseException:
+                fresh.unlink(missing_ok=True)  # a full disk: no half-written copy left behind
+                raise
             self.db.close()
         shutil.move(str(fresh), str(path))
         wal = path.with_suffix(".duckdb.wal")

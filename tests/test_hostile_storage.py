@@ -1,0 +1,161 @@
+"""Hostile input against the storage side (issue 15): full disks, processes killed mid-reply,
+hostile files in an ingest, a damaged keyword index, file modes, odd home paths.
+
+Each test first builds the exact input the issue reports, then checks what sadie promises:
+one line and a documented exit code instead of a traceback, nothing left ``streaming``,
+one bad file skipped with a reason while the rest go in, a damaged index rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sadie_tui.engine.errors import StorageError
+from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.store import episodes as episode_store
+from sadie_tui.engine.store.db import Database
+from tests.conftest import write_notes
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ, SADIE_HOME=str(home), OLLAMA_HOST="http://127.0.0.1:9")
+    env.pop("COLUMNS", None)
+    env.update(extra)
+    return env
+
+
+# --------------------------------------------------------------------------- a full disk
+
+SMALL_NOTES = {
+    "journal/2026-03-14.md": "---\ntitle: Warden retro\ndate: 2026-03-14\n---\n"
+    "Ines said the Warden rollout went fine in Lisbon, and Pedro wants a retro.",
+    "journal/2026-10-11.md": "---\ntitle: Race day\ndate: 2026-10-11\n---\n"
+    "Finished the Lisbon marathon with Ines at the finish line.",
+    "beliefs.jsonl": '{"statement": "Running keeps me sane", "confidence": 0.5,'
+    ' "evidence": ["journal/2026-10-11.md"]}\n',
+}
+
+# Runs sadie commands in one process whose files may not grow (RLIMIT_FSIZE 0, SIGXFSZ
+# ignored): every write fails with EFBIG, as on a full disk, at the first commit. The model
+# loads first, since it writes temporary files.
+FULL_DISK = r"""
+import contextlib, io, json, resource, signal, sys
+from sadie_tui.cli import main
+from sadie_tui.engine.ingest.embedder import shared_embedder
+shared_embedder().warm()
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (0, resource.RLIM_INFINITY))
+results = []
+for args in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(args)
+        except SystemExit as exc:
+            code = exc.code
+    results.append({"args": args, "code": code, "stderr": err.getvalue()})
+print(json.dumps(results))
+"""
+
+
+def _on_a_full_disk(home: Path, commands: list[list[str]]) -> list[dict]:
+    done = subprocess.run(
+        [sys.executable, "-c", FULL_DISK, json.dumps(commands)],
+        capture_output=True,
+        text=True,
+        env=_env(home, SADIE_CONFIG=str(home.parent / "config")),
+        cwd=ROOT,
+        timeout=240,
+    )
+    # A DuckDB abort (SIGABRT, -6) or a traceback ends the driver before it prints.
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout)
+
+
+def test_a_full_disk_gives_one_line_and_exit_3_for_search_ask_ingest_compact(
+    tmp_home: Path, tmp_path: Path, embedder
+) -> None:
+    notes = write_notes(tmp_path / "notes", SMALL_NOTES)
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        memory.ingest([notes])
+        before = episode_store.content_hashes(memory.db)
+    # A changed note, a changed belief and a new note: an ingest that replaces stored rows
+    # (DuckDB used to abort the whole process when such a commit failed) and adds edges.
+    (notes / "journal/2026-03-14.md").write_text("Pedro moved the retro to Monday.", "utf-8")
+    (notes / "beliefs.jsonl").write_text(
+        SMALL_NOTES["beliefs.jsonl"].replace("0.5", "0.9"), "utf-8"
+    )
+    (notes / "journal/2026-11-20.md").write_text("Ran 18 km with Ines and Marta.", "utf-8")
+
+    results = _on_a_full_disk(
+        tmp_home,
+        [
+            ["search", "Lisbon marathon"],
+            ["--ask", "Who was at the finish line?"],
+            ["ingest", "--quiet", str(notes)],
+            ["compact"],
+        ],
+    )
+    for result in results:
+        assert result["code"] == 3, result
+        lines = result["stderr"].splitlines()
+        assert len(lines) == 1 and lines[0].startswith("sadie: database error:"), result
+        assert "Traceback" not in result["stderr"]
+    assert not (tmp_home / "sadie.compact.duckdb").exists()  # no half-written copy left
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        assert episode_store.content_hashes(memory.db) == before  # nothing half-applied
+
+
+def test_a_commit_failing_after_the_old_rows_went_is_healed_by_the_next_ingest(
+    tmp_home: Path, tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Replaced episodes are deleted in a commit of their own; if the commit with the new
+    rows then fails, the next ingest writes them again."""
+    notes = write_notes(tmp_path / "notes", SMALL_NOTES)
+    changed = notes / "journal/2026-03-14.md"
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        memory.ingest([notes])
+        changed.write_text("Pedro moved the retro to Monday.", "utf-8")
+
+        def full_disk(db: Database, chunks: object) -> None:
+            raise StorageError("database error: IO Error: No space left on device")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(episode_store, "insert_chunks", full_disk)
+            with pytest.raises(StorageError, match="No space left"):
+                memory.ingest([notes])
+        assert episode_store.count_episodes(memory.db) == 1  # the changed one is gone
+        report = memory.ingest([notes])
+        assert (report.added, report.unchanged) == (1, 1)
+        texts = [text for _, text in episode_store.chunk_texts(memory.db)]
+        assert any("Monday" in text for text in texts)
+        assert episode_store.count_episodes(memory.db) == 2
+
+
+def test_compact_with_a_quote_in_the_home_path(tmp_path: Path, embedder) -> None:
+    home = tmp_path / "Maya's memory" / "home"
+    notes = write_notes(tmp_path / "notes", SMALL_NOTES)
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest([notes])
+    done = subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", "compact"],
+        capture_output=True,
+        text=True,
+        env=_env(home, SADIE_CONFIG=str(tmp_path / "config")),
+        cwd=ROOT,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("compacted ")
+    with Memory.open(home, embedder=embedder) as memory:
+        assert episode_store.count_episodes(memory.db) == 2
+        assert episode_store.vector_index_in_use(memory.db)
