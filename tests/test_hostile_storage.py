@@ -10,17 +10,21 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from sadie_tui.engine.errors import StorageError
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.store import conversations as conversation_store
 from sadie_tui.engine.store import episodes as episode_store
 from sadie_tui.engine.store.db import Database
 from tests.conftest import write_notes
+from tests.support.ollama_server import Reply
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -159,3 +163,63 @@ def test_compact_with_a_quote_in_the_home_path(tmp_path: Path, embedder) -> None
     with Memory.open(home, embedder=embedder) as memory:
         assert episode_store.count_episodes(memory.db) == 2
         assert episode_store.vector_index_in_use(memory.db)
+
+
+# --------------------------------------------------------------------------- leftover replies
+
+
+def test_a_reply_left_streaming_by_a_killed_process_is_interrupted_on_the_next_open(
+    server, memory_home: Path, tmp_path: Path
+) -> None:
+    pieces = [f"Ines was there with a sign, part {n}. " for n in range(12)]
+    server.queue(Reply(pieces, delay=0.3, stall_after=10, stall_seconds=60))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "chat", "Who was at the race?", "--ndjson"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(memory_home, OLLAMA_HOST=server.url, SADIE_CONFIG=str(tmp_path / "config")),
+        cwd=ROOT,
+    )
+    try:
+        tokens = 0
+        deadline = time.monotonic() + 120
+        assert process.stdout is not None
+        while tokens < 6 and time.monotonic() < deadline:
+            line = process.stdout.readline()
+            if not line:
+                break
+            tokens += json.loads(line)["type"] == "token"
+        assert tokens == 6, process.stderr.read() if process.stderr else ""
+        time.sleep(1.5)  # past a save of the streamed text (every second)
+    finally:
+        process.send_signal(signal.SIGKILL)  # a crash: no handler runs
+        process.wait(timeout=30)
+
+    with Database.open(memory_home / "sadie.duckdb", read_only=True) as db:
+        (left,) = db.fetchall("SELECT id, content FROM messages WHERE status = 'streaming'")
+    assert left[1].startswith("Ines was there with a sign, part 0.")
+    with Memory.open(memory_home) as memory:
+        message = conversation_store.get_message(memory.db, str(left[0]))
+    assert message is not None
+    assert (message.status, message.content) == ("interrupted", left[1])
+
+
+def test_a_reply_this_process_is_streaming_is_not_a_leftover(memory) -> None:  # type: ignore[no-untyped-def]
+    from sadie_tui.engine import conversations as conv
+
+    cid = conv.create_conversation(memory.db, "two replies").id
+    left = conv.add_message(memory.db, cid, "assistant", "Half a", "streaming")
+    live = conv.add_message(memory.db, cid, "assistant", "Still typing", "streaming")
+    conversation_store._streaming_here.discard(left)  # as if another process had written it
+    memory.close()
+    with Memory.open(memory.home, read_only=True, embedder=memory.embedder) as read_only:
+        assert conv.get_message(read_only.db, left).status == "streaming"  # read-only: as is
+    with Memory.open(memory.home, embedder=memory.embedder) as reopened:
+        statuses = {m.id: (m.status, m.content) for m in conv.messages(reopened.db, cid)}
+        assert statuses == {
+            left: ("interrupted", "Half a"),
+            live: ("streaming", "Still typing"),
+        }
+        conv.update_message(reopened.db, live, status="complete")
+        assert live not in conversation_store._streaming_here
