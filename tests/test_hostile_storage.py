@@ -223,3 +223,57 @@ def test_a_reply_this_process_is_streaming_is_not_a_leftover(memory) -> None:  #
         }
         conv.update_message(reopened.db, live, status="complete")
         assert live not in conversation_store._streaming_here
+
+
+# --------------------------------------------------------------------------- ingest time
+
+
+def _read_chunk_and_name(text: str) -> float:
+    """Seconds for the pure steps of an ingest on one file's text: cleaning, chunking,
+    finding names and building the keyword index (embedding costs the same per chunk)."""
+    from sadie_tui.engine.ingest.chunker import chunk_text
+    from sadie_tui.engine.ingest.entities import EntityIndex
+    from sadie_tui.engine.ingest.readers import clean_text
+    from sadie_tui.engine.retrieval.keyword import build_index
+
+    started = time.perf_counter()
+    chunks = chunk_text(clean_text(text))
+    names = EntityIndex()
+    names.learn(chunks)
+    for chunk in chunks:
+        names.mentions(chunk)
+    build_index(range(len(chunks)), chunks)
+    return time.perf_counter() - started
+
+
+def _fastest(text: str, repeats: int = 3) -> float:
+    return min(_read_chunk_and_name(text) for _ in range(repeats))
+
+
+def test_a_million_tiny_lines_cost_what_the_same_bytes_in_paragraphs_cost() -> None:
+    lines = "ab\n" * 1_000_000  # the issue's million-line 3 MB file
+    sentence = "Ines and I ran along the river before work, and it was cold. "
+    paragraph = sentence * 8 + "\n\n"
+    paragraphs = paragraph * (len(lines) // len(paragraph) + 1)
+    assert _fastest(lines, 2) < 10 * _fastest(paragraphs, 2)
+
+
+def test_finding_names_stays_linear_when_a_file_names_thousands_of_people() -> None:
+    """Time per byte at 4× the size must not grow (the entity lookup was rebuilt per chunk,
+    quadratic in the names known)."""
+    import random
+    import string
+
+    rng = random.Random(15)
+
+    def names(count: int) -> str:
+        return "".join(
+            f"met {rng.choice(string.ascii_uppercase)}"
+            f"{''.join(rng.choices(string.ascii_lowercase, k=5))} today.\n"
+            for _ in range(count)
+        )
+
+    small, large = names(10_000), names(40_000)
+    per_byte_small = _fastest(small) / len(small)
+    per_byte_large = _fastest(large) / len(large)
+    assert per_byte_large < 1.8 * per_byte_small
