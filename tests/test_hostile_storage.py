@@ -225,6 +225,114 @@ def test_a_reply_this_process_is_streaming_is_not_a_leftover(memory) -> None:  #
         assert live not in conversation_store._streaming_here
 
 
+# --------------------------------------------------------------------------- hostile files
+
+FINE = {"fine.md": "---\ntitle: Fine\n---\nA fine note: Ines ran in Lisbon."}
+
+
+def _nested_folders(root: Path, depth: int) -> Path:
+    """``depth`` folders inside each other (os.makedirs itself recurses too deep for 1,100)."""
+    path = root
+    path.mkdir(parents=True, exist_ok=True)
+    for _ in range(depth):
+        path = path / "d"
+        path.mkdir()
+    return path
+
+
+def test_one_bad_input_never_aborts_the_rest_of_an_ingest(
+    tmp_home: Path, tmp_path: Path, embedder
+) -> None:
+    notes = write_notes(tmp_path / "notes", FINE)
+    # A JSONL line nested 100,000 deep (RecursionError in json), beside a good line.
+    deep = "[" * 100_000 + "]" * 100_000
+    (notes / "records.jsonl").write_text(
+        '{"text": "A good record about Pedro."}\n{"text": ' + deep + "}\n", "utf-8"
+    )
+    # 1,100 nested folders (RecursionError in discovery), a note at the bottom.
+    (_nested_folders(notes / "folders", 1100) / "leaf.md").write_text("Too deep.", "utf-8")
+    # A NUL byte in a belief's evidence path (ValueError in Path.resolve), and a good belief.
+    (notes / "beliefs.jsonl").write_text(
+        '{"statement": "I like tea", "evidence": ["journal/a\\u0000b.md"]}\n'
+        '{"statement": "I like coffee", "evidence": ["fine.md"]}\n',
+        "utf-8",
+    )
+    # Half a surrogate pair escaped in JSON: a str Python cannot encode as UTF-8.
+    (notes / "observations.jsonl").write_text(
+        '{"source": "tracker", "observed_at": "2026-11-21T07:10:00", "text": "Slept \\ud83d"}\n',
+        "utf-8",
+    )
+
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        report = memory.ingest([notes])
+        titles = {row[0] for row in memory.db.fetchall("SELECT title FROM episodes")}
+        observations = memory.db.fetchall("SELECT text FROM observations")
+    reasons = {Path(s.name).name: s.reason for s in report.skipped}
+    assert reasons == {
+        "records.jsonl#2": "invalid JSON (nested more than 32 levels deep)",
+        "d": "folders nested more than 64 deep",
+        "beliefs.jsonl#1": "bad evidence path 'journal/a\\x00b.md': embedded null byte",
+    }
+    assert titles == {"Fine", "A good record about Pedro."}
+    assert report.derived == {"beliefs": 1, "observations": 1}
+    assert observations == [("Slept \ufffd",)]
+
+
+# The issue's alias bomb: nine levels of anchors, each nine aliases of the one before.
+ALIAS_BOMB = (
+    "---\n"
+    + 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
+    + "".join(
+        f"{name}: &{name} [{','.join(['*' + before] * 9)}]\n"
+        for before, name in zip("abcdefgh", "bcdefghi", strict=True)
+    )
+    + "title: *i\ntags: *i\ndate: 2026-03-14\nkind: journal\n---\nA note that explodes.\n"
+)
+
+# Reads the bomb in a process of its own, capped at 2 GB and a minute: the unguarded loader
+# took 41 s and 3.1 GB, and must not take the test run down with it.
+READ_BOMB = r"""
+import json, resource, sys
+from pathlib import Path
+from sadie_tui.engine.ingest.readers import read_all
+resource.setrlimit(resource.RLIMIT_AS, (2 * 1024**3, resource.RLIM_INFINITY))
+result = read_all([Path(p) for p in sys.argv[1:]])
+print(json.dumps({"titles": [e.title for e in result.episodes],
+                  "skipped": [[Path(s.name).name, s.reason] for s in result.skipped]}))
+"""
+
+
+def test_a_yaml_alias_bomb_is_refused_at_once(tmp_path: Path) -> None:
+    notes = write_notes(tmp_path / "notes", {**FINE, "bomb.md": ALIAS_BOMB})
+    assert len(ALIAS_BOMB.encode()) < 520
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", READ_BOMB, str(notes)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr[-1000:]
+    assert time.monotonic() - started < 20
+    assert json.loads(done.stdout) == {
+        "titles": ["Fine"],
+        "skipped": [["bomb.md", "bad front matter: more than 20 YAML aliases (*name)"]],
+    }
+
+
+def test_front_matter_is_bounded_in_size(tmp_path: Path) -> None:
+    from sadie_tui.engine.ingest.readers import read_all
+
+    big = "---\n" + "".join(f"k{n}: v\n" for n in range(20_000)) + "---\nBody.\n"
+    notes = write_notes(tmp_path / "notes", {**FINE, "big.md": big})
+    result = read_all([notes])
+    assert [(Path(s.name).name, s.reason) for s in result.skipped] == [
+        ("big.md", "front matter too long (184 KB; the limit is 64 KB)")
+    ]
+    assert [e.title for e in result.episodes] == ["Fine"]
+
+
 # --------------------------------------------------------------------------- ingest time
 
 
