@@ -385,3 +385,108 @@ def test_finding_names_stays_linear_when_a_file_names_thousands_of_people() -> N
     per_byte_small = _fastest(small) / len(small)
     per_byte_large = _fastest(large) / len(large)
     assert per_byte_large < 1.8 * per_byte_small
+
+
+# --------------------------------------------------------------------------- the keyword index
+
+
+def _shorter_array(name: str):  # type: ignore[no-untyped-def]
+    def damage(folder: Path) -> None:
+        import numpy as np
+
+        values = np.load(folder / name)
+        np.save(folder / name, values[: len(values) // 2])
+
+    return damage
+
+
+def _cut_file(name: str):  # type: ignore[no-untyped-def]
+    def damage(folder: Path) -> None:
+        path = folder / name
+        path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+    return damage
+
+
+def _one_episode_short(folder: Path) -> None:
+    path = folder / "episodes.json"
+    episodes = json.loads(path.read_text("utf-8"))
+    path.write_text(json.dumps({k: v[:-1] for k, v in episodes.items()}), "utf-8")
+
+
+def _other_vocabulary(folder: Path) -> None:
+    path = folder / "vocab.index.json"
+    vocabulary = json.loads(path.read_text("utf-8"))
+    path.write_text(json.dumps({f"x{n}": i for n, i in enumerate(vocabulary.values())}), "utf-8")
+
+
+DAMAGES = {
+    "chunk_ids.npy shorter": _shorter_array("chunk_ids.npy"),
+    "episode.npy shorter": _shorter_array("episode.npy"),
+    "when.npy shorter": _shorter_array("when.npy"),
+    "idf.npy shorter": _shorter_array("idf.npy"),
+    "salience.npy shorter": _shorter_array("salience.npy"),
+    "vectors.npy cut": _cut_file("vectors.npy"),
+    "chunk_ids.npy emptied": lambda folder: (folder / "chunk_ids.npy").write_bytes(b""),
+    "episodes.json one short": _one_episode_short,
+    "episodes.json cut": _cut_file("episodes.json"),
+    "vocabulary replaced": _other_vocabulary,
+}
+
+
+@pytest.mark.parametrize("damage", DAMAGES, ids=list(DAMAGES))
+def test_a_damaged_keyword_index_is_reported_by_doctor_and_rebuilt_by_search(
+    memory_home: Path, embedder, damage: str
+) -> None:
+    from click.testing import CliRunner
+
+    from sadie_tui.cli import main_group
+
+    def doctor() -> dict[str, dict]:
+        done = CliRunner().invoke(main_group, ["doctor", "--quick", "--json"])
+        return {c["name"]: c for c in json.loads(done.stdout)}
+
+    def search() -> tuple[dict, str]:
+        done = CliRunner().invoke(main_group, ["search", "Lisbon marathon", "--json"])
+        assert done.exit_code == 0, done.output
+        return json.loads(done.stdout), done.stderr
+
+    assert doctor()["keyword index"]["status"] == "ok"
+    DAMAGES[damage](memory_home / "bm25")
+
+    found = doctor()["keyword index"]
+    assert found["status"] == "fail" and "is damaged: " in found["detail"]
+    result, said = search()
+    assert said.startswith("sadie: the keyword index was damaged (")
+    assert said.endswith("): rebuilt it from the memory\n") and said.count("\n") == 1
+    assert result["notices"] == [said.removeprefix("sadie: ").strip()]
+    assert result["chunks"][0]["title"] == "Race day"
+    assert any((c["scores"]["keyword"] or 0) > 0 for c in result["chunks"])  # keyword is on
+    again, said_again = search()
+    assert said_again == "" and again["notices"] == []
+    assert doctor()["keyword index"]["status"] == "ok"
+
+
+def test_a_damaged_index_is_said_in_chat_and_ask_too(memory) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.events import Status
+    from sadie_tui.engine.retrieval.keyword import forget_cached, index_dir
+
+    companion = Companion(memory, load_settings())
+
+    async def chat_statuses() -> list[str]:
+        return [e.value async for e in companion.chat("Who ran with me?") if isinstance(e, Status)]
+
+    for turn in ("chat", "ask"):
+        forget_cached(memory.home)
+        _other_vocabulary(index_dir(memory.home))
+        if turn == "chat":
+            said = asyncio.run(chat_statuses())
+        else:
+            said = asyncio.run(companion.ask("Who ran with me?")).notices
+        (notice,) = [n for n in said if "keyword index" in n]
+        assert notice.startswith("the keyword index was damaged (vocab.index.json "), turn
+        assert notice.endswith("): rebuilt it from the memory"), turn

@@ -70,7 +70,25 @@ def check_database(home: Path) -> list[Check]:
         checks.append(Check("database", "fail", exc.message, exc.fix))
     finally:
         db.close()
+    checks.append(check_keyword_index(home))
     return checks
+
+
+def check_keyword_index(home: Path) -> Check:
+    """The keyword index against its manifest (a damaged one is rebuilt on the next search)."""
+    from .retrieval.keyword.persist import DamagedIndex, check, index_dir
+
+    folder = index_dir(home)
+    rebuilt = "it is rebuilt from the memory on the next search"
+    try:
+        state = check(folder)
+    except DamagedIndex as exc:
+        return Check("keyword index", "fail", f"{folder} is damaged: {exc}", rebuilt)
+    if state == "missing":
+        return Check("keyword index", "warn", f"not built yet at {folder}", rebuilt)
+    if state == "outdated":
+        return Check("keyword index", "warn", f"{folder} is from an older sadie", rebuilt)
+    return Check("keyword index", "ok", str(folder))
 
 
 def check_embedder(load: bool = True) -> Check:

@@ -15,6 +15,7 @@ from .persist import (
     index_dir,
     keyword_index,
     rebuild_keyword_index,
+    take_notices,
 )
 from .tokens import QUESTION_FRAME, STOPWORDS, query_tokens, sentences, tokenize
 
@@ -39,6 +40,7 @@ __all__ = [
     "query_tokens",
     "rebuild_keyword_index",
     "sentences",
+    "take_notices",
     "to_seconds",
     "tokenize",
     "top_rows",
