@@ -490,3 +490,89 @@ def test_a_damaged_index_is_said_in_chat_and_ask_too(memory) -> None:  # type: i
         (notice,) = [n for n in said if "keyword index" in n]
         assert notice.startswith("the keyword index was damaged (vocab.index.json "), turn
         assert notice.endswith("): rebuilt it from the memory"), turn
+
+
+# --------------------------------------------------------------------------- private files
+
+
+def _modes(home: Path) -> dict[str, str]:
+    found = {".": oct(home.stat().st_mode & 0o777)}
+    for path in sorted(home.rglob("*")):
+        found[path.relative_to(home).as_posix()] = oct(path.stat().st_mode & 0o777)
+    return found
+
+
+def _with_umask(mask: int):  # type: ignore[no-untyped-def]
+    return lambda: os.umask(mask)
+
+
+def test_a_new_memory_is_private_under_the_usual_umask(tmp_path: Path) -> None:
+    home = tmp_path / "new" / "home"
+    notes = write_notes(tmp_path / "notes", SMALL_NOTES)
+    env = _env(home, SADIE_CONFIG=str(tmp_path / "config"))
+    for args in (["ingest", "--quiet", str(notes)], ["search", "Lisbon"], ["compact"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sadie_tui.cli", *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=ROOT,
+            timeout=180,
+            preexec_fn=_with_umask(0o022),
+        )
+        assert done.returncode == 0, done.stderr
+    modes = _modes(home)
+    assert modes.pop(".") == "0o700"
+    assert modes.pop("bm25") == "0o700"
+    assert "sadie.duckdb" in modes and "bm25/manifest.json" in modes
+    assert set(modes.values()) == {"0o600"}, modes
+    assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o755"  # a parent as usual
+
+
+def test_the_write_ahead_log_is_private_while_a_memory_is_open(
+    tmp_path: Path, embedder
+) -> None:
+    old = os.umask(0o022)
+    try:
+        with Memory.open(tmp_path / "home", embedder=embedder) as memory:
+            memory.ingest([write_notes(tmp_path / "notes", SMALL_NOTES)])
+            memory.db.execute("CHECKPOINT")  # DuckDB drops the log here and makes it anew
+            memory.db.execute("INSERT INTO soul (id, text) VALUES (2, 'a line')")
+            wal = tmp_path / "home" / "sadie.duckdb.wal"
+            assert wal.exists() and oct(wal.stat().st_mode & 0o777) == "0o600"
+        exported = tmp_path / "export.md"
+        exported.write_text("an export", "utf-8")  # the person's umask is untouched
+        assert oct(exported.stat().st_mode & 0o777) == "0o644"
+    finally:
+        os.umask(old)
+
+
+def test_a_folder_the_person_chose_keeps_its_mode_and_doctor_warns(
+    tmp_path: Path, embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sadie_tui.engine.doctor import check_home
+
+    chosen = tmp_path / "chosen"
+    chosen.mkdir()
+    chosen.chmod(0o755)
+    with Memory.open(chosen, embedder=embedder):
+        pass
+    assert oct(chosen.stat().st_mode & 0o777) == "0o755"
+    assert oct((chosen / "sadie.duckdb").stat().st_mode & 0o777) == "0o600"
+    warned = check_home(chosen)
+    assert (warned.status, warned.detail, warned.fix) == (
+        "warn",
+        f"{chosen} is readable by others (chosen 755)",
+        f"chmod -R go-rwx {chosen}",
+    )
+
+    # One sadie made (its platform data folder), left 0755 by an older sadie: tightened.
+    root = tmp_path / "platform"
+    monkeypatch.setattr("sadie_tui.paths.user_data_root", lambda: root)
+    own = root / "home"
+    own.mkdir(parents=True)
+    own.chmod(0o755)
+    with Memory.open(own, embedder=embedder):
+        pass
+    assert oct(own.stat().st_mode & 0o777) == "0o700"
+    assert check_home(own).status == "ok"

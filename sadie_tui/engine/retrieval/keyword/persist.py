@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ....paths import keep_private, make_private_folder
 from ...store.search import chunk_signature, keyword_index_source
 from .bm25 import Bm25
 from .catalogue import Catalogue
@@ -136,7 +137,7 @@ def save(index: KeywordIndex, folder: Path) -> None:
     catalogue, bm25 = index.catalogue, index.bm25
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    make_private_folder(tmp)
     np.save(tmp / "chunk_ids.npy", catalogue.chunk_ids)
     np.save(tmp / "episode.npy", catalogue.episode)
     np.save(tmp / "when.npy", catalogue.when)
@@ -156,6 +157,8 @@ def save(index: KeywordIndex, folder: Path) -> None:
     }
     (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
     _write_manifest(tmp, index.size)  # last: a save cut short has no manifest
+    for written in tmp.iterdir():
+        keep_private(written)  # numpy and bm25s write with the umask's mode
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
 
