@@ -91,7 +91,8 @@ def check_database(home: Path) -> list[Check]:
 
 def check_keyword_index(home: Path) -> Check:
     """The keyword index against its manifest (a damaged one is rebuilt on the next search)."""
-    from .retrieval.keyword.persist import DamagedIndex, check, index_dir
+    from .retrieval.keyword.manifest import DamagedIndex, check
+    from .retrieval.keyword.persist import index_dir
 
     folder = index_dir(home)
     rebuilt = "it is rebuilt from the memory on the next search"

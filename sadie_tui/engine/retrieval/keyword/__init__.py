@@ -2,7 +2,8 @@
 
 ``tokens`` (words, stop words, stems), ``bm25`` (scores and the best-passage score),
 ``catalogue`` (rows, episodes, dates), ``index`` (the three together with the embeddings copy)
-and ``persist`` (on disk, cached, rebuilt when stale). The names below are the package's API.
+``persist`` (on disk, cached, rebuilt when stale) and ``manifest`` (a damaged index found).
+The names below are the package's API.
 """
 
 from .bm25 import K1, PASSAGE_SENTENCES, B, Bm25, best_passage, top_rows

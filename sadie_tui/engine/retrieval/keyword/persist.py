@@ -4,14 +4,12 @@ Loaded lazily on the first search. The index remembers the chunk count and large
 was built from, so a missing or stale index (an ingest by another process, a crash before the
 rebuild) is rebuilt on the next search instead of answering from old text.
 
-A manifest written last lists every file with its size and sha256, so a damaged index (a file
-truncated, replaced or gone) is found on load (``check``), rebuilt from the database, and said
-once (``take_notices``); ``sadie doctor`` reports it too.
+A damaged index (a file truncated, replaced or gone: see ``manifest``) is rebuilt from the
+database and said once (``take_notices``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import threading
@@ -25,13 +23,12 @@ from ...store.search import chunk_signature, keyword_index_source
 from .bm25 import Bm25
 from .catalogue import Catalogue
 from .index import KeywordIndex, build_index
+from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
 
 if TYPE_CHECKING:
     from ...memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 7  # bump when tokenisation or the catalogue change: older indexes then rebuild
-MANIFEST = "manifest.json"
 
 _cache: dict[str, KeywordIndex] = {}
 _cache_lock = threading.Lock()
@@ -39,86 +36,8 @@ _build_lock = threading.Lock()
 _notices: dict[str, list[str]] = {}
 
 
-class DamagedIndex(Exception):
-    """The saved index does not match its manifest; the message says which file and how."""
-
-
 def index_dir(home: Path) -> Path:
     return Path(home) / INDEX_DIR
-
-
-def _digest(path: Path) -> str:
-    sha = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(1 << 20):
-            sha.update(block)
-    return sha.hexdigest()
-
-
-def _write_manifest(folder: Path, rows: int) -> None:
-    files = {
-        p.name: {"bytes": p.stat().st_size, "sha256": _digest(p)}
-        for p in sorted(folder.iterdir())
-        if p.is_file()
-    }
-    manifest = {"format": FORMAT, "rows": rows, "files": files}
-    (folder / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
-
-
-def check(folder: Path) -> str | None:
-    """Whether the index saved in ``folder`` can be loaded: None when it is sound, "missing"
-    or "outdated" (of an older format); raises ``DamagedIndex`` when a file is gone,
-    truncated or changed since it was written."""
-    if not folder.is_dir():
-        return "missing"
-    try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            return "outdated"
-    except (OSError, ValueError, AttributeError):
-        pass  # the manifest says what is wrong with it
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-        files = manifest["files"]
-        int(manifest["rows"])
-    except FileNotFoundError as exc:
-        raise DamagedIndex("its manifest is missing") from exc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise DamagedIndex("its manifest is unreadable") from exc
-    for name, want in sorted(files.items()):
-        path = folder / name
-        try:
-            size = path.stat().st_size
-        except OSError as exc:
-            raise DamagedIndex(f"{name} is missing") from exc
-        if size != want["bytes"]:
-            raise DamagedIndex(f"{name} has {size} bytes, not {want['bytes']}")
-        if _digest(path) != want["sha256"]:
-            raise DamagedIndex(f"{name} has changed since it was written")
-    return None
-
-
-def _consistent(index: KeywordIndex, rows: int) -> None:
-    """Rows and episodes agree across the arrays (a manifest cannot vouch for a bug)."""
-    catalogue = index.catalogue
-    sizes = {len(catalogue.chunk_ids), len(catalogue.episode), len(catalogue.when), rows}
-    if index.vectors is not None:
-        sizes.add(index.vectors.shape[0])
-    episodes = {
-        len(catalogue.episode_ids),
-        len(catalogue.titles),
-        len(catalogue.kinds),
-        len(catalogue.salience),
-    }
-    top = int(catalogue.episode.max()) + 1 if len(catalogue.episode) else 0
-    if len(sizes) != 1 or len(episodes) != 1 or top > min(episodes):
-        raise DamagedIndex("its arrays disagree on the number of chunks or episodes")
-    retriever, idf = index.bm25.retriever, index.bm25.idf
-    if retriever is not None:
-        # bm25s keeps one more token, "", with no column of its own.
-        ids = [i for token, i in retriever.vocab_dict.items() if token]
-        if len(retriever.scores["indptr"]) != len(idf) + 1 or max(ids, default=-1) >= len(idf):
-            raise DamagedIndex("its vocabulary and scores disagree")
 
 
 def _note(home: Path, text: str) -> None:
@@ -156,7 +75,7 @@ def save(index: KeywordIndex, folder: Path) -> None:
         "passage_length": bm25.passage_length,
     }
     (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
-    _write_manifest(tmp, index.size)  # last: a save cut short has no manifest
+    write_manifest(tmp, index.size)  # last: a save cut short has no manifest
     for written in tmp.iterdir():
         keep_private(written)  # numpy and bm25s write with the umask's mode
     shutil.rmtree(folder, ignore_errors=True)
@@ -194,7 +113,7 @@ def load(folder: Path) -> KeywordIndex | None:
         index = KeywordIndex(catalogue, bm25, (count, int(meta["max_id"])), vectors)
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         raise DamagedIndex(f"it cannot be read ({type(exc).__name__})") from exc
-    _consistent(index, count)
+    consistent(index, count)
     return index
 
 
