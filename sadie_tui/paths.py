@@ -1,4 +1,5 @@
-"""Where sadie keeps things: the memory home, the config folder, the shipped assets.
+"""Where sadie keeps things: the memory home, the config folder, the shipped assets; and
+keeping a memory private (a home sadie makes is 0700, its own files 0600).
 
 Everything is resolved on call (never at import), so tests can point ``SADIE_HOME``
 at a temporary folder.
@@ -7,10 +8,15 @@ at a temporary folder.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 APP_NAME = "sadie"
 DB_NAME = "sadie.duckdb"
+#: Group and other permission bits: a memory is a person's journal, none of them are set.
+OTHERS = 0o077
 
 
 def project_root() -> Path:
@@ -74,3 +80,50 @@ def resolve_home(*, demo: bool = False) -> Path:
 
 def db_path(home: Path) -> Path:
     return home / DB_NAME
+
+
+# --------------------------------------------------------------------------- private files
+
+
+def is_sadies_own(folder: Path) -> bool:
+    """Whether ``folder`` lies in sadie's platform data folder (sadie made it), not in one
+    the person chose with ``SADIE_HOME``."""
+    try:
+        return Path(folder).resolve().is_relative_to(user_data_root().resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def make_private_folder(folder: Path) -> None:
+    """Create ``folder`` (missing parents as usual) for its owner only. A folder that exists
+    keeps its mode unless sadie made it: the person chose the others."""
+    folder = Path(folder)
+    if folder.is_dir():
+        if is_sadies_own(folder):
+            keep_private(folder)
+        return
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(mode=0o700, exist_ok=True)
+    os.chmod(folder, 0o700)  # mkdir's mode goes through the umask
+
+
+def keep_private(path: Path) -> None:
+    """Take the group and other permissions off one of sadie's files or folders, if it
+    exists and has any (best effort: a file sadie may not change stays as it is)."""
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode)
+        if mode & OTHERS:
+            os.chmod(path, mode & ~OTHERS)
+    except OSError:
+        pass
+
+
+@contextmanager
+def private_umask() -> Iterator[None]:
+    """Files and folders created meanwhile are born for their owner only. The umask is the
+    whole process's: keep the block short (one ``duckdb.connect``)."""
+    old = os.umask(OTHERS)
+    try:
+        yield
+    finally:
+        os.umask(old)

@@ -66,6 +66,7 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "vss extension",
         "database",
         "vector index",
+        "keyword index",
         "embedding model",
         "ollama",
         "model",

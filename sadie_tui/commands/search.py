@@ -13,7 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .context import Context
-from .output import console, print_json
+from .output import console, error_line, print_json
 
 SNIPPET = 140
 
@@ -44,6 +44,8 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
 def command(ctx: Context, query: str, persona: str | None, k: int | None, as_json: bool) -> None:
     """Show the chunks retrieval picks for QUERY, with each channel's score."""
     found = ctx.session().search(query, persona=persona, k=k)
+    for notice in found.result.notices:
+        error_line(notice)
     if as_json:
         print_json(found.as_json())
         return

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..paths import db_path, demo_source
+from ..paths import db_path, demo_source, keep_private, make_private_folder
 from .errors import SadieError
 
 MARKER = ".demo-built"
@@ -29,11 +29,13 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
         raise SadieError(f"the demo memory is missing ({source})", fix="reinstall sadie")
     from .memory import Memory
 
-    home.mkdir(parents=True, exist_ok=True)
+    make_private_folder(home)
     with Memory.open(home) as memory:
         memory.ingest([source], progress)
     soul = source / "soul.md"
     if soul.is_file() and not (home / "soul.md").exists():
         (home / "soul.md").write_text(soul.read_text(encoding="utf-8"), encoding="utf-8")
     (home / MARKER).write_text("built from data/demo\n", encoding="utf-8")
+    for written in (home / "soul.md", home / MARKER):
+        keep_private(written)
     return True

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 
-from ..paths import db_path
+from ..paths import OTHERS, db_path
 from .errors import SadieError
 
 
@@ -25,7 +26,21 @@ def check_home(home: Path) -> Check:
         return Check("home", "fail", f"{home} is not writable", f"chmod u+w {home}")
     if not home.exists():
         return Check("home", "warn", f"{home} does not exist yet", "it is created on first ingest")
+    # A journal: neither the folder nor the database should let group or others in.
+    open_to_others = [p for p in (home, db_path(home)) if _mode(p) & OTHERS]
+    if open_to_others:
+        modes = ", ".join(f"{p.name} {_mode(p):o}" for p in open_to_others)
+        return Check(
+            "home", "warn", f"{home} is readable by others ({modes})", f"chmod -R go-rwx {home}"
+        )
     return Check("home", "ok", str(home))
+
+
+def _mode(path: Path) -> int:
+    try:
+        return stat.S_IMODE(path.stat().st_mode)
+    except OSError:
+        return 0
 
 
 def check_database(home: Path) -> list[Check]:
@@ -70,7 +85,26 @@ def check_database(home: Path) -> list[Check]:
         checks.append(Check("database", "fail", exc.message, exc.fix))
     finally:
         db.close()
+    checks.append(check_keyword_index(home))
     return checks
+
+
+def check_keyword_index(home: Path) -> Check:
+    """The keyword index against its manifest (a damaged one is rebuilt on the next search)."""
+    from .retrieval.keyword.manifest import DamagedIndex, check
+    from .retrieval.keyword.persist import index_dir
+
+    folder = index_dir(home)
+    rebuilt = "it is rebuilt from the memory on the next search"
+    try:
+        state = check(folder)
+    except DamagedIndex as exc:
+        return Check("keyword index", "fail", f"{folder} is damaged: {exc}", rebuilt)
+    if state == "missing":
+        return Check("keyword index", "warn", f"not built yet at {folder}", rebuilt)
+    if state == "outdated":
+        return Check("keyword index", "warn", f"{folder} is from an older sadie", rebuilt)
+    return Check("keyword index", "ok", str(folder))
 
 
 def check_embedder(load: bool = True) -> Check:

@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ..paths import db_path
+from .errors import StorageError
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
 from .retrieval.keyword import rebuild_keyword_index
-from .store import derived, episodes
+from .store import conversations, derived, episodes
 from .store.db import Database
 from .store.stats import memory_counts
 
@@ -31,6 +32,11 @@ class Memory:
         cls, home: Path, *, read_only: bool = False, embedder: Embedder | None = None
     ) -> Memory:
         db = Database.open(db_path(home), read_only=read_only)
+        if not read_only:
+            try:
+                conversations.interrupt_leftovers(db)
+            except StorageError:
+                pass  # a full disk: the rows stay as they are and the next open tries again
         return cls(home, db, embedder or shared_embedder())
 
     def close(self) -> None:
@@ -88,7 +94,11 @@ class Memory:
         fresh = path.with_suffix(".compact.duckdb")
         fresh.unlink(missing_ok=True)
         with self.db.lock:
-            self.db.copy_to(fresh)
+            try:
+                self.db.copy_to(fresh)
+            except BaseException:
+                fresh.unlink(missing_ok=True)  # a full disk: no half-written copy left behind
+                raise
             self.db.close()
         shutil.move(str(fresh), str(path))
         wal = path.with_suffix(".duckdb.wal")

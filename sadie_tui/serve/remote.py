@@ -207,6 +207,7 @@ def _retrieval_view(data: dict[str, Any]) -> Any:
         ),
         elapsed_ms=float(data.get("elapsed_ms") or 0.0),
         vector_used=bool(data.get("vector_used")),
+        notices=tuple(data.get("notices") or ()),
         chunks=[
             ns(**{**c, "occurred_at": _when(c.get("date")) or datetime.now()})
             for c in data.get("chunks") or []

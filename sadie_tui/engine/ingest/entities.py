@@ -101,23 +101,24 @@ class EntityIndex:
     def __init__(self, known: Mapping[str, tuple[str, str]] | None = None) -> None:
         # key -> (display name, fixed kind or "")
         self.known: dict[str, tuple[str, str]] = dict(known or {})
+        # key -> fixed kind or "": what find_names looks names up in, kept beside ``known``
+        # (made once, not per chunk: a file naming thousands of people stays linear).
+        self._lookup: dict[str, str] = {k: v[1] for k, v in self.known.items()}
         self.votes: dict[str, Counter[str]] = {}
         self.names: dict[str, str] = {}
 
     def learn(self, texts: Iterable[str]) -> None:
         """First pass: names seen mid-sentence anywhere become known at sentence starts too."""
-        lookup = {k: v[1] for k, v in self.known.items()}
         for text in texts:
-            for name, _kind in find_names(text, lookup):
+            for name, _kind in find_names(text, self._lookup):
                 key = entity_key(name)
                 if key not in self.known:
                     self.known[key] = (name, "")
-                    lookup[key] = ""
+                    self._lookup[key] = ""
 
     def mentions(self, text: str) -> Counter[str]:
-        lookup = {k: v[1] for k, v in self.known.items()}
         found: Counter[str] = Counter()
-        for name, kind in find_names(text, lookup):
+        for name, kind in find_names(text, self._lookup):
             key = entity_key(name)
             self.names.setdefault(key, self.known.get(key, (name, ""))[0] or name)
             self.votes.setdefault(key, Counter())[kind] += 1

@@ -111,6 +111,7 @@ def ingest(
         else:
             report.updated += 1
 
+    replaced = [ep.id for ep in todo if ep.source_key in existing]
     pieces: list[tuple[str, int, str]] = []
     for ep in todo:
         for ordinal, text in enumerate(chunk_text(ep.text)):
@@ -133,7 +134,7 @@ def ingest(
     entity_index = EntityIndex(_known_entities(db))
     entity_index.learn(p[2] for p in pieces)
     mentions = [entity_index.mentions(p[2]) for p in pieces]
-    _store_episodes(db, todo, pieces, vectors, mentions, entity_index)
+    _store_episodes(db, todo, replaced, pieces, vectors, mentions, entity_index)
     report.entities = episode_store.count_entities(db)
     report.elapsed = time.perf_counter() - started
     notify("done", 1, 1)
@@ -143,6 +144,7 @@ def ingest(
 def _store_episodes(
     db: Database,
     todo: list[RawEpisode],
+    replaced: list[str],
     pieces: list[tuple[str, int, str]],
     vectors: np.ndarray,
     mentions: list,
@@ -152,6 +154,9 @@ def _store_episodes(
 
     if not todo:
         return
+    # Old rows of changed episodes go first, in a commit of their own (see store.episodes):
+    # should the next commit fail, the next ingest finds them missing and writes them again.
+    episode_store.delete_episodes(db, replaced)
     with db.transaction():
         ids = [ep.id for ep in todo]
         ep_table = pa.table(
@@ -168,7 +173,7 @@ def _store_episodes(
                 "text": [ep.text for ep in todo],
             }
         )
-        episode_store.replace_episodes(db, ep_table)
+        episode_store.insert_episodes(db, ep_table)
         if not pieces:
             return
         first = episode_store.reserve_chunk_ids(db, len(pieces))
@@ -276,12 +281,14 @@ def _store_derived(
                 continue
             texts = [item.fields.get("statement") or item.fields["text"] for item in items]
             vectors = embedder.encode(texts)
+            # The file's old rows in a commit of their own, as with episodes (their ids return).
             with db.transaction():
                 for file in files:
                     if table == "beliefs":
                         derived_store.delete_beliefs_of(db, file)
                     else:
                         derived_store.delete_observations_of(db, file)
+            with db.transaction():
                 for item, vec in zip(items, vectors, strict=True):
                     from .embedder import vector_literal
 

@@ -21,6 +21,12 @@ from typing import Any
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 MAX_BYTES = 10 * 1024 * 1024
+#: Bounds on hostile input: front matter size and YAML aliases (an alias bomb of nine levels
+#: fits in 500 bytes and expands to gigabytes), JSON nesting, folders below a given path.
+MAX_FRONT_MATTER = 64 * 1024
+MAX_ALIASES = 20
+MAX_JSON_DEPTH = 32
+MAX_FOLDER_DEPTH = 64
 NAMESPACE = uuid.UUID("6f1d0c52-3b0a-4c55-9d56-5ad1e0000001")
 
 _DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
@@ -33,6 +39,7 @@ _CONTROL = re.compile(
     r"|\x9b[0-?]*[ -/]*[@-~]"
     r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
 )
+_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON may escape half of a pair: not storable
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 DERIVED_DIRS = {"wiki": "wiki", "briefs": "brief", "today": "today"}
 KIND_BY_FOLDER = (
@@ -148,11 +155,18 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     import yaml
 
     block = text[4:end]
+    if len(block) > MAX_FRONT_MATTER:
+        raise Unreadable(
+            f"front matter too long ({len(block) // 1024} KB; the limit is"
+            f" {MAX_FRONT_MATTER // 1024} KB)"
+        )
     rest = text[end + 4 :]
     rest = rest[rest.find("\n") + 1 :] if "\n" in rest else ""
+    # libyaml's safe loader when built in: same results, several times faster.
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     try:
-        # libyaml's safe loader when built in: same results, several times faster.
-        meta = yaml.load(block, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        _check_aliases(block, loader)
+        meta = yaml.load(block, Loader=loader)
     except yaml.YAMLError as exc:
         first = str(exc).splitlines()[0] if str(exc) else "invalid YAML"
         mark = getattr(exc, "problem_mark", None)
@@ -165,6 +179,19 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if not isinstance(meta, dict):
         raise Unreadable("bad front matter: expected key: value pairs")
     return meta, rest
+
+
+def _check_aliases(block: str, loader: Any) -> None:
+    """Refuse front matter with more than ``MAX_ALIASES`` aliases before building it: each
+    alias may repeat a whole structure, so a few levels of them multiply into gigabytes."""
+    import yaml
+
+    aliases = 0
+    for event in yaml.parse(block, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            aliases += 1
+            if aliases > MAX_ALIASES:
+                raise Unreadable(f"bad front matter: more than {MAX_ALIASES} YAML aliases (*name)")
 
 
 def parse_when(value: Any) -> datetime | None:
@@ -253,15 +280,35 @@ def read_document(path: Path, key: str) -> RawEpisode:
     )
 
 
+def _storable(value: Any, depth: int = 0) -> Any:
+    """``value`` from ``json.loads`` with every string storable (half a surrogate pair becomes
+    U+FFFD); ``ValueError`` when it nests deeper than ``MAX_JSON_DEPTH``."""
+    if depth > MAX_JSON_DEPTH:
+        raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_storable(k, depth + 1): _storable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_storable(v, depth + 1) for v in value]
+    return value
+
+
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """(line number, object or None, error) for every non-blank line."""
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = _storable(json.loads(line))
         except json.JSONDecodeError as exc:
             yield number, None, f"invalid JSON ({exc.msg})"
+            continue
+        except RecursionError:  # deeper than the decoder's own limit
+            yield number, None, f"invalid JSON (nested more than {MAX_JSON_DEPTH} levels deep)"
+            continue
+        except ValueError as exc:
+            yield number, None, f"invalid JSON ({exc})"
             continue
         if not isinstance(obj, dict):
             yield number, None, "not a JSON object"
@@ -306,7 +353,10 @@ def _evidence_ids(values: Any, base: Path) -> list[str]:
         except ValueError:
             pass
         path_part, _, line = ref.partition("#")
-        key = str((base / path_part).resolve())
+        try:
+            key = str((base / path_part).resolve())
+        except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
+            raise Unreadable(f"bad evidence path {ref!r}: {exc}") from exc
         ids.append(episode_id(f"{key}#{line}" if line else key))
     return ids
 
@@ -321,6 +371,11 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
         if status not in {"active", "contested", "retired"}:
             result.skipped.append(Skipped(name, f"unknown belief status {status!r}"))
             continue
+        try:
+            evidence = _evidence_ids(obj.get("evidence"), path.parent)
+        except Unreadable as exc:
+            result.skipped.append(Skipped(name, str(exc)))
+            continue
         result.derived.append(
             Derived(
                 "beliefs",
@@ -329,7 +384,7 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
                     "statement": clean_text(str(obj["statement"])).strip(),
                     "status": status,
                     "confidence": _salience(obj.get("confidence"), 0.5),
-                    "evidence": _evidence_ids(obj.get("evidence"), path.parent),
+                    "evidence": evidence,
                 },
             )
         )
@@ -394,60 +449,85 @@ def read_path(path: Path, result: ReadResult) -> None:
         result.files += 1
     except Unreadable as exc:
         result.skipped.append(Skipped(str(path), str(exc)))
+    except RecursionError:  # a parser's own recursion on input the bounds above missed
+        result.skipped.append(Skipped(str(path), "nested too deeply to read"))
 
 
 def discover(paths: list[Path], result: ReadResult) -> list[Path]:
-    """Every file under ``paths``: symlinks followed once, loops and missing paths reported."""
+    """Every file under ``paths``, in name order: symlinks followed once, loops, missing
+    paths and folders nested more than ``MAX_FOLDER_DEPTH`` deep reported."""
     found: list[Path] = []
     seen: set[str] = set()
-
-    def visit(path: Path) -> None:
-        try:
-            real = os.path.realpath(path, strict=True)
-        except (OSError, RuntimeError) as exc:
-            if getattr(exc, "errno", None) == errno.ELOOP or "loop" in str(exc).lower():
-                reason = "symlink loop"
-            elif path.is_symlink():
-                reason = "broken symlink (its target does not exist)"
-            else:
-                reason = "no such file or directory"
-            result.skipped.append(Skipped(str(path), reason))
-            return
+    # Depth first without recursion (a folder may nest thousands deep): (path, depth) pairs,
+    # each folder's entries pushed in reverse so they come off in name order.
+    todo: list[tuple[Path, int]] = [(Path(p).expanduser(), 0) for p in reversed(paths)]
+    while todo:
+        path, depth = todo.pop()
+        real = _real_path(path, result)
+        if real is None:
+            continue
         if real in seen:
             if path.is_symlink():
                 result.skipped.append(Skipped(str(path), "symlink loop (already visited)"))
-            return
+            continue
         seen.add(real)
         if os.path.isdir(real):
-            try:
-                entries = sorted(os.scandir(path), key=lambda e: e.name)
-            except OSError as exc:
-                result.skipped.append(Skipped(str(path), _os_reason(exc)))
-                return
-            for entry in entries:
-                if entry.name.startswith("."):
-                    continue
-                child = Path(entry.path)
-                suffix = child.suffix.lower()
-                if (
-                    not entry.is_dir(follow_symlinks=False)
-                    and not entry.is_symlink()
-                    and suffix not in TEXT_SUFFIXES | {".jsonl"}
-                ):
-                    # Inside a folder, other kinds of file are not notes: say so once each.
-                    result.skipped.append(
-                        Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})")
-                    )
-                    continue
-                visit(child)
+            if depth >= MAX_FOLDER_DEPTH:
+                result.skipped.append(
+                    Skipped(str(path), f"folders nested more than {MAX_FOLDER_DEPTH} deep")
+                )
+                continue
+            children = _folder_entries(path, result)
+            todo.extend((child, depth + 1) for child in reversed(children))
         elif os.path.isfile(real):
             found.append(path)
         else:
             result.skipped.append(Skipped(str(path), "not a regular file"))
-
-    for path in paths:
-        visit(Path(path).expanduser())
     return found
+
+
+def _real_path(path: Path, result: ReadResult) -> str | None:
+    """Where ``path`` leads, or None (and a reason in ``result``) when it leads nowhere."""
+    try:
+        return os.path.realpath(path, strict=True)
+    except (OSError, RuntimeError, ValueError) as exc:
+        if getattr(exc, "errno", None) == errno.ELOOP or "loop" in str(exc).lower():
+            reason = "symlink loop"
+        elif isinstance(exc, OSError) and exc.errno == errno.ENAMETOOLONG:
+            reason = "path too long"
+        elif path.is_symlink():
+            reason = "broken symlink (its target does not exist)"
+        else:
+            reason = "no such file or directory"
+        result.skipped.append(Skipped(str(path), reason))
+        return None
+
+
+def _folder_entries(folder: Path, result: ReadResult) -> list[Path]:
+    """The folder's notes and subfolders by name; other files reported once each."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        result.skipped.append(Skipped(str(folder), _os_reason(exc)))
+        return []
+    children: list[Path] = []
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue
+        child = Path(entry.path)
+        suffix = child.suffix.lower()
+        if (
+            not entry.is_dir(follow_symlinks=False)
+            and not entry.is_symlink()
+            and suffix not in TEXT_SUFFIXES | {".jsonl"}
+        ):
+            # Inside a folder, other kinds of file are not notes: say so once each.
+            result.skipped.append(
+                Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})")
+            )
+            continue
+        children.append(child)
+    return children
 
 
 def read_all(paths: list[Path]) -> ReadResult:

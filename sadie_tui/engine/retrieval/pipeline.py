@@ -51,7 +51,15 @@ from ..store.search import (
 from . import fusion
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
-from .keyword import EpisodeInfo, KeywordIndex, keyword_index, query_tokens, to_seconds, top_rows
+from .keyword import (
+    EpisodeInfo,
+    KeywordIndex,
+    keyword_index,
+    query_tokens,
+    take_notices,
+    to_seconds,
+    top_rows,
+)
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
 
@@ -102,6 +110,7 @@ class RetrievalResult:
     window: TimeWindow | None
     elapsed_ms: float
     vector_used: bool
+    notices: tuple[str, ...] = ()  # what the person should know (a damaged index rebuilt)
 
 
 # --------------------------------------------------------------------------- candidates
@@ -443,6 +452,7 @@ def retrieve(
         window=window,
         elapsed_ms=(time.perf_counter() - started) * 1000,
         vector_used=prepared.vector is not None,
+        notices=tuple(take_notices(memory.home)),
     )
 
 

@@ -25,6 +25,7 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
         "elapsed_ms": round(result.elapsed_ms, 1),
         "vector_used": result.vector_used,
         "turn_id": turn_id,
+        "notices": list(result.notices),
         "chunks": [
             {
                 "rank": c.rank,

@@ -9,6 +9,7 @@ statements open their own transaction, so do not call them inside ``db.transacti
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -253,6 +254,19 @@ def _message(row: tuple[Any, ...]) -> Message:
     )
 
 
+# Replies this process is streaming now: the only ``streaming`` rows that are not leftovers.
+_streaming_here: set[str] = set()
+_streaming_lock = threading.Lock()
+
+
+def _track(message_id: str, status: str) -> None:
+    with _streaming_lock:
+        if status == "streaming":
+            _streaming_here.add(message_id)
+        else:
+            _streaming_here.discard(message_id)
+
+
 def insert_message(
     db: Database,
     message_id: str,
@@ -286,6 +300,7 @@ def insert_message(
             created_at,
         ],
     )
+    _track(message_id, status)
 
 
 def conversation_of_message(db: Database, message_id: str) -> str | None:
@@ -307,6 +322,25 @@ def update_message(db: Database, message_id: str, **fields: Any) -> None:
             fields[name] = dump_json(fields[name])
     assignments_sql, params = _assignments(fields, MESSAGE_FIELDS)
     db.execute(f"UPDATE messages SET {assignments_sql} WHERE id = ?", [*params, message_id])
+    if "status" in fields:
+        _track(message_id, fields["status"])
+
+
+def interrupt_leftovers(db: Database) -> int:
+    """Mark ``interrupted`` every reply still ``streaming`` that this process is not writing.
+
+    One process writes to a memory at a time (the file lock), so such a reply belongs to a
+    process that ended (killed, crashed, its terminal closed) before it finished; what it had
+    streamed is kept. Call on opening a memory for writing. Returns how many were marked.
+    """
+    with _streaming_lock:
+        live = sorted(_streaming_here)
+    rows = db.fetchall(
+        "UPDATE messages SET status = 'interrupted' WHERE status = 'streaming'"
+        " AND NOT list_contains(?::UUID[], id) RETURNING id",
+        [live],
+    )
+    return len(rows)
 
 
 def get_message(db: Database, message_id: str) -> Message | None:

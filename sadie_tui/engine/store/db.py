@@ -12,12 +12,13 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
+from ...paths import keep_private, make_private_folder, private_umask
 from ..errors import LockedError, StorageError
 from .migrations import migrate
 
@@ -78,7 +79,7 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
     path = Path(path)
     if not read_only:
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            make_private_folder(path.parent)
         except OSError as exc:
             raise StorageError(f"cannot create the home folder {path.parent}: {exc}") from exc
     elif not path.exists():
@@ -90,7 +91,9 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
     deadline = time.monotonic() + wait
     while True:
         try:
-            con = duckdb.connect(str(path), read_only=read_only, config=config)
+            # A new file is born 0600; one an older sadie made is tightened below.
+            with nullcontext() if read_only else private_umask():
+                con = duckdb.connect(str(path), read_only=read_only, config=config)
             break
         except duckdb.Error as exc:
             err = _translate(exc, path)
@@ -109,7 +112,11 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
     except duckdb.Error as exc:
         con.close()
         raise StorageError(f"cannot load the vss extension: {exc}") from exc
-    return Database(con, path, read_only)
+    db = Database(con, path, read_only)
+    if not read_only:
+        keep_private(path)
+        db.keep_wal_private()
+    return db
 
 
 def open_database(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
@@ -132,6 +139,7 @@ class Database:
         self.path = path
         self.read_only = read_only
         self.lock = threading.RLock()
+        self._wal = Path(str(path) + ".wal")
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
@@ -153,11 +161,19 @@ class Database:
     def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
         with self.lock:
             try:
-                return (
+                cursor = (
                     self._con.execute(sql, params) if params is not None else self._con.execute(sql)
                 )
             except duckdb.Error as exc:
                 raise _database_error(exc) from exc
+            if not self.read_only:
+                self.keep_wal_private()
+            return cursor
+
+    def keep_wal_private(self) -> None:
+        """The write-ahead log 0600 too: DuckDB makes it anew after every checkpoint, with the
+        process's umask (which sadie leaves alone, so that exports get the person's)."""
+        keep_private(self._wal)
 
     def _read(self, sql: str, params: Any, read: Callable[[Any], Any]) -> Any:
         """Run one statement and ``read`` its answer, both under the lock, errors translated."""
@@ -210,6 +226,7 @@ class Database:
             except duckdb.Error as exc:
                 self._rollback()
                 raise _database_error(exc) from exc
+            self.keep_wal_private()
 
     def _rollback(self) -> None:
         try:

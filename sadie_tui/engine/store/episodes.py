@@ -4,6 +4,11 @@ doctor and screens read them.
 
 Batches arrive as Arrow tables built by the ingest pipeline (column names as in the schema;
 ids as strings, cast to UUID here), so a whole ingest goes in with a handful of statements.
+
+No transaction here deletes a key and writes it again: DuckDB 1.5 cannot revert such a
+commit when the commit itself fails (a full disk), and aborts the process instead of raising
+(duckdb/duckdb#25933). Replaced episodes are deleted in a commit of their own
+(``delete_episodes``) before the new rows go in; edges are upserted, not rewritten.
 """
 
 from __future__ import annotations
@@ -59,16 +64,23 @@ def chunk_texts(db: Database) -> list[tuple[int, str]]:
     return [(int(i), t) for i, t in db.fetchall("SELECT id, text FROM chunks ORDER BY id")]
 
 
-def replace_episodes(db: Database, episodes: Any) -> None:
-    """Write the episodes of an Arrow table (id, kind, title, source, source_key, occurred_at,
-    salience, content_hash, tags, text), replacing any stored with the same id together with
-    their chunks and mentions. Call inside ``db.transaction()``."""
-    with db.registered("_new_episodes", episodes):
+def delete_episodes(db: Database, ids: list[str]) -> None:
+    """Delete the episodes with these ids, with their chunks and mentions. Run it in a
+    transaction of its own before ``insert_episodes`` writes the same ids again."""
+    if not ids:
+        return
+    with db.transaction():
         db.execute(
-            "DELETE FROM entity_mentions WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)"
+            "DELETE FROM entity_mentions WHERE episode_id IN (SELECT unnest(?::UUID[]))", [ids]
         )
-        db.execute("DELETE FROM chunks WHERE episode_id IN (SELECT id::UUID FROM _new_episodes)")
-        db.execute("DELETE FROM episodes WHERE id IN (SELECT id::UUID FROM _new_episodes)")
+        db.execute("DELETE FROM chunks WHERE episode_id IN (SELECT unnest(?::UUID[]))", [ids])
+        db.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?::UUID[]))", [ids])
+
+
+def insert_episodes(db: Database, episodes: Any) -> None:
+    """Write the episodes of an Arrow table (id, kind, title, source, source_key, occurred_at,
+    salience, content_hash, tags, text); none of their ids may be stored already."""
+    with db.registered("_new_episodes", episodes):
         db.execute(
             "INSERT INTO episodes (id, kind, title, source, source_key, occurred_at, salience,"
             " content_hash, tags, text) SELECT id::UUID, kind, title, source, source_key,"
@@ -124,14 +136,23 @@ def insert_mentions(db: Database, rows: Any) -> None:
         )
 
 
+_PAIRS_SQL = (
+    "SELECT a.entity_id AS src, b.entity_id AS dst, count(*)::DOUBLE AS weight"
+    " FROM entity_mentions a JOIN entity_mentions b"
+    " ON a.chunk_id = b.chunk_id AND a.entity_id <> b.entity_id"
+    " GROUP BY a.entity_id, b.entity_id"
+)
+
+
 def rebuild_edges(db: Database) -> None:
-    """The co-occurrence graph, derived from mentions: weight = chunks naming both."""
-    db.execute("DELETE FROM entity_edges")
+    """The co-occurrence graph, derived from mentions: weight = chunks naming both. Edges that
+    stay are updated in place and gone ones deleted (never deleted and written again)."""
     db.execute(
-        "INSERT INTO entity_edges SELECT a.entity_id, b.entity_id, count(*)::DOUBLE"
-        " FROM entity_mentions a JOIN entity_mentions b"
-        " ON a.chunk_id = b.chunk_id AND a.entity_id <> b.entity_id"
-        " GROUP BY a.entity_id, b.entity_id"
+        f"INSERT INTO entity_edges {_PAIRS_SQL} ON CONFLICT DO UPDATE SET weight = excluded.weight"
+    )
+    db.execute(
+        f"DELETE FROM entity_edges e WHERE NOT EXISTS (SELECT 1 FROM ({_PAIRS_SQL}) p"
+        " WHERE p.src = e.src AND p.dst = e.dst)"
     )
 
 

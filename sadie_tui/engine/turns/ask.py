@@ -179,6 +179,7 @@ async def run_ask(
 
     t0 = time.perf_counter()
     result = await asyncio.to_thread(retrieve, memory, query, persona, now=now)
+    notices.extend(result.notices)
     stage("retrieve", t0, f"{len(result.chunks)} chunks")
 
     extra: list[str] = []

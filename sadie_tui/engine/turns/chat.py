@@ -209,6 +209,8 @@ class ChatTurn:
         self.result = result = await asyncio.to_thread(
             retrieve, memory, self.message, self.persona, previous=previous, use_vector=use_vector
         )
+        for notice in result.notices:
+            yield Status(notice)
         self.attached = await asyncio.to_thread(host.attached, self.cid)
         self.policies, policy_errors = host.policies()
         for err in policy_errors:

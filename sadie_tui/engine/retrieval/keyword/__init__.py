@@ -2,7 +2,8 @@
 
 ``tokens`` (words, stop words, stems), ``bm25`` (scores and the best-passage score),
 ``catalogue`` (rows, episodes, dates), ``index`` (the three together with the embeddings copy)
-and ``persist`` (on disk, cached, rebuilt when stale). The names below are the package's API.
+``persist`` (on disk, cached, rebuilt when stale) and ``manifest`` (a damaged index found).
+The names below are the package's API.
 """
 
 from .bm25 import K1, PASSAGE_SENTENCES, B, Bm25, best_passage, top_rows
@@ -15,6 +16,7 @@ from .persist import (
     index_dir,
     keyword_index,
     rebuild_keyword_index,
+    take_notices,
 )
 from .tokens import QUESTION_FRAME, STOPWORDS, query_tokens, sentences, tokenize
 
@@ -39,6 +41,7 @@ __all__ = [
     "query_tokens",
     "rebuild_keyword_index",
     "sentences",
+    "take_notices",
     "to_seconds",
     "tokenize",
     "top_rows",

@@ -3,6 +3,9 @@
 Loaded lazily on the first search. The index remembers the chunk count and largest chunk id it
 was built from, so a missing or stale index (an ingest by another process, a crash before the
 rebuild) is rebuilt on the next search instead of answering from old text.
+
+A damaged index (a file truncated, replaced or gone: see ``manifest``) is rebuilt from the
+database and said once (``take_notices``).
 """
 
 from __future__ import annotations
@@ -15,24 +18,37 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ....paths import keep_private, make_private_folder
 from ...store.search import chunk_signature, keyword_index_source
 from .bm25 import Bm25
 from .catalogue import Catalogue
 from .index import KeywordIndex, build_index
+from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
 
 if TYPE_CHECKING:
     from ...memory import Memory
 
 INDEX_DIR = "bm25"
-FORMAT = 6  # bump when tokenisation or the catalogue change: older indexes then rebuild
 
 _cache: dict[str, KeywordIndex] = {}
 _cache_lock = threading.Lock()
 _build_lock = threading.Lock()
+_notices: dict[str, list[str]] = {}
 
 
 def index_dir(home: Path) -> Path:
     return Path(home) / INDEX_DIR
+
+
+def _note(home: Path, text: str) -> None:
+    with _cache_lock:
+        _notices.setdefault(str(home), []).append(text)
+
+
+def take_notices(home: Path) -> list[str]:
+    """What happened to ``home``'s index since last asked (a damaged one rebuilt), once."""
+    with _cache_lock:
+        return _notices.pop(str(home), [])
 
 
 def save(index: KeywordIndex, folder: Path) -> None:
@@ -40,7 +56,7 @@ def save(index: KeywordIndex, folder: Path) -> None:
     catalogue, bm25 = index.catalogue, index.bm25
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    make_private_folder(tmp)
     np.save(tmp / "chunk_ids.npy", catalogue.chunk_ids)
     np.save(tmp / "episode.npy", catalogue.episode)
     np.save(tmp / "when.npy", catalogue.when)
@@ -59,27 +75,29 @@ def save(index: KeywordIndex, folder: Path) -> None:
         "passage_length": bm25.passage_length,
     }
     (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    write_manifest(tmp, index.size)  # last: a save cut short has no manifest
+    for written in tmp.iterdir():
+        keep_private(written)  # numpy and bm25s write with the umask's mode
     shutil.rmtree(folder, ignore_errors=True)
     tmp.rename(folder)
 
 
 def load(folder: Path) -> KeywordIndex | None:
-    """The index saved in ``folder``, or None when it is missing, unreadable or of an older
-    format."""
+    """The index saved in ``folder``, or None when it is missing or of an older format;
+    ``DamagedIndex`` when it does not match its manifest or its arrays disagree."""
+    if check(folder) is not None:
+        return None
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            return None
         retriever = None
         if (folder / "params.index.json").is_file():
             import bm25s
 
             retriever = bm25s.BM25.load(str(folder), show_progress=False)
         episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
-        vectors = np.load(folder / "vectors.npy", mmap_mode="r")
+        saved = folder / "vectors.npy"
+        vectors = np.load(saved, mmap_mode="r") if saved.is_file() else None
         count = int(meta["count"])
-        if vectors.shape[0] != count:
-            return None
         catalogue = Catalogue(
             np.load(folder / "chunk_ids.npy"),
             np.load(folder / "episode.npy"),
@@ -92,9 +110,11 @@ def load(folder: Path) -> KeywordIndex | None:
         bm25 = Bm25(
             retriever, np.load(folder / "idf.npy"), float(meta["passage_length"]), catalogue.size
         )
-        return KeywordIndex(catalogue, bm25, (count, int(meta["max_id"])), vectors)
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        index = KeywordIndex(catalogue, bm25, (count, int(meta["max_id"])), vectors)
+    except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+        raise DamagedIndex(f"it cannot be read ({type(exc).__name__})") from exc
+    consistent(index, count)
+    return index
 
 
 def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
@@ -130,7 +150,11 @@ def keyword_index(memory: Memory, signature: tuple[int, int] | None = None) -> K
         cached = _cache.get(key)
     if cached is not None and cached.signature == signature:
         return cached
-    loaded = load(index_dir(memory.home))
+    try:
+        loaded = load(index_dir(memory.home))
+    except DamagedIndex as exc:
+        loaded = None
+        _note(memory.home, f"the keyword index was damaged ({exc}): rebuilt it from the memory")
     if loaded is not None and loaded.signature == signature:
         with _cache_lock:
             _cache[key] = loaded
