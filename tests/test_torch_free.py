@@ -22,15 +22,14 @@ PROBE = textwrap.dedent(
     import atexit, json, os, sys
     def report():
         with open(os.environ["PROBE_OUT"], "w") as f:
-            json.dump({"heavy": [m for m in %r if m in sys.modules],
+            json.dump({"heavy": [m for m in HEAVY_NAMES if m in sys.modules],
                        "onnx": "onnxruntime" in sys.modules}, f)
     atexit.register(report)
     from sadie_tui.cli import main
     sys.argv = ["sadie", *sys.argv[1:]]
     main()
     """
-    % (HEAVY,)
-)
+).replace("HEAVY_NAMES", repr(HEAVY))
 
 
 def _run(code: str, args: list[str], home: Path, tmp_path: Path, **env: str) -> dict:
@@ -95,7 +94,7 @@ TUI = textwrap.dedent(
                              what="the reply to finish")
             status = reply.status
         with open(os.environ["PROBE_OUT"], "w") as f:
-            json.dump({"heavy": [m for m in %r if m in sys.modules],
+            json.dump({"heavy": [m for m in HEAVY_NAMES if m in sys.modules],
                        "onnx": "onnxruntime" in sys.modules, "status": status}, f)
 
     with FakeOllama() as server:
@@ -106,8 +105,7 @@ TUI = textwrap.dedent(
     sys.stdout.flush(); sys.stderr.flush()
     os._exit(0)
     """
-    % (HEAVY,)
-)
+).replace("HEAVY_NAMES", repr(HEAVY))
 
 
 def test_a_tui_start_and_chat_turn_never_import_torch(
