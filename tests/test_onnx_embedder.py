@@ -154,3 +154,15 @@ def test_the_default_notice_is_one_stderr_line(
     Embedder(cache=tmp_path / "cache").warm()
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("sadie: the ONNX model could not be made")
+
+
+def test_the_install_step_leaves_a_valid_file_alone(exported: Path, capsys) -> None:
+    """`make install` runs ``python -m sadie_tui.engine.ingest.onnx_export``."""
+    from sadie_tui.engine.ingest import onnx_export
+
+    before = OnnxFile.for_model(Path(model_path()), exported).path.stat().st_mtime_ns
+    onnx_export.main()
+    out = capsys.readouterr().out
+    assert out.startswith("embedding model for ONNX Runtime up to date: ")
+    assert str(exported) in out
+    assert OnnxFile.for_model(Path(model_path()), exported).path.stat().st_mtime_ns == before
