@@ -16,6 +16,8 @@ $(STAMP):
 	# torch first, pinned: a CPU build from local disk (unpinned pulls several GB of CUDA).
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
+	# Export the embedding model for ONNX Runtime now, so the first launch starts without torch.
+	$(BIN)/python -m sadie_tui.engine.ingest.onnx_export || echo "sadie: the ONNX export failed; it is retried at first use"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

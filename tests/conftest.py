@@ -70,8 +70,17 @@ def tmp_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
+@pytest.fixture(scope="session", autouse=True)
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The exported ONNX model's cache folder: one export per test session (never the real
+    user cache), unless SADIE_CACHE already names one; subprocesses inherit it."""
+    if not os.environ.get("SADIE_CACHE"):
+        os.environ["SADIE_CACHE"] = str(tmp_path_factory.getbasetemp() / "sadie-cache")
+    return Path(os.environ["SADIE_CACHE"])
+
+
 @pytest.fixture(scope="session")
-def embedder():
+def embedder(onnx_cache: Path):
     from sadie_tui.engine.ingest.embedder import shared_embedder
 
     emb = shared_embedder()

@@ -74,7 +74,7 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
     assert all(line.startswith("✓") for line in lines.values()), result.stdout
     assert lines["ollama"] == f"✓ ollama: {srv.url} (version 0.12.0)"
     assert lines["model"] == "✓ model: qwen3:1.7b is pulled"
-    assert "(384 dimensions)" in lines["embedding model"]
+    assert "(384 dimensions, onnx)" in lines["embedding model"]
 
 
 def test_doctor_with_the_model_missing_fails_with_ollama_pull(

@@ -56,6 +56,7 @@ def env(tmp_path: Path, server: str) -> dict[str, str]:
     return {
         "SADIE_HOME": str(home),
         "SADIE_CONFIG": str(tmp_path / "config"),
+        "SADIE_CACHE": os.environ["SADIE_CACHE"],  # the session's exported model
         "OLLAMA_HOST": server,
         "PYTHONPATH": str(ROOT),
         "TERM": "xterm-256color",

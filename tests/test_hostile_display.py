@@ -160,6 +160,7 @@ def test_a_reply_cannot_rename_the_terminal_or_recolour_it(tmp_path):
             env = {
                 "SADIE_HOME": str(home),
                 "SADIE_CONFIG": str(tmp_path / "config"),
+                "SADIE_CACHE": os.environ["SADIE_CACHE"],  # the session's exported model
                 "OLLAMA_HOST": server.url,
                 "PYTHONPATH": str(ROOT),
                 "TERM": "xterm-256color",

