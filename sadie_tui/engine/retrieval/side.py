@@ -44,11 +44,20 @@ class ObservationHit:
     observed_at: datetime
     text: str
     score: float
+    in_window: bool | None = None  # inside the question's time window (None: it named none)
 
 
 def _content_words(text: str) -> list[str]:
     words = [w for w in re.findall(r"\w{3,}", text.lower()) if w not in STOPWORDS]
     return list(dict.fromkeys(words))[:12]
+
+
+def _inside(when: datetime, window: TimeWindow | None) -> bool | None:
+    if window is None:
+        return None
+    return (window.start is None or when >= window.start) and (
+        window.end is None or when < window.end
+    )
 
 
 def search_side(
@@ -95,7 +104,14 @@ def search_side(
         else:
             assert row.observed_at is not None
             observation_hits.append(
-                ObservationHit(row.id, row.other, row.observed_at, row.body, score)
+                ObservationHit(
+                    row.id,
+                    row.other,
+                    row.observed_at,
+                    row.body,
+                    score,
+                    _inside(row.observed_at, window),
+                )
             )
     belief_hits.sort(key=lambda b: (-b.score, b.id))
     return tuple(belief_hits), tuple(observation_hits)

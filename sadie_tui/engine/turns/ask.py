@@ -33,6 +33,7 @@ from .common import (
     citation_views,
     cited_chunk_ids,
     count_details,
+    excerpt_order,
     excerpts_of,
     found_views,
     grounding_score,
@@ -194,6 +195,7 @@ async def run_ask(
     briefing = build_briefing(
         message=question,
         excerpts=excerpts,
+        excerpt_order=excerpt_order(result),
         beliefs=result.beliefs,
         observations=result.observations,
         observation_weight_high=persona.observation_weight > 1.0,
@@ -234,7 +236,11 @@ async def run_ask(
             t0 = time.perf_counter()
             await repair(reasoner, briefing, grounded, timeout=timeout)
             stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-        if "revise" in persona.stages and not reasoner.offline and _needs_revision(grounded.policed):
+        if (
+            "revise" in persona.stages
+            and not reasoner.offline
+            and _needs_revision(grounded.policed)
+        ):
             t0 = time.perf_counter()
             # The same briefing, byte for byte, then the draft and the feedback: the model's
             # prompt cache reuses the whole prefix.
@@ -246,9 +252,11 @@ async def run_ask(
             second, cut2 = await draft(messages)
             if needs_pass(reasoner, second):
                 await repair(reasoner, briefing, second, timeout=timeout)
-            if grounding_report(second.policed)["score"] >= grounding_report(grounded.policed)[
-                "score"
-            ] and second.text.strip():
+            if (
+                grounding_report(second.policed)["score"]
+                >= grounding_report(grounded.policed)["score"]
+                and second.text.strip()
+            ):
                 grounded, cut = second, cut2
             stage("revise", t0, f"score {grounding_report(grounded.policed)['score']}")
     except ModelError as exc:

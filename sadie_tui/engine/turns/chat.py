@@ -49,6 +49,7 @@ from .common import (
     citation_views,
     cited_chunk_ids,
     count_details,
+    excerpt_order,
     excerpts_of,
     found_views,
     grounding_score,
@@ -218,6 +219,7 @@ class ChatTurn:
         self.briefing = briefing = build_briefing(
             message=self.message,
             excerpts=excerpts_of(result),
+            excerpt_order=excerpt_order(result),
             beliefs=result.beliefs,
             observations=result.observations,
             observation_weight_high=self.persona.observation_weight > 1.0,
