@@ -122,6 +122,7 @@ class Briefing:
     history_dropped: int = 0
     version: str = PROMPT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    attached: list[Attached] = field(default_factory=list)
 
     def instructions(self) -> list[str]:
         """The standing texts a model may echo back (never to be shown as its reply)."""
@@ -269,4 +270,5 @@ def build_briefing(
         history_used=len(kept),
         history_dropped=max(0, len(history) - len(kept)),
         extra={"voice": [t for t in (voice, tone, guardrails) if t.strip()]},
+        attached=list(attached),
     )

@@ -27,6 +27,7 @@ from ..reasoners.offline import OfflineReasoner
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..telemetry import record_turn
+from ..who import wiki_for
 from .common import (
     Filtered,
     briefing_sources,
@@ -192,6 +193,7 @@ async def run_ask(
 
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
+    wiki = await asyncio.to_thread(wiki_for, memory, query)
     briefing = build_briefing(
         message=question,
         excerpts=excerpts,
@@ -204,6 +206,7 @@ async def run_ask(
         tone=TONE.get(emotion, ""),
         mode="ask",
         extra_blocks=extra,
+        attached=wiki,
     )
 
     timeout = companion.settings.citation_pass_timeout

@@ -43,6 +43,7 @@ from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
 from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
+from ..who import wiki_for
 from .common import (
     Filtered,
     briefing_sources,
@@ -216,6 +217,12 @@ class ChatTurn:
             yield Status(f"policy ignored: {err}")
         empty = await asyncio.to_thread(memory.is_empty)
         soul = await asyncio.to_thread(memory.soul)
+        named = {(a.kind, a.title) for a in self.attached}
+        wiki = [
+            w
+            for w in await asyncio.to_thread(wiki_for, memory, self.message)
+            if (w.kind, w.title) not in named
+        ]
         self.briefing = briefing = build_briefing(
             message=self.message,
             excerpts=excerpts_of(result),
@@ -223,7 +230,7 @@ class ChatTurn:
             beliefs=result.beliefs,
             observations=result.observations,
             observation_weight_high=self.persona.observation_weight > 1.0,
-            attached=self.attached,
+            attached=[*self.attached, *wiki],
             history=self.history,
             soul=soul,
             guardrails=guardrail_block(self.policies),

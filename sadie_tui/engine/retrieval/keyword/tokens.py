@@ -35,7 +35,9 @@ STOPWORDS = frozenset(
 
 # Words that frame a question rather than name its subject ("what kind of", "how long",
 # "would she likely"): dropped from queries only, since in notes they can carry meaning.
-QUESTION_FRAME = frozenset("kind type sort many much long often likely might would ever".split())
+QUESTION_FRAME = frozenset(
+    "kind type sort many much long often likely might would ever happen happened happening".split()
+)
 
 
 @lru_cache(maxsize=1)
