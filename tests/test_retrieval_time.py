@@ -50,6 +50,13 @@ NOTES = dict(
         _note("2026-10-02", "Solo easy", "Easy run alone before work, five kilometres."),
         _note("2026-11-20", "Solo long", "Long run alone on the river path, sixteen kilometres."),
         (
+            "beliefs.jsonl",
+            '{"statement": "I worry about deadlines more than anything", "status": "active",'
+            ' "confidence": 0.7, "evidence": ["journal/2026-02-14.md"]}\n'
+            '{"statement": "The knee is a small worry now", "status": "active",'
+            ' "confidence": 0.5, "evidence": ["journal/2026-03-20.md"]}\n',
+        ),
+        (
             "observations.jsonl",
             '{"source": "sleep-tracker", "observed_at": "2026-03-10T07:00:00",'
             ' "text": "Worry night: slept 4h50m."}\n'
@@ -189,3 +196,17 @@ def test_search_json_marks_outside_notes_and_recency(
     finally:
         keyword.forget_cached(tmp_home)
         graph.forget_cached(str(tmp_home))
+
+
+def test_beliefs_with_evidence_inside_the_window_come_first(memory: Memory) -> None:
+    analyst = get_persona("analyst")
+    result = retrieve(memory, "What did I worry about in March?", analyst, now=NOW)
+    statements = [(b.statement, b.in_window) for b in result.beliefs]
+    assert statements[0] == ("The knee is a small worry now", True)
+    assert ("I worry about deadlines more than anything", False) in statements
+    plain = retrieve(memory, "What do I worry about?", analyst, now=NOW)
+    assert {b.in_window for b in plain.beliefs} == {None}
+    from sadie_tui.engine.prompt import render_beliefs
+
+    text = render_beliefs(result.beliefs)
+    assert "confidence 0.7, outside the asked time] I worry about deadlines" in text

@@ -95,7 +95,10 @@ def render(result: Any, persona: str) -> None:
             " so notes from other times fill the rest, ranked below[/]"
         )
     for b in result.beliefs:
-        out.print(f"[bold]belief[/] ({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}")
+        outside = "[dim]outside ·[/] " if b.in_window is False else ""
+        out.print(
+            f"[bold]belief[/] {outside}({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}"
+        )
     for o in result.observations:
         out.print(
             f"[bold]record[/] {'[dim]outside ·[/] ' if o.in_window is False else ''}"

@@ -166,7 +166,8 @@ def render_beliefs(beliefs: Sequence[Any]) -> str:
         return ""
     lines = ["Beliefs (conclusions derived from the notes, not the person's own words):"]
     for b in beliefs:
-        lines.append(f"- [{b.status}, confidence {b.confidence:.1f}] {b.statement}")
+        outside = ", outside the asked time" if getattr(b, "in_window", None) is False else ""
+        lines.append(f"- [{b.status}, confidence {b.confidence:.1f}{outside}] {b.statement}")
     return "\n".join(lines)
 
 

@@ -558,6 +558,7 @@ def retrieve(
         window,
         beliefs=state.beliefs,
         observations=state.observations,
+        reach=RECORDED_WITHIN,
     )
     return RetrievalResult(
         query=query,

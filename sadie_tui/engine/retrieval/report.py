@@ -53,6 +53,7 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
                 "status": b.status,
                 "confidence": b.confidence,
                 "score": b.score,
+                "in_window": b.in_window,
             }
             for b in result.beliefs
         ],

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -35,6 +35,7 @@ class BeliefHit:
     status: str
     confidence: float
     score: float
+    in_window: bool | None = None  # an evidence episode is inside the question's window
 
 
 @dataclass(frozen=True)
@@ -69,12 +70,15 @@ def search_side(
     *,
     beliefs: bool = True,
     observations: bool = True,
+    reach: timedelta = timedelta(0),
 ) -> tuple[tuple[BeliefHit, ...], tuple[ObservationHit, ...]]:
     """Beliefs and observations for the persona, in one round trip. ``beliefs`` /
     ``observations`` False: the memory has none, so that part is not asked for.
 
-    Observations inside the query's time window come first; outside ones fill in when the
-    window holds too few (a record from another week is still a record).
+    Observations inside the query's time window come first, and so do beliefs with an
+    evidence episode inside it (``reach`` past its end, like the chunks); outside ones fill in
+    when the window holds too few (a record from another week is still a record), marked
+    ``in_window=False``.
     """
     want_beliefs = persona.beliefs and beliefs
     want_observations = persona.observations and observations
@@ -90,6 +94,9 @@ def search_side(
         observation_weight=persona.observation_weight,
         window=(window.start, window.end) if window is not None else None,
         limit=SIDE_LIMIT,
+        evidence_window=(window.start, window.end + reach if window.end else None)
+        if window is not None
+        else None,
     )
     belief_hits: list[BeliefHit] = []
     observation_hits: list[ObservationHit] = []
@@ -99,7 +106,14 @@ def search_side(
         score = round(float(row.score), 6)
         if row.kind == "b":
             belief_hits.append(
-                BeliefHit(row.id, row.body, row.other, float(row.confidence or 0), score)
+                BeliefHit(
+                    row.id,
+                    row.body,
+                    row.other,
+                    float(row.confidence or 0),
+                    score,
+                    None if window is None else bool(row.inside),
+                )
             )
         else:
             assert row.observed_at is not None
@@ -113,5 +127,5 @@ def search_side(
                     _inside(row.observed_at, window),
                 )
             )
-    belief_hits.sort(key=lambda b: (-b.score, b.id))
+    belief_hits.sort(key=lambda b: (b.in_window is False, -b.score, b.id))
     return tuple(belief_hits), tuple(observation_hits)
