@@ -58,11 +58,6 @@ def test_spread_to_neighbours() -> None:
     assert out == pytest.approx([0.6, 1.0, 0.3, 0.5])
 
 
-def test_window_boost() -> None:
-    out = fusion.window_boost(np.array([0.5, 0.9]), np.array([True, False]), boost=0.4)
-    assert out == pytest.approx([0.9, 0.9])
-
-
 def test_adjust_salience_and_recency() -> None:
     scores = np.array([1.0, 1.0, 1.0, 1.0])
     salience = np.array([0.5, 1.0, 0.0, 0.5])

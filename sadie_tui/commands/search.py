@@ -81,7 +81,7 @@ def render(result: Any, persona: str) -> None:
     for c in result.chunks:
         table.add_row(
             str(c.rank),
-            escape(c.title),
+            ("[dim]outside ·[/] " if c.in_window is False else "") + escape(c.title),
             c.occurred_at.date().isoformat(),
             _score(c.scores.get("vector")),
             _score(c.scores.get("keyword")),
@@ -90,10 +90,20 @@ def render(result: Any, persona: str) -> None:
             escape(_snippet(c.text)),
         )
     out.print(table)
+    outside = sum(1 for c in result.chunks if c.in_window is False)
+    if outside and result.window is not None:
+        out.print(
+            f"[dim]{outside} marked outside: {escape(result.window.phrase)} holds too few notes,"
+            " so notes from other times fill the rest, ranked below[/]"
+        )
     for b in result.beliefs:
-        out.print(f"[bold]belief[/] ({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}")
+        outside = "[dim]outside ·[/] " if b.in_window is False else ""
+        out.print(
+            f"[bold]belief[/] {outside}({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}"
+        )
     for o in result.observations:
         out.print(
-            f"[bold]record[/] {escape(o.source)} {o.observed_at:%Y-%m-%d} ({o.score:.2f})"
+            f"[bold]record[/] {'[dim]outside ·[/] ' if o.in_window is False else ''}"
+            f"{escape(o.source)} {o.observed_at:%Y-%m-%d} ({o.score:.2f})"
             f" {escape(_snippet(o.text))}"
         )

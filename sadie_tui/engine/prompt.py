@@ -74,6 +74,13 @@ OPINION_RULE = (
 )
 
 
+# How the excerpts are ordered for a question about the last / first time.
+ORDER_NOTES = {
+    "newest": "the question asks about the most recent time: newest first, by date",
+    "oldest": "the question asks about the first time: oldest first, by date",
+}
+
+
 @dataclass(frozen=True)
 class Excerpt:
     """One chunk (or an attached source) as the model sees it."""
@@ -82,10 +89,19 @@ class Excerpt:
     date: str
     title: str
     text: str
+    # The asked time ("in March") when this note lies outside it: it only fills in because
+    # the window held too few notes, and its header says so.
+    outside: str = ""
 
     def render(self) -> str:
         title = " ".join(self.title.split()) or "untitled"
-        return f"episode {self.episode_id} ({self.date}) {title}\n{self.text[:CHUNK_CAP].strip()}\n"
+        note = (
+            f" [outside the asked time: {' '.join(self.outside.split())}]" if self.outside else ""
+        )
+        return (
+            f"episode {self.episode_id} ({self.date}) {title}{note}\n"
+            f"{self.text[:CHUNK_CAP].strip()}\n"
+        )
 
 
 @dataclass(frozen=True)
@@ -106,10 +122,17 @@ class Briefing:
     history_dropped: int = 0
     version: str = PROMPT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
+    attached: list[Attached] = field(default_factory=list)
 
     def instructions(self) -> list[str]:
         """The standing texts a model may echo back (never to be shown as its reply)."""
-        return [STANDING, CITATION_RULES, OPINION_RULE, EMPTY_MEMORY_NOTE, *self.extra.get("voice", ())]
+        return [
+            STANDING,
+            CITATION_RULES,
+            OPINION_RULE,
+            EMPTY_MEMORY_NOTE,
+            *self.extra.get("voice", ()),
+        ]
 
     @property
     def chars(self) -> int:
@@ -143,7 +166,8 @@ def render_beliefs(beliefs: Sequence[Any]) -> str:
         return ""
     lines = ["Beliefs (conclusions derived from the notes, not the person's own words):"]
     for b in beliefs:
-        lines.append(f"- [{b.status}, confidence {b.confidence:.1f}] {b.statement}")
+        outside = ", outside the asked time" if getattr(b, "in_window", None) is False else ""
+        lines.append(f"- [{b.status}, confidence {b.confidence:.1f}{outside}] {b.statement}")
     return "\n".join(lines)
 
 
@@ -155,7 +179,8 @@ def render_observations(observations: Sequence[Any], weigh_above: bool = False) 
     lines = [head]
     for o in observations:
         when = o.observed_at.strftime("%Y-%m-%d %H:%M")
-        lines.append(f"- {when} {o.source}: {o.text}")
+        outside = " [outside the asked time]" if getattr(o, "in_window", None) is False else ""
+        lines.append(f"- {when} {o.source}{outside}: {o.text}")
     return "\n".join(lines)
 
 
@@ -187,8 +212,12 @@ def build_briefing(
     memory_empty: bool = False,
     mode: str = "chat",
     extra_blocks: Sequence[str] = (),
+    excerpt_order: str = "",
 ) -> Briefing:
-    """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first."""
+    """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first.
+
+    ``excerpt_order``: "newest" / "oldest" when the question asks for the last / first time
+    and the excerpts come in date order (said at the top of the block)."""
     system: list[str] = [STANDING]
     if voice:
         system.append(voice.strip())
@@ -207,7 +236,10 @@ def build_briefing(
     if memory_empty:
         memory.append(EMPTY_MEMORY_NOTE)
     elif excerpts:
-        memory.append("Excerpts:\n\n" + "\n".join(e.render() for e in excerpts))
+        heading = "Excerpts:"
+        if excerpt_order in ORDER_NOTES:
+            heading = f"Excerpts ({ORDER_NOTES[excerpt_order]}):"
+        memory.append(heading + "\n\n" + "\n".join(e.render() for e in excerpts))
     else:
         memory.append("Excerpts:\n\n(no excerpt of the memory matches this message)\n")
     for block in (
@@ -239,4 +271,5 @@ def build_briefing(
         history_used=len(kept),
         history_dropped=max(0, len(history) - len(kept)),
         extra={"voice": [t for t in (voice, tone, guardrails) if t.strip()]},
+        attached=list(attached),
     )

@@ -1,8 +1,10 @@
 """The offline reasoner: when no model answers, quote the notes themselves.
 
-It picks the sentences of the retrieved excerpts that share the most words with the
-question (earlier-ranked excerpts first), quotes them with their dates and titles, cites
-each verbatim, and says plainly that no model was reachable. It streams like a model, so
+It picks the sentences of the retrieved excerpts that best cover the question's content
+words (``pick_quotes``: rarer words weigh more, earlier-ranked excerpts win ties, newest or
+oldest first for "the last / first time"), opens with the wiki entry a "who is X" question
+names, quotes them with their dates and titles, cites each verbatim, and says plainly that no
+model was reachable. It streams like a model, so
 the same filter, policing and events apply.
 """
 
@@ -10,10 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import re
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..retrieval.keyword.tokens import query_tokens, tokenize
+from ..retrieval.recency import parse_recency, strip_recency
+from ..retrieval.timewords import parse_time_window, strip_time_words
+from ..who import fold, who_is
 from .base import Piece
 
 if TYPE_CHECKING:
@@ -21,42 +29,135 @@ if TYPE_CHECKING:
 
 OFFLINE_MODEL = "offline (extractive)"
 MAX_QUOTES = 3
-_WORD = re.compile(r"[\w'’]+")
+MIN_WORDS = 4  # a shorter sentence ("In 1993.") is quoted only when it is the whole note
+# A sentence counts as answering when it covers at least this share of the best coverage;
+# for "the last / first time" the newest (oldest) of those come first.
+NEAR_BEST = 0.75
+# Aboutness: a question word in the note's title, and each further mention (up to three).
+ABOUT_TITLE = 0.3
+ABOUT_MENTION = 0.1
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
-STOP = set(
-    "a an and are as at be been but by can could did do does for from had has have he her his how "
-    "i if in into is it its me my of on or our she so that the their them then there they this to "
-    "was we were what when where which who why will with would you your about after again all am "
-    "any before did does doing during each few more most other some such than too very just tell "
-    "know think said say".split()
+# Question words and filler that name no topic (beyond the keyword channel's stop words).
+_FILLER = frozenset(
+    "tell know think said say feel felt remember anything something thing things about did "
+    "happen happened happening ever really just also get got go went".split()
 )
+_STEMMED_FILLER = frozenset(tokenize(" ".join(_FILLER))) | _FILLER
 
 
 def _terms(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD.findall(text) if w.casefold() not in STOP and len(w) > 1}
+    """The stemmed content words of ``text`` (stop words and filler out)."""
+    return {t for t in tokenize(text) if t not in _STEMMED_FILLER}
+
+
+def _question_terms(query: str) -> set[str]:
+    """The question's content words: its time words ("in March") and recency words ("the
+    last time") out, since excerpts were already chosen by date."""
+    text = strip_time_words(query, parse_time_window(query, datetime.now())) or query
+    text = strip_recency(text, parse_recency(text))
+    return {t for t in query_tokens(text, forms=True) if t not in _STEMMED_FILLER}
+
+
+def _words(sentence: str) -> int:
+    return len(sentence.split())
+
+
+def _best_sentence(
+    excerpt: Excerpt, wanted: set[str], weight: dict[str, float]
+) -> tuple[float, str] | None:
+    """(coverage of the question's weighted terms, sentence) of the excerpt's best sentence."""
+    parts = [p.strip() for p in _SENTENCE.split(excerpt.text) if p.strip()]
+    total = sum(weight.get(t, 1.0) for t in wanted) or 1.0
+    best: tuple[float, str] | None = None
+    for sentence in parts:
+        if _words(sentence) < MIN_WORDS and len(parts) > 1:
+            continue
+        found = wanted & _terms(sentence)
+        cover = sum(weight.get(t, 1.0) for t in found) / total
+        score = cover + min(len(sentence), 200) / 20000
+        if cover > 0 and (best is None or score > best[0]):
+            best = (score, sentence[:280])
+    return best
+
+
+def _about(excerpt: Excerpt, wanted: set[str]) -> float:
+    """How much the whole note is about the question: its title names a question word
+    ("Physio — knee check"), or it comes back to them (up to three mentions)."""
+    mentions = sum(1 for t in tokenize(excerpt.text) if t in wanted)
+    titled = bool(wanted & set(tokenize(excerpt.title)))
+    return ABOUT_TITLE * titled + ABOUT_MENTION * min(mentions - 1, 3) if mentions else 0.0
 
 
 def pick_quotes(
     excerpts: list[Excerpt], query: str, limit: int = MAX_QUOTES
 ) -> list[tuple[Excerpt, str]]:
-    """The best sentence from each of the best excerpts, in excerpt rank order."""
-    wanted = _terms(query)
-    scored: list[tuple[float, int, Excerpt, str]] = []
+    """The sentences that best match the question's content words, one per excerpt.
+
+    Terms are weighted by how few excerpts hold them (a name over a word every note has),
+    a note about them (``_about``) goes first, earlier-ranked excerpts win ties, excerpts
+    marked outside the asked time come last; the best comes first. For
+    "the last time" / "when did I first" the sentences that answer (``NEAR_BEST``) come
+    newest / oldest first. A sentence shorter than ``MIN_WORDS`` words is never quoted unless
+    it is the whole excerpt."""
+    wanted = _question_terms(query)
+    if not wanted:
+        return _leads(excerpts, query, limit)
+    held = [_terms(e.text) for e in excerpts]
+    weight = {
+        t: 1.0 + math.log((1 + len(excerpts)) / (1 + sum(t in h for h in held))) for t in wanted
+    }
+    scored: list[tuple[float, float, int, Excerpt, str]] = []
     for rank, excerpt in enumerate(excerpts):
-        best: tuple[float, str] | None = None
-        for sentence in _SENTENCE.split(excerpt.text):
-            sentence = sentence.strip()
-            if len(sentence) < 12:
-                continue
-            overlap = len(wanted & _terms(sentence))
-            score = overlap - rank * 0.15 + min(len(sentence), 200) / 2000
-            if best is None or score > best[0]:
-                best = (score, sentence[:280])
+        best = _best_sentence(excerpt, wanted, weight)
         if best is not None:
-            scored.append((best[0], rank, excerpt, best[1]))
-    scored.sort(key=lambda s: (-s[0], s[1]))
-    chosen = sorted(scored[:limit], key=lambda s: s[1])
-    return [(excerpt, sentence) for _, _, excerpt, sentence in chosen]
+            score = best[0] + _about(excerpt, wanted) - rank * 0.02
+            scored.append((score, best[0], rank, excerpt, best[1]))
+    if not scored:
+        return _leads(excerpts, query, limit)
+    # The best first; notes outside the asked time after every note inside it.
+    scored.sort(key=lambda s: (bool(s[3].outside), -s[0], s[2]))
+    recency = parse_recency(query)
+    if recency is not None:
+        top = max(s[1] for s in scored)
+        near = [s for s in scored if s[1] >= NEAR_BEST * top]
+        near.sort(key=lambda s: s[3].date, reverse=recency.order == "newest")
+        near.sort(key=lambda s: bool(s[3].outside))  # stable: dates kept within each side
+        return [(e, sentence) for _, _, _, e, sentence in near[:limit]]
+    return [(e, sentence) for _, _, _, e, sentence in scored[:limit]]
+
+
+def _leads(excerpts: list[Excerpt], query: str, limit: int) -> list[tuple[Excerpt, str]]:
+    """No sentence shares a word with the question: for a question about a time ("what did I
+    do in March?") the notes of that time are the answer, so quote how each begins; else
+    nothing."""
+    if parse_time_window(query, datetime.now()) is None:
+        return []
+    out: list[tuple[Excerpt, str]] = []
+    for excerpt in excerpts:
+        if excerpt.outside:
+            continue
+        parts = [p.strip() for p in _SENTENCE.split(excerpt.text) if p.strip()]
+        lead = next(
+            (p for p in parts if _words(p) >= MIN_WORDS), parts[0] if len(parts) == 1 else ""
+        )
+        if lead:
+            out.append((excerpt, lead[:280]))
+        if len(out) >= limit:
+            break
+    return out
+
+
+def pick_wiki(briefing: Briefing, query: str) -> tuple[str, str] | None:
+    """(title, opening sentences) of the attached wiki entry a "who is X" question names."""
+    name = who_is(query)
+    if name is None:
+        return None
+    for item in briefing.attached:
+        if item.kind == "wiki" and fold(item.title) == fold(name):
+            sentences = [p.strip() for p in _SENTENCE.split(item.text) if p.strip()]
+            opening = " ".join(sentences[:2])[:400]
+            return (item.title, opening) if opening else None
+    return None
 
 
 BANNER = "No language model is reachable right now"
@@ -70,12 +171,23 @@ def said_before(briefing: Briefing) -> bool:
     )
 
 
+def _previous_question(briefing: Briefing) -> str:
+    """The person's message before this one, in chat (empty in ask)."""
+    users = [m.get("content", "") for m in briefing.messages[1:-1] if m.get("role") == "user"]
+    return users[-1] if users else ""
+
+
 def compose(briefing: Briefing, query: str, reason: str = "") -> str:
     """The offline answer; the full banner once per conversation, a short one after."""
     quotes = pick_quotes(briefing.excerpts, query)
+    earlier = _previous_question(briefing)
+    if not quotes and earlier:
+        # A follow-up ("and my time?") was retrieved with the turn before: quote by both.
+        quotes = pick_quotes(briefing.excerpts, f"{earlier} {query}")
+    wiki = pick_wiki(briefing, query)
     why = f" ({reason})" if reason else ""
     again = said_before(briefing)
-    if not quotes:
+    if not quotes and wiki is None:
         body = (
             "Still offline, and nothing in your memory matches this closely enough to quote."
             if again
@@ -88,7 +200,9 @@ def compose(briefing: Briefing, query: str, reason: str = "") -> str:
         else f"{BANNER}{why}, so here is what your own notes say that comes closest:",
         "",
     ]
-    citations = []
+    citations: list[dict[str, str]] = []
+    if wiki is not None:
+        lines.append(f"- Your wiki entry “{wiki[0]}”: “{wiki[1]}”")
     for excerpt, sentence in quotes:
         lines.append(f"- On {excerpt.date}, in “{excerpt.title}”: “{sentence}”")
         citations.append({"episode": excerpt.episode_id, "quote": sentence, "support": "verbatim"})

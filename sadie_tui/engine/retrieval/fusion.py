@@ -8,9 +8,9 @@ array (or an order); nothing here touches the database. The pipeline runs them i
 3. ``spread_to_neighbours``: a chunk inherits a share of its successor's and predecessor's
    score in the same episode (a thought often starts at the end of one chunk and goes on in
    the next);
-4. ``window_boost``: chunks inside the time window named in the query move up;
-5. ``adjust``: episode salience and recency (the persona's half-life);
-6. ``mmr``: maximal-marginal-relevance selection for diversity.
+4. ``adjust``: episode salience and recency (the persona's half-life);
+5. ``mmr``: maximal-marginal-relevance selection for diversity (the pipeline runs it over the
+   chunks inside the query's time window first: the window is a filter, not a boost).
 
 Min–max weighted score fusion, not reciprocal rank fusion: on LoCoMo, equal-weight RRF of BM25
 and MiniLM loses to BM25 alone (it throws away how far ahead the best keyword match is), while
@@ -26,8 +26,6 @@ import numpy as np
 # Share of the next / previous chunk's score a chunk inherits (same episode only).
 FORWARD = 0.6
 BACKWARD = 0.3
-# Added to the fused score (whose best candidate is about 1) of chunks inside the time window.
-WINDOW_BOOST = 0.4
 # Salience 0..1 (0.5 neutral) moves a score by up to ±SALIENCE_SPAN / 2.
 SALIENCE_SPAN = 0.2
 # With a half-life, this share of the score decays with age; the rest is kept whatever the age.
@@ -85,10 +83,6 @@ def spread_to_neighbours(
     nxt = np.where(next_index >= 0, scores[np.maximum(next_index, 0)], 0.0)
     prv = np.where(prev_index >= 0, scores[np.maximum(prev_index, 0)], 0.0)
     return np.maximum(scores, np.maximum(forward * nxt, backward * prv))
-
-
-def window_boost(scores: np.ndarray, inside: np.ndarray, boost: float = WINDOW_BOOST) -> np.ndarray:
-    return np.asarray(scores, dtype=np.float64) + boost * np.asarray(inside, dtype=np.float64)
 
 
 def adjust(

@@ -17,13 +17,14 @@
    weights (``KEYWORD_PARTS`` shares the keyword weight among its three views). The
    per-channel scores in the result stay the channel's own: ``None`` when that channel did not
    return the chunk.
-4. Rerank (``fusion``): neighbour spread; chunks inside the time window (which reaches
-   ``RECORDED_WITHIN`` past its end: a day is often written about afterwards) gain
-   ``WINDOW_BOOST`` (0.4, where fused scores run 0–1, so they come first unless clearly less
-   relevant); salience and recency (the persona's half-life); then MMR (unless
-   the persona turns it off) picks the persona's chunk count. ``rank`` is that selection order.
-   A window holding no episode at all narrows nothing and the result says ``window=None``; a
-   persona's ``window_days`` is a hard limit unless it would leave nothing.
+4. Rerank (``fusion``): neighbour spread; salience and recency (the persona's half-life; none
+   for an "oldest first" question, ``recency``); then MMR (unless the persona turns it off)
+   picks the persona's chunk count. A time window (which reaches ``RECORDED_WITHIN`` past its
+   end: a day is often written about afterwards) is a filter: its chunks are chosen first, and
+   only when it holds fewer than the chunk count do outside ones fill the rest, ranked after
+   every inside one and marked ``in_window=False``. ``rank`` is that selection order. A window
+   holding no episode at all narrows nothing and the result says ``window=None``; a persona's
+   ``window_days`` is a hard limit unless it would leave nothing.
 5. Beliefs and observations (``side``), for the personas that want them.
 
 ``retrieve`` writes nothing; callers record telemetry (``telemetry.record_turn``). Measured on
@@ -34,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -60,6 +61,8 @@ from .keyword import (
     to_seconds,
     top_rows,
 )
+from .keyword.tokens import tokenize
+from .recency import RELEVANT_SHARE, Recency, parse_recency, strip_recency
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
 
@@ -80,8 +83,17 @@ PASSAGES = 30  # candidates (best BM25 first) whose best passage is scored
 # reaches this far past its end.
 RECORDED_WITHIN = timedelta(days=3)
 
+# Recency questions: chunks whose BM25 is at least this share of the best join the candidates
+# (newest or oldest first), and a chunk whose final score is this share of the best counts as
+# relevant when the newest (oldest) relevant ones are kept in the selection (``DATED_KEEP``).
+DATED_SHARE = 0.5
+DATED_KEEP = 3
+
 # How the keyword channel's weight is shared between its three views of the text.
-KEYWORD_PARTS = {"keyword": 0.3, "passage": 0.55, "episode": 0.15}
+# ``title``: the share of the question's words in the episode's title ("Physio — knee check"
+# is about the knee); constant on LoCoMo (every title names both speakers), so it changes
+# nothing there.
+KEYWORD_PARTS = {"keyword": 0.3, "passage": 0.55, "episode": 0.15, "title": 0.15}
 
 
 @dataclass(frozen=True)
@@ -98,6 +110,9 @@ class RetrievedChunk:
     fused: float
     final: float
     rank: int
+    # Inside the question's time window (None: the question named none). Outside notes only
+    # fill in when the window holds fewer than the persona's chunk count, ranked below.
+    in_window: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -111,6 +126,7 @@ class RetrievalResult:
     elapsed_ms: float
     vector_used: bool
     notices: tuple[str, ...] = ()  # what the person should know (a damaged index rebuilt)
+    recency: Recency | None = None  # "the last time", "when did I first": order by date
 
 
 # --------------------------------------------------------------------------- candidates
@@ -140,6 +156,8 @@ class Candidates:
     salience: np.ndarray
     age_days: np.ndarray
     channel_hits: dict[str, list[int]] = field(default_factory=dict)  # each channel's ranking
+    windowed: bool = False  # the query's window holds notes: ``inside`` is a filter
+    recency: Recency | None = None
     rows: np.ndarray | None = None  # each candidate's keyword-index row
     vectors: np.ndarray | None = None  # the keyword index's embeddings (by row), if it keeps them
 
@@ -159,6 +177,7 @@ class Prepared:
     text_query: str
     window: TimeWindow | None
     vector: np.ndarray | None
+    recency: Recency | None = None
 
 
 def prepare_query(
@@ -168,6 +187,8 @@ def prepare_query(
     query = query.strip()
     window = parse_time_window(query, now)
     text = strip_time_words(query, window) if window else query
+    recency = parse_recency(text)
+    text = strip_recency(text, recency)
     effective = query
     if previous and previous.strip() and is_follow_up(query):
         previous = previous.strip()
@@ -180,7 +201,7 @@ def prepare_query(
         effective = f"{previous} {query}"
         text = f"{earlier} {text}".strip()
     vector = memory.embedder.encode_one(effective) if use_vector else None
-    return Prepared(query, effective, text or effective, window, vector)
+    return Prepared(query, effective, text or effective, window, vector, recency)
 
 
 def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray | None:
@@ -193,6 +214,37 @@ def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray |
     if window.end is not None:
         mask &= when < to_seconds(window.end + RECORDED_WITHIN)
     return mask
+
+
+def _dated_matches(
+    index: KeywordIndex, bm: np.ndarray, recency: Recency, k: int, allowed: np.ndarray | None
+) -> list[int]:
+    """Rows matching the question's words at least ``DATED_SHARE`` as well as the best,
+    newest (or oldest) first: ``k`` of them."""
+    best = float(bm.max()) if bm.size else 0.0
+    if best <= 0:
+        return []
+    mask = bm >= DATED_SHARE * best
+    if allowed is not None:
+        mask &= allowed
+    rows = np.flatnonzero(mask)
+    when = index.catalogue.when[rows]
+    order = np.argsort(-when if recency.order == "newest" else when, kind="stable")
+    return [int(r) for r in rows[order[:k]]]
+
+
+def _title_share(titles: Sequence[str], tokens: Sequence[str]) -> np.ndarray:
+    """Per candidate, the share of the question's distinct tokens in its episode's title."""
+    wanted = set(tokens)
+    if not wanted:
+        return np.zeros(len(titles))
+    seen: dict[str, float] = {}
+    out = np.zeros(len(titles))
+    for i, title in enumerate(titles):
+        if title not in seen:
+            seen[title] = len(wanted & set(tokenize(title))) / len(wanted)
+        out[i] = seen[title]
+    return out
 
 
 def state_and_vector_hits(
@@ -243,7 +295,9 @@ def gather(
             allowed = None
 
     # Keyword: BM25 of every chunk at once; its best hits, and the window's.
-    tokens = query_tokens(prepared.text_query)
+    # Irregular verb forms only for "the last / first time": they widen a date-ordered pool
+    # there; in general ("say" → "said") they add noise (LoCoMo recall@10 0.900 → 0.896).
+    tokens = query_tokens(prepared.text_query, forms=prepared.recency is not None)
     bm = index.scores(tokens)
     keyword_hits = top_rows(bm, depth, allowed)
     rows: dict[int, None] = dict.fromkeys(r for r, _ in keyword_hits)
@@ -254,6 +308,18 @@ def gather(
             rows.update(dict.fromkeys(int(r) for r in inside_rows))
         else:
             rows.update(dict.fromkeys(r for r, _ in top_rows(bm, depth, mask)))
+            # The window's nearest by meaning too: it is a filter, so it must hold enough.
+            near = (
+                index.cosines(inside_rows, prepared.vector) if prepared.vector is not None else None
+            )
+            if near is not None:
+                best = inside_rows[np.argsort(-near, kind="stable")[: vector_depth(k) + k]]
+                rows.update(dict.fromkeys(int(r) for r in best))
+
+    # "The last time…" / "when did I first…": the newest (oldest) chunks that match the
+    # question's words nearly as well as the best one, whatever their similarity rank.
+    if prepared.recency is not None:
+        rows.update(dict.fromkeys(_dated_matches(index, bm, prepared.recency, k, allowed)))
 
     # Vector: the HNSW top hits (``state_and_vector_hits``).
     vector_rows = [int(r) for r in catalogue.rows_of([c for c, _ in vector_hits]) if r >= 0]
@@ -299,6 +365,7 @@ def gather(
         "passage": passage,
         "episode": catalogue.episode_max(bm, cand_rows).astype(np.float64),
         "graph": graph_all[cand_rows] if graph_all is not None else np.zeros(len(ids)),
+        "title": _title_share([c.episode.title for c in chunks], tokens),
     }
     if cosines is not None:
         features["vector"] = np.array([cosines[c] for c in ids], dtype=np.float64)
@@ -327,6 +394,8 @@ def gather(
         },
         rows=cand_rows,
         vectors=index.vectors,
+        windowed=in_window is not None,
+        recency=prepared.recency,
     )
     return cands, window
 
@@ -388,23 +457,77 @@ def rank(
     *,
     vector_used: bool,
     vectors_of: Callable[[list[int]], np.ndarray] | None = None,
-    window_boost: float | None = None,
 ) -> tuple[list[int], np.ndarray, np.ndarray]:
     """(chosen candidate positions in rank order, fused scores, final scores).
 
-    ``vectors_of`` gives chunk embeddings for the MMR pool; without it MMR is skipped.
+    A time window is a filter: the chunks inside it are chosen first, and only when they are
+    fewer than ``k`` do the best outside ones fill the rest, after every inside one. An
+    "oldest first" question ("when did I first…") drops the persona's recency decay, so it
+    cannot push the oldest note away. ``vectors_of`` gives chunk embeddings for the MMR pool;
+    without it MMR is skipped.
     """
     fused = fusion.fuse(cands.features, channel_weights(persona, vector_used))
     spread = fusion.spread_to_neighbours(fused, cands.next_index, cands.prev_index)
-    boost = fusion.WINDOW_BOOST if window_boost is None else window_boost
-    boosted = fusion.window_boost(spread, cands.inside, boost)
-    final = fusion.adjust(boosted, cands.salience, cands.age_days, persona.half_life_days)
+    oldest = cands.recency is not None and cands.recency.order == "oldest"
+    half_life = None if oldest else persona.half_life_days
+    final = fusion.adjust(spread, cands.salience, cands.age_days, half_life)
+    everyone = np.arange(len(cands.ids))
+    if not cands.windowed or not cands.inside.any():
+        return (
+            _dated(cands, final, _select(cands, final, everyone, k, persona, vectors_of), k),
+            fused,
+            final,
+        )
+    inside = everyone[cands.inside]
+    chosen = _dated(cands, final, _select(cands, final, inside, k, persona, vectors_of), k, inside)
+    if len(chosen) < k:
+        outside = everyone[~cands.inside]
+        chosen += _select(cands, final, outside, k - len(chosen), persona, vectors_of)
+    return chosen, fused, final
+
+
+def _dated(
+    cands: Candidates,
+    final: np.ndarray,
+    chosen: list[int],
+    k: int,
+    among: np.ndarray | None = None,
+) -> list[int]:
+    """For a recency question, the ``DATED_KEEP`` newest (oldest) relevant candidates are in
+    the selection (in place of its last ones), so the briefing can order them by date."""
+    if cands.recency is None or not chosen:
+        return chosen
+    pool = np.arange(len(cands.ids)) if among is None else among
+    best = float(final[pool].max())
+    relevant = pool[final[pool] >= RELEVANT_SHARE * best]
+    when = -cands.age_days[relevant]  # larger is newer
+    order = np.argsort(-when if cands.recency.order == "newest" else when, kind="stable")
+    keep = [int(i) for i in relevant[order[:DATED_KEEP]]]
+    missing = [i for i in keep if i not in chosen]
+    if not missing:
+        return chosen
+    room = max(0, min(k, len(chosen) + len(missing)) - len(missing))
+    return [i for i in chosen if i not in missing][:room] + missing
+
+
+def _select(
+    cands: Candidates,
+    final: np.ndarray,
+    positions: np.ndarray,
+    k: int,
+    persona: Persona,
+    vectors_of: Callable[[list[int]], np.ndarray] | None,
+) -> list[int]:
+    """``k`` of the candidates at ``positions``, by MMR when the persona uses it."""
+    if positions.size == 0 or k <= 0:
+        return []
+    scores = final[positions]
     if persona.mmr is None or vectors_of is None:
-        return fusion.mmr(final, None, k, None), fused, final
-    pool = fusion.mmr_pool(final, k)
-    vectors = vectors_of([cands.ids[i] for i in pool])
-    picked = fusion.mmr(final[pool], vectors, k, persona.mmr)
-    return [pool[j] for j in picked], fused, final
+        return [int(positions[j]) for j in fusion.mmr(scores, None, k, None)]
+    pool = fusion.mmr_pool(scores, k)
+    vectors = vectors_of([cands.ids[int(positions[j])] for j in pool])
+    picked = fusion.mmr(scores[pool], vectors, k, persona.mmr)
+    return [int(positions[pool[j]]) for j in picked]
 
 
 def retrieve(
@@ -434,6 +557,8 @@ def retrieve(
             vectors_of=lambda ids: _embeddings(memory, cands, ids),
         )
         chunks = tuple(_chunk(cands, i, n + 1, fused, final) for n, i in enumerate(chosen))
+        if not cands.windowed:
+            chunks = tuple(replace(c, in_window=None) for c in chunks)
     beliefs, observations = search_side(
         memory,
         prepared.vector,
@@ -442,6 +567,7 @@ def retrieve(
         window,
         beliefs=state.beliefs,
         observations=state.observations,
+        reach=RECORDED_WITHIN,
     )
     return RetrievalResult(
         query=query,
@@ -453,6 +579,7 @@ def retrieve(
         elapsed_ms=(time.perf_counter() - started) * 1000,
         vector_used=prepared.vector is not None,
         notices=tuple(take_notices(memory.home)),
+        recency=prepared.recency,
     )
 
 
@@ -475,4 +602,5 @@ def _chunk(
         fused=round(float(fused[i]), 6),
         final=round(float(final[i]), 6),
         rank=rank_no,
+        in_window=bool(c.inside[i]),
     )

@@ -9,7 +9,9 @@ from .pipeline import RetrievalResult
 
 def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> dict[str, Any]:
     """Every chunk with its channel scores, fused and final score and rank; beliefs and
-    observations with theirs; the time window the query named."""
+    observations with theirs; the time window the query named (``in_window`` says, per chunk
+    and observation, whether it is inside it: ``false`` ones only fill in when the window holds
+    too few; ``null`` when the query named no window) and its recency intent."""
     window = result.window
     return {
         "query": result.query,
@@ -22,6 +24,9 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
             "end": window.end.isoformat() if window.end else None,
             "phrase": window.phrase,
         },
+        "recency": None
+        if result.recency is None
+        else {"order": result.recency.order, "phrase": result.recency.phrase},
         "elapsed_ms": round(result.elapsed_ms, 1),
         "vector_used": result.vector_used,
         "turn_id": turn_id,
@@ -38,6 +43,7 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
                 "scores": dict(c.scores),
                 "fused": c.fused,
                 "final": c.final,
+                "in_window": c.in_window,
             }
             for c in result.chunks
         ],
@@ -48,6 +54,7 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
                 "status": b.status,
                 "confidence": b.confidence,
                 "score": b.score,
+                "in_window": b.in_window,
             }
             for b in result.beliefs
         ],
@@ -58,6 +65,7 @@ def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> d
                 "observed_at": o.observed_at.isoformat(),
                 "text": o.text,
                 "score": o.score,
+                "in_window": o.in_window,
             }
             for o in result.observations
         ],

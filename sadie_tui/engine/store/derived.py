@@ -140,3 +140,8 @@ def replace_titled(
 def wiki_titles(db: Database) -> list[tuple[str, str]]:
     """(title, kind) of every wiki entry."""
     return db.fetchall("SELECT title, kind FROM wiki_entries")
+
+
+def wiki_texts(db: Database) -> list[tuple[str, str, str]]:
+    """(id, title, text) of every wiki entry."""
+    return db.fetchall("SELECT id::VARCHAR, title, text FROM wiki_entries ORDER BY title, id")

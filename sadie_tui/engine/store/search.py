@@ -242,6 +242,7 @@ class SideRow(NamedTuple):
     confidence: float | None
     observed_at: datetime | None
     score: float | None
+    inside: int = 0  # inside the query's window (a belief: one of its evidence episodes is)
 
 
 class _Params:
@@ -281,10 +282,12 @@ def side_rows(
     observation_weight: float,
     window: tuple[datetime | None, datetime | None] | None,
     limit: int,
+    evidence_window: tuple[datetime | None, datetime | None] | None = None,
 ) -> list[SideRow]:
     """The best ``limit`` beliefs (active, and contested ones if asked) and observations (those
     inside ``window`` first, scores × ``observation_weight``) in one round trip, scored by
-    cosine to ``vector`` (a vector literal) or, without one, by the share of ``words`` in them."""
+    cosine to ``vector`` (a vector literal) or, without one, by the share of ``words`` in them.
+    With ``evidence_window``, beliefs with an evidence episode inside it come first too."""
     params = _Params()
     vector_sql = params.add(vector) if vector is not None else None
     with_vector = vector is not None
@@ -292,11 +295,23 @@ def side_rows(
     if beliefs:
         score_sql = _score_sql("statement", vector_sql, words, params)
         statuses_sql = "('active', 'contested')" if contested else "('active')"
+        belief_inside_sql = "0"
+        if evidence_window is not None:
+            start, end = evidence_window
+            conds_sql = ["list_contains(b.evidence, e.id)"]
+            if start is not None:
+                conds_sql.append(f"e.occurred_at >= {params.add(start)}")
+            if end is not None:
+                conds_sql.append(f"e.occurred_at < {params.add(end)}")
+            belief_inside_sql = (
+                f"(EXISTS (SELECT 1 FROM episodes e WHERE {' AND '.join(conds_sql)}))::INT"
+            )
         parts.append(
-            f"(SELECT 'b', id::VARCHAR, statement, status, confidence, NULL::TIMESTAMP,"
-            f" {score_sql} AS s, 0 AS inside FROM beliefs WHERE status IN {statuses_sql}"
-            f"{' AND embedding IS NOT NULL' if with_vector else ''}"
-            f" ORDER BY s DESC, id LIMIT {params.add(int(limit))})"
+            f"(SELECT 'b', b.id::VARCHAR, b.statement, b.status, b.confidence, NULL::TIMESTAMP,"
+            f" {score_sql} AS s, {belief_inside_sql} AS inside FROM beliefs b"
+            f" WHERE b.status IN {statuses_sql}"
+            f"{' AND b.embedding IS NOT NULL' if with_vector else ''}"
+            f" ORDER BY inside DESC, s DESC, b.id LIMIT {params.add(int(limit))})"
         )
     if observations:
         score_sql = _score_sql("text", vector_sql, words, params)
@@ -319,4 +334,4 @@ def side_rows(
     if not parts:
         return []
     rows = db.fetchall(" UNION ALL ".join(parts), params.values or None)
-    return [SideRow(*row[:7]) for row in rows]
+    return [SideRow(*row[:8]) for row in rows]

@@ -27,12 +27,14 @@ from ..reasoners.offline import OfflineReasoner
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..telemetry import record_turn
+from ..who import wiki_for
 from .common import (
     Filtered,
     briefing_sources,
     citation_views,
     cited_chunk_ids,
     count_details,
+    excerpt_order,
     excerpts_of,
     found_views,
     grounding_score,
@@ -192,9 +194,11 @@ async def run_ask(
 
     excerpts = excerpts_of(result)
     soul = await asyncio.to_thread(memory.soul)
+    wiki = await asyncio.to_thread(wiki_for, memory, query)
     briefing = build_briefing(
         message=question,
         excerpts=excerpts,
+        excerpt_order=excerpt_order(result),
         beliefs=result.beliefs,
         observations=result.observations,
         observation_weight_high=persona.observation_weight > 1.0,
@@ -203,6 +207,7 @@ async def run_ask(
         tone=TONE.get(emotion, ""),
         mode="ask",
         extra_blocks=extra,
+        attached=wiki,
     )
 
     timeout = companion.settings.citation_pass_timeout
@@ -235,7 +240,11 @@ async def run_ask(
             t0 = time.perf_counter()
             await repair(reasoner, briefing, grounded, timeout=timeout)
             stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-        if "revise" in persona.stages and not reasoner.offline and _needs_revision(grounded.policed):
+        if (
+            "revise" in persona.stages
+            and not reasoner.offline
+            and _needs_revision(grounded.policed)
+        ):
             t0 = time.perf_counter()
             # The same briefing, byte for byte, then the draft and the feedback: the model's
             # prompt cache reuses the whole prefix.
@@ -247,9 +256,11 @@ async def run_ask(
             second, cut2 = await draft(messages)
             if needs_pass(reasoner, second):
                 await repair(reasoner, briefing, second, timeout=timeout)
-            if grounding_report(second.policed)["score"] >= grounding_report(grounded.policed)[
-                "score"
-            ] and second.text.strip():
+            if (
+                grounding_report(second.policed)["score"]
+                >= grounding_report(grounded.policed)["score"]
+                and second.text.strip()
+            ):
                 grounded, cut = second, cut2
             stage("revise", t0, f"score {grounding_report(grounded.policed)['score']}")
     except ModelError as exc:

@@ -43,12 +43,14 @@ from ..reasoners.base import paced
 from ..retrieval import RetrievalResult, retrieve
 from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
+from ..who import wiki_for
 from .common import (
     Filtered,
     briefing_sources,
     citation_views,
     cited_chunk_ids,
     count_details,
+    excerpt_order,
     excerpts_of,
     found_views,
     grounding_score,
@@ -217,13 +219,20 @@ class ChatTurn:
             yield Status(f"policy ignored: {err}")
         empty = await asyncio.to_thread(memory.is_empty)
         soul = await asyncio.to_thread(memory.soul)
+        named = {(a.kind, a.title) for a in self.attached}
+        wiki = [
+            w
+            for w in await asyncio.to_thread(wiki_for, memory, self.message)
+            if (w.kind, w.title) not in named
+        ]
         self.briefing = briefing = build_briefing(
             message=self.message,
             excerpts=excerpts_of(result),
+            excerpt_order=excerpt_order(result),
             beliefs=result.beliefs,
             observations=result.observations,
             observation_weight_high=self.persona.observation_weight > 1.0,
-            attached=self.attached,
+            attached=[*self.attached, *wiki],
             history=self.history,
             soul=soul,
             guardrails=guardrail_block(self.policies),

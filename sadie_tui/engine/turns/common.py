@@ -12,6 +12,7 @@ from ..errors import ModelNoAnswer
 from ..events import CitationView
 from ..prompt import Attached, Briefing, Excerpt
 from ..reply_guard import ReplyGuard
+from ..retrieval.recency import by_date
 from ..stream_filter import StreamFilter
 
 if TYPE_CHECKING:
@@ -23,10 +24,25 @@ SUPPORT_WEIGHTS = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
 
 
 def excerpts_of(result: RetrievalResult) -> list[Excerpt]:
+    """The chunks as the reasoner sees them: in rank order, or by date (newest or oldest
+    first) when the question asks for the last or first time; notes outside the question's
+    time window always after the ones inside, their headers saying so."""
+    outside = result.window.phrase if result.window is not None else ""
+    chunks = by_date(result.chunks, result.recency)
     return [
-        Excerpt(c.episode_id, c.occurred_at.strftime("%Y-%m-%d"), c.title, c.text)
-        for c in result.chunks
+        Excerpt(
+            c.episode_id,
+            c.occurred_at.strftime("%Y-%m-%d"),
+            c.title,
+            c.text,
+            outside if c.in_window is False else "",
+        )
+        for c in chunks
     ]
+
+
+def excerpt_order(result: RetrievalResult) -> str:
+    return result.recency.order if result.recency is not None else ""
 
 
 class Filtered:

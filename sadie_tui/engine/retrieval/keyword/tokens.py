@@ -35,7 +35,9 @@ STOPWORDS = frozenset(
 
 # Words that frame a question rather than name its subject ("what kind of", "how long",
 # "would she likely"): dropped from queries only, since in notes they can carry meaning.
-QUESTION_FRAME = frozenset("kind type sort many much long often likely might would ever".split())
+QUESTION_FRAME = frozenset(
+    "kind type sort many much long often likely might would ever happen happened happening".split()
+)
 
 
 @lru_cache(maxsize=1)
@@ -61,11 +63,38 @@ def tokenize(text: str) -> list[str]:
     return list(_stemmer().stemWords(words)) if words else []
 
 
-def query_tokens(text: str) -> list[str]:
-    """``tokenize`` for a question: its framing words dropped too."""
+# Irregular verbs the stemmer cannot join ("ran" is not "run"): a question's verb also looks
+# for its other forms ("when did I last run" finds "Ines ran next to me").
+_IRREGULAR = (
+    "run ran|go went gone|see saw seen|meet met|eat ate eaten|buy bought|bring brought|"
+    "think thought|teach taught|catch caught|fight fought|feel felt|leave left|lose lost|"
+    "keep kept|sleep slept|sell sold|tell told|find found|make made|take took taken|"
+    "give gave given|get got gotten|write wrote written|drive drove driven|ride rode ridden|"
+    "swim swam swum|sing sang sung|begin began begun|drink drank drunk|fall fell fallen|"
+    "fly flew flown|grow grew grown|know knew known|speak spoke spoken|break broke broken|"
+    "choose chose chosen|wear wore worn|win won|sit sat|stand stood|hold held|hear heard|"
+    "pay paid|say said|spend spent|send sent|build built|lend lent|come came|become became|"
+    "forget forgot forgotten|understand understood|cry cried|quit quitted"
+)
+_FORMS = {
+    word: tuple(w for w in group.split() if w != word)
+    for group in _IRREGULAR.split("|")
+    for word in group.split()
+}
+
+
+def query_tokens(text: str, *, forms: bool = False) -> list[str]:
+    """``tokenize`` for a question: its framing words dropped too; with ``forms``, irregular
+    verbs joined by their other forms ("run" also looks for "ran")."""
     text = fold(text)
     words = [w for w in _WORD.findall(text) if w not in STOPWORDS and w not in QUESTION_FRAME]
-    return list(_stemmer().stemWords(words)) if words else []
+    if not words:
+        return []
+    stemmed = list(_stemmer().stemWords(words))
+    if forms:
+        others = [o for w in words for o in _FORMS.get(w, ()) if o not in STOPWORDS]
+        stemmed += [o for o in dict.fromkeys(_stemmer().stemWords(others)) if o not in stemmed]
+    return stemmed
 
 
 def sentences(text: str) -> list[str]:
