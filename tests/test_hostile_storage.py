@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -240,8 +241,28 @@ def _nested_folders(root: Path, depth: int) -> Path:
     return path
 
 
+def _remove_nested(root: Path) -> None:
+    """Take the deep tree down from the bottom: pytest's own clean-up of old temporary
+    folders (shutil.rmtree) recurses once per level and would print a RecursionError."""
+    levels = [root]
+    while (levels[-1] / "d").is_dir():
+        levels.append(levels[-1] / "d")
+    for level in reversed(levels):
+        for child in level.iterdir():
+            if not child.is_dir():
+                child.unlink()
+        level.rmdir()
+
+
+@pytest.fixture
+def deep_tree(tmp_path: Path) -> Iterator[Path]:
+    yield tmp_path / "notes" / "folders"
+    if (tmp_path / "notes" / "folders").exists():
+        _remove_nested(tmp_path / "notes" / "folders")
+
+
 def test_one_bad_input_never_aborts_the_rest_of_an_ingest(
-    tmp_home: Path, tmp_path: Path, embedder
+    tmp_home: Path, tmp_path: Path, embedder, deep_tree: Path
 ) -> None:
     notes = write_notes(tmp_path / "notes", FINE)
     # A JSONL line nested 100,000 deep (RecursionError in json), beside a good line.
@@ -250,7 +271,7 @@ def test_one_bad_input_never_aborts_the_rest_of_an_ingest(
         '{"text": "A good record about Pedro."}\n{"text": ' + deep + "}\n", "utf-8"
     )
     # 1,100 nested folders (RecursionError in discovery), a note at the bottom.
-    (_nested_folders(notes / "folders", 1100) / "leaf.md").write_text("Too deep.", "utf-8")
+    (_nested_folders(deep_tree, 1100) / "leaf.md").write_text("Too deep.", "utf-8")
     # A NUL byte in a belief's evidence path (ValueError in Path.resolve), and a good belief.
     (notes / "beliefs.jsonl").write_text(
         '{"statement": "I like tea", "evidence": ["journal/a\\u0000b.md"]}\n'
