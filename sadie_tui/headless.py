@@ -137,9 +137,7 @@ def chat(
 
     try:
         signals.run(run())
-    except signals.Terminated:
-        raise
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # ctrl+c (a signal's Terminated is no KeyboardInterrupt)
         error_line("interrupted: the reply so far is kept and marked interrupted")
         return 130
     return code

@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -44,6 +44,24 @@ def install() -> None:
             signal.signal(sig, _raise)
 
 
+def on_loop(loop: asyncio.AbstractEventLoop, callback: Callable[[int], None]) -> list[int]:
+    """While ``loop`` runs, SIGTERM and SIGHUP call ``callback(signum)``; the signals taken
+    (give them back with ``off_loop``)."""
+    taken = []
+    for sig in signals():
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, callback, sig)
+            taken.append(sig)
+    return taken
+
+
+def off_loop(loop: asyncio.AbstractEventLoop, taken: list[int]) -> None:
+    for sig in taken:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)
+    taken.clear()
+
+
 async def _cancelled_by_signals(coro: Coroutine[Any, Any, T]) -> T:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -54,11 +72,7 @@ async def _cancelled_by_signals(coro: Coroutine[Any, Any, T]) -> T:
         if task is not None:
             task.cancel()
 
-    added = []
-    for sig in signals():
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop, sig)
-            added.append(sig)
+    taken = on_loop(loop, stop)
     try:
         return await coro
     except asyncio.CancelledError:
@@ -66,9 +80,7 @@ async def _cancelled_by_signals(coro: Coroutine[Any, Any, T]) -> T:
             raise Terminated(caught[0]) from None
         raise
     finally:
-        for sig in added:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(sig)
+        off_loop(loop, taken)
         install()  # removing a loop handler leaves the default: raise Terminated again
 
 

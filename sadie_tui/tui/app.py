@@ -8,7 +8,6 @@ ready the status line says so, and a message sent meanwhile waits for the memory
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import gc
 import threading
 from collections.abc import Callable, Iterable
@@ -303,13 +302,9 @@ class SadieApp(App[None]):
     def _catch_signals(self) -> None:
         """SIGTERM and SIGHUP (the terminal closed) end the app like ctrl+q: a running reply
         is kept as ``interrupted``; run.py then prints one line and exits 128 + the signal."""
-        loop = asyncio.get_running_loop()
-        from ..signals import signals
+        from ..signals import on_loop
 
-        for sig in signals():
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.add_signal_handler(sig, self._signalled, sig)
-                self._signals.append(sig)
+        self._signals = on_loop(asyncio.get_running_loop(), self._signalled)
 
     def _signalled(self, signum: int) -> None:
         from ..signals import Terminated
@@ -318,11 +313,9 @@ class SadieApp(App[None]):
         self.exit(return_code=128 + signum)
 
     def on_unmount(self) -> None:
-        loop = asyncio.get_running_loop()
-        for sig in self._signals:
-            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-                loop.remove_signal_handler(sig)
-        self._signals.clear()
+        from ..signals import off_loop
+
+        off_loop(asyncio.get_running_loop(), self._signals)
 
     # -- startup ------------------------------------------------------------------------------
     def on_mount(self) -> None:

@@ -314,8 +314,7 @@ class ChatTurn:
             await repair(reasoner, briefing, grounded, timeout=timeout)
         settle(briefing, grounded)
         self.grounded = grounded
-        views = citation_views(grounded.policed, result, self.attached)
-        found = found_views(grounded, result, self.attached)
+        views, found = self._views(grounded)
 
         final_text, final_emotion = grounded.text, self.emotion
         # The person's own patterns, each on a time budget: in a thread, so that even a slow
@@ -469,9 +468,18 @@ class ChatTurn:
                 self.shown, closed_list(tail.tail), tail.diverted, briefing.shown
             )
         settle(briefing, grounded)
-        views = citation_views(grounded.policed, result, self.attached)
-        found = found_views(grounded, result, self.attached)
+        views, found = self._views(grounded)
         return [v.as_json() for v in views], [v.as_json() for v in found]
+
+    def _views(
+        self, grounded: Grounded
+    ) -> tuple[tuple[CitationView, ...], tuple[CitationView, ...]]:
+        """The citations as shown, and sadie's own matches, of a settled ``grounded``."""
+        assert self.result is not None
+        return (
+            citation_views(grounded.policed, self.result, self.attached),
+            found_views(grounded, self.result, self.attached),
+        )
 
     def _save_partial(self, status: str, error: str | None = None) -> None:
         """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
