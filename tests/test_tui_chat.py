@@ -31,8 +31,10 @@ from sadie_tui.tui.widgets.transcript import (
 )
 from tests.support.ollama_server import CITATIONS_MARKER, FakeOllama, Reply, tokens_responder
 from tests.support.tui import (
+    finished,
     make_app,
     make_context,
+    ready,
     wait_until,
 )
 
@@ -46,10 +48,6 @@ def screen(app) -> ChatScreen:  # type: ignore[no-untyped-def]
     return app.chat_screen
 
 
-async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-    await wait_until(pilot, pilot.app.memory_ready.is_set, what="the memory to open")
-
-
 async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped-def]
     chat = screen(pilot.app)
     prompt = chat.query_one(PromptInput)
@@ -57,17 +55,6 @@ async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped
     prompt.insert(text)
     await pilot.press("enter")
     return await wait_until(pilot, lambda: chat.reply, what="the reply widget")
-
-
-async def finished(pilot, reply: AssistantMessage) -> AssistantMessage:  # type: ignore[no-untyped-def]
-    chat = screen(pilot.app)
-    await wait_until(
-        pilot,
-        lambda: reply.status != "streaming" and not chat.streaming,
-        what="the reply to finish",
-    )
-    await pilot.pause()
-    return reply
 
 
 async def test_enter_sends_and_the_reply_streams_with_citations(ctx, ollama) -> None:

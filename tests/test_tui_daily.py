@@ -17,7 +17,7 @@ from sadie_tui.tui.widgets.prompt import PromptInput
 from sadie_tui.tui.widgets.status import StatusLine
 from sadie_tui.tui.widgets.transcript import AssistantMessage, MessageView, Transcript, UserMessage
 from tests.support.ollama_server import FakeOllama, Reply
-from tests.support.tui import make_app, make_context, wait_until
+from tests.support.tui import finished, make_app, make_context, ready, wait_until
 
 pytest_plugins = ["tests.support.tui"]
 pytestmark = pytest.mark.asyncio
@@ -29,10 +29,6 @@ def chat(app) -> ChatScreen:  # type: ignore[no-untyped-def]
     return app.chat_screen
 
 
-async def ready(pilot) -> None:  # type: ignore[no-untyped-def]
-    await wait_until(pilot, pilot.app.memory_ready.is_set, what="the memory to open")
-
-
 async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped-def]
     screen = chat(pilot.app)
     before = screen.reply
@@ -42,15 +38,6 @@ async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped
     await pilot.press("enter")
     reply = await wait_until(pilot, lambda: screen.reply is not before and screen.reply)
     return await finished(pilot, reply)
-
-
-async def finished(pilot, reply: AssistantMessage) -> AssistantMessage:  # type: ignore[no-untyped-def]
-    screen = chat(pilot.app)
-    await wait_until(
-        pilot, lambda: reply.status != "streaming" and not screen.streaming, what="the reply"
-    )
-    await pilot.pause()
-    return reply
 
 
 def stored(app) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]

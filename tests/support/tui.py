@@ -175,6 +175,23 @@ async def wait_until(
         await pilot.pause(0.02)
 
 
+async def ready(pilot: Any) -> None:
+    """Wait until the app's memory is open."""
+    await wait_until(pilot, pilot.app.memory_ready.is_set, what="the memory to open")
+
+
+async def finished(pilot: Any, reply: Any) -> Any:
+    """Wait until ``reply`` is no longer streaming and no reply worker runs."""
+    chat = pilot.app.chat_screen
+    await wait_until(
+        pilot,
+        lambda: reply.status != "streaming" and not chat.streaming,
+        what="the reply to finish",
+    )
+    await pilot.pause()
+    return reply
+
+
 @pytest.fixture(autouse=True)
 def unfreeze_heap() -> Iterator[None]:
     """The app freezes the heap once the embedding model is loaded (``gc.freeze``); one test
