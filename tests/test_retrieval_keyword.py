@@ -199,3 +199,38 @@ def test_an_index_whose_vectors_do_not_fit_is_rebuilt(keyword_memory: Memory) ->
         keyword.forget_cached(home)
         index = keyword_index(keyword_memory)  # the saved copy is refused, the index rebuilt
         assert index.vectors is not None and len(index.vectors) == index.size > 1
+
+
+def test_postings_score_as_bm25s_does_and_read_what_bm25s_saved(tmp_path: Path):
+    """A query reads the score matrix with numpy alone (importing bm25s costs scipy, ~25 MB);
+    its scores are bm25s's own, and an index saved by bm25s itself (every memory indexed
+    before) still loads."""
+    import bm25s
+
+    from sadie_tui.engine.retrieval.keyword.bm25 import K1, B, Postings
+
+    corpus = [tokenize(t) for t in CORPUS]
+    built = bm25s.BM25(k1=K1, b=B, method="lucene")
+    built.index(corpus, show_progress=False)
+    ours = Postings.from_bm25s(built)
+    queries = [["ines", "knee"], ["ines", "ines", "night"], ["marathon"], ["nothing-like-it"]]
+    for q in queries:
+        tokens = [stem for t in q for stem in tokenize(t)] or q
+        expected = built.get_scores_from_ids(built.get_tokens_ids(tokens))
+        got = ours.get_scores_from_ids(ours.get_tokens_ids(tokens))
+        assert got.dtype == np.float32 and np.array_equal(got, expected), q
+
+    built.save(str(tmp_path / "by-bm25s"), show_progress=False)
+    loaded = Postings.load(tmp_path / "by-bm25s")
+    (tmp_path / "ours").mkdir()
+    ours.save(tmp_path / "ours")
+    again = Postings.load(tmp_path / "ours")
+    reloaded = bm25s.BM25.load(str(tmp_path / "ours"), show_progress=False)  # and the reverse
+    for other in (loaded, again):
+        assert other.vocab_dict == ours.vocab_dict and other.num_docs == len(CORPUS)
+        assert np.array_equal(other.data, ours.data)
+        assert np.array_equal(other.indptr, ours.indptr)
+    ids = ours.get_tokens_ids(tokenize("river knee marathon"))
+    assert np.array_equal(reloaded.get_scores_from_ids(ids), ours.get_scores_from_ids(ids))
+    with pytest.raises(ValueError):
+        ours.get_scores_from_ids([len(ours.indptr)])

@@ -1,6 +1,7 @@
-"""Nothing on the chat path imports torch (#16): `--ask`, a `chat` turn, `search` and a TUI
-start with a chat turn, each in a fresh subprocess with the exported ONNX model in its cache.
-The tests' own process is polluted (the fallback tests load sentence-transformers)."""
+"""Nothing on the chat path imports torch (#16), nor bm25s and scipy (only building the keyword
+index needs them; a query reads its arrays with numpy): `--ask`, a `chat` turn, `search` and a
+TUI start with a chat turn, each in a fresh subprocess with the exported ONNX model in its
+cache. The tests' own process is polluted (the fallback tests load sentence-transformers)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("torch", "sentence_transformers", "transformers")
+HEAVY = ("torch", "sentence_transformers", "transformers", "bm25s", "scipy")
 
 # Runs the real CLI, then writes which heavy modules were loaded (at exit, after everything).
 PROBE = textwrap.dedent(

@@ -781,7 +781,11 @@ class EmotionClassifier:
                         examples = PROTOTYPES[name] + EXEMPLARS[name]
                         bounds.append((len(texts), len(texts) + len(examples)))
                         texts.extend(examples)
-                    matrix = np.asarray(embedder.encode(texts), dtype=np.float32)
+                    # The sentences never change: an embedder that keeps fixed texts' vectors
+                    # on disk spares every start from running the model over all of them.
+                    fixed = getattr(embedder, "encode_fixed", None)
+                    vectors = fixed(texts, "emotions") if fixed else embedder.encode(texts)
+                    matrix = np.asarray(vectors, dtype=np.float32)
                     rows = np.stack([matrix[start:end].mean(axis=0) for start, end in bounds])
                     norms = np.linalg.norm(rows, axis=1, keepdims=True)
                     self._centroids = (rows / np.maximum(norms, 1e-12)).astype(np.float32)

@@ -7,13 +7,18 @@ onnxruntime is missing or the file cannot be made, sentence-transformers (torch,
 Nothing is imported until the first ``encode``; ``Embedder.warm()`` lets a UI load early.
 
 A chat turn embeds the person's message twice (the emotion classifier, then retrieval): the
-vectors of the last few single texts are remembered, so the second costs nothing.
+vectors of the last few single texts are remembered, so the second costs nothing. Fixed texts
+embedded at every start (the emotion registers' sentences) are kept on disk beside the model
+(``encode_fixed``): embedding them took ~1 s of a core and left ~70 MB of ONNX Runtime buffers
+and model pages resident.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
+import tempfile
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -159,6 +164,38 @@ class Embedder:
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]
+
+    def encode_fixed(self, texts: Sequence[str], label: str) -> np.ndarray:
+        """``encode(texts)`` for texts that never change between runs, kept in the cache
+        folder under a name made of ``label``, the model and the texts: computed once, then
+        read back without running the model. A missing, damaged or unwritable file only
+        means computing them again."""
+        from .onnx_export import cache_root, source_key
+
+        digest = hashlib.sha256(source_key(Path(model_path())).encode())
+        for text in texts:
+            digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
+        path = (self.cache or cache_root()) / "vectors" / f"{label}-{digest.hexdigest()[:20]}.npy"
+        try:
+            kept = np.load(path, allow_pickle=False)
+            if kept.shape == (len(texts), DIM) and np.all(np.isfinite(kept)):
+                return np.asarray(kept, dtype=np.float32)
+        except (OSError, ValueError):
+            pass
+        vectors = self.encode(texts)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError:
+            return vectors
+        try:
+            with os.fdopen(fd, "wb") as f:
+                np.save(f, vectors, allow_pickle=False)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, path)
+        except OSError:
+            Path(tmp).unlink(missing_ok=True)
+        return vectors
 
 
 class _SentenceTransformerEncoder:

@@ -1,14 +1,18 @@
 """Okapi BM25 over chunk tokens with ``bm25s`` (Lucene's variant), plus the best-passage score.
 
-``Bm25.passage_scores`` scores the best two-sentence passage of a text with the corpus's
-statistics, so a chunk whose one sentence answers the question is not drowned by its other
-fifteen. ``top_rows`` picks the best positive scores of a score vector.
+``bm25s`` builds the score matrix; ``Postings`` holds it and scores queries with numpy alone,
+so a process that only searches never imports bm25s (which brings scipy: ~25 MB resident and
+~0.3 s). ``Bm25.passage_scores`` scores the best two-sentence passage of a text with the
+corpus's statistics, so a chunk whose one sentence answers the question is not drowned by its
+other fifteen. ``top_rows`` picks the best positive scores of a score vector.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,9 +24,100 @@ B = 0.75
 PASSAGE_SENTENCES = 2
 
 
+# bm25s's file names, so an index saved by either reads the same.
+DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
+VOCAB, PARAMS = "vocab.index.json", "params.index.json"
+
+
+@dataclass
+class Postings:
+    """bm25s's precomputed score matrix (CSC: column ``t`` lists the rows holding token ``t``
+    and their BM25 weight) with its vocabulary; the query side of ``bm25s.BM25``."""
+
+    vocab_dict: dict[str, int]
+    data: np.ndarray  # float32 weight of each (token, row) entry
+    indices: np.ndarray  # the row of each entry
+    indptr: np.ndarray  # column ``t`` is entries indptr[t]:indptr[t + 1]
+    num_docs: int
+    params: dict[str, Any]  # bm25s's own (k1, b, method, dtypes, version), kept for its loader
+
+    @classmethod
+    def from_bm25s(cls, retriever: Any) -> Postings:
+        scores = retriever.scores
+        params = {
+            "k1": retriever.k1,
+            "b": retriever.b,
+            "delta": retriever.delta,
+            "method": retriever.method,
+            "idf_method": retriever.idf_method,
+            "dtype": retriever.dtype,
+            "int_dtype": retriever.int_dtype,
+            "num_docs": int(scores["num_docs"]),
+            "backend": retriever.backend,
+        }
+        return cls(
+            dict(retriever.vocab_dict),
+            np.asarray(scores["data"]),
+            np.asarray(scores["indices"]),
+            np.asarray(scores["indptr"]),
+            int(scores["num_docs"]),
+            params,
+        )
+
+    @classmethod
+    def load(cls, folder: Path) -> Postings:
+        """What ``save`` (or ``bm25s.BM25.save``) wrote in ``folder``."""
+        params = json.loads((folder / PARAMS).read_text(encoding="utf-8"))
+        vocab = json.loads((folder / VOCAB).read_text(encoding="utf-8"))
+        if not isinstance(params, dict) or not isinstance(vocab, dict):
+            raise ValueError("the BM25 parameters or vocabulary are not JSON objects")
+        return cls(
+            {str(token): int(i) for token, i in vocab.items()},
+            np.load(folder / DATA),
+            np.load(folder / INDICES),
+            np.load(folder / INDPTR),
+            int(params["num_docs"]),
+            params,
+        )
+
+    def save(self, folder: Path) -> None:
+        np.save(folder / DATA, self.data)
+        np.save(folder / INDICES, self.indices)
+        np.save(folder / INDPTR, self.indptr)
+        vocab = json.dumps(self.vocab_dict, ensure_ascii=False)
+        (folder / VOCAB).write_text(vocab, encoding="utf-8")
+        (folder / PARAMS).write_text(json.dumps(self.params, indent=4), encoding="utf-8")
+
+    @property
+    def scores(self) -> dict[str, Any]:
+        return {
+            "data": self.data,
+            "indices": self.indices,
+            "indptr": self.indptr,
+            "num_docs": self.num_docs,
+        }
+
+    def get_tokens_ids(self, tokens: Sequence[str]) -> list[int]:
+        """The ids of the tokens in the vocabulary, repeats kept (a repeated word counts
+        twice, as in bm25s)."""
+        return [self.vocab_dict[t] for t in tokens if t in self.vocab_dict]
+
+    def get_scores_from_ids(self, ids: Sequence[int]) -> np.ndarray:
+        """The summed weight of the token columns for every row (bm25s's computation)."""
+        scores = np.zeros(self.num_docs, dtype=np.float32)
+        if not len(ids):
+            return scores
+        token_ids = np.asarray(ids, dtype=np.int64)
+        if int(token_ids.max()) >= len(self.indptr) - 1:
+            raise ValueError("a token id is outside the score matrix")
+        for start, end in zip(self.indptr[token_ids], self.indptr[token_ids + 1], strict=True):
+            np.add.at(scores, self.indices[start:end], self.data[start:end])
+        return scores
+
+
 @dataclass
 class Bm25:
-    retriever: Any  # bm25s.BM25, or None when nothing is indexed
+    retriever: Postings | None  # None when nothing is indexed
     idf: np.ndarray  # float32[vocabulary], BM25 idf by token id
     passage_length: float  # mean tokens in a passage of PASSAGE_SENTENCES sentences
     size: int  # documents indexed
@@ -62,15 +157,16 @@ def build_bm25(texts: Sequence[str]) -> Bm25:
     retriever = None
     idf = np.zeros(0, np.float32)
     if any(corpus):
-        retriever = bm25s.BM25(k1=K1, b=B, method="lucene")
-        retriever.index(corpus, show_progress=False)
+        built = bm25s.BM25(k1=K1, b=B, method="lucene")
+        built.index(corpus, show_progress=False)
+        retriever = Postings.from_bm25s(built)
         idf = _idf(retriever, n)
     return Bm25(retriever, idf, per_sentence * PASSAGE_SENTENCES, n)
 
 
-def _idf(retriever: Any, n: int) -> np.ndarray:
+def _idf(retriever: Postings, n: int) -> np.ndarray:
     """Lucene idf per token id, from the document frequencies in the score matrix."""
-    indptr = np.asarray(retriever.scores["indptr"])
+    indptr = np.asarray(retriever.indptr)
     df = np.diff(indptr).astype(np.float64)
     return np.log(1 + (n - df + 0.5) / (df + 0.5)).astype(np.float32)
 

@@ -20,7 +20,7 @@ import numpy as np
 
 from ....paths import keep_private, make_private_folder
 from ...store.search import chunk_signature, keyword_index_source
-from .bm25 import Bm25
+from .bm25 import PARAMS, Bm25, Postings
 from .catalogue import Catalogue
 from .index import KeywordIndex, build_index
 from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
@@ -62,7 +62,7 @@ def save(index: KeywordIndex, folder: Path) -> None:
     np.save(tmp / "when.npy", catalogue.when)
     np.save(tmp / "idf.npy", bm25.idf)
     if bm25.retriever is not None:
-        bm25.retriever.save(str(tmp), show_progress=False)
+        bm25.retriever.save(tmp)
     np.save(tmp / "salience.npy", catalogue.salience)
     if index.vectors is not None:
         np.save(tmp / "vectors.npy", np.asarray(index.vectors, dtype=np.float32))
@@ -90,10 +90,8 @@ def load(folder: Path) -> KeywordIndex | None:
     try:
         meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
         retriever = None
-        if (folder / "params.index.json").is_file():
-            import bm25s
-
-            retriever = bm25s.BM25.load(str(folder), show_progress=False)
+        if (folder / PARAMS).is_file():
+            retriever = Postings.load(folder)
         episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
         saved = folder / "vectors.npy"
         vectors = np.load(saved, mmap_mode="r") if saved.is_file() else None
