@@ -81,3 +81,66 @@ def _table(title: str, block: dict) -> Table:  # type: ignore[type-arg]
         if channel in block:
             table.add_row(channel, *(f"{block[channel][m]:.3f}" for m in METRICS))
     return table
+
+
+@group.command("demo")
+@click.option(
+    "--questions",
+    "questions_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="PATH",
+    help="Question file (default: the checkout's tests/data/demo_questions.jsonl).",
+)
+@click.option(
+    "--persona", default=None, help="Persona whose rules apply (default: the ask persona)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (misses included).")
+@click.option("-v", "--verbose", is_flag=True, help="List the questions that missed at 10.")
+@click.pass_obj
+def demo(
+    ctx: Context | None,
+    questions_path: Path | None,
+    persona: str | None,
+    as_json: bool,
+    verbose: bool,
+) -> None:
+    """Recall@5 / recall@10 of retrieval on the demo memory's own questions."""
+    from ..config import load_settings
+    from ..engine.eval_demo import DEPTH, default_questions, load_questions, run_demo
+    from ..paths import resolve_home
+    from .demo import ensure_demo
+
+    # The file first: a missing one fails in a line, before any demo build.
+    questions = load_questions(questions_path or default_questions())
+    settings = ctx.settings if ctx is not None else load_settings()
+    home = resolve_home(demo=True)
+    ensure_demo(home)
+    data = run_demo(home, questions, persona=persona or settings.ask_persona).as_dict()
+    if as_json:
+        print_json(data)
+        return
+    out = console()
+    out.print(
+        f"[bold]Demo memory[/] {data['questions']} questions, persona {escape(data['persona'])},"
+        f" now {data['now'][:10]}"
+    )
+    table = Table(box=None, padding=(0, 2), header_style="bold")
+    for name in ("kind", "questions", "recall@5", "recall@10"):
+        table.add_column(name, justify="left" if name == "kind" else "right")
+    for name, block in [("overall", data["overall"]), *data["by_kind"].items()]:
+        table.add_row(
+            name, str(block["questions"]), f"{block['recall@5']:.3f}", f"{block['recall@10']:.3f}"
+        )
+    out.print(table)
+    misses = data["misses"]
+    if not verbose:
+        if misses:
+            out.print(f"[dim]{len(misses)} missed at {DEPTH} (--verbose lists them)[/]")
+        return
+    for miss in misses:
+        out.print(
+            f"[bold]miss[/] ({escape(miss['kind'])}, recall@{DEPTH} {miss[f'recall@{DEPTH}']:.2f})"
+            f" {escape(miss['question'])}\n  wanted {escape(', '.join(miss['missing']))}"
+            f"\n  got    {escape(', '.join(miss['retrieved']))}"
+        )

@@ -171,3 +171,15 @@ def vector_index_in_use(db: Database) -> bool:
         " LIMIT 10",
         [probe],
     )
+
+
+def episode_sources(db: Database, episode_ids: list[str]) -> dict[str, str]:
+    """episode id → the file (``path#line`` for a record) it was read from, for the given ids;
+    ids that are gone are left out."""
+    if not episode_ids:
+        return {}
+    rows = db.fetchall(
+        "SELECT CAST(id AS VARCHAR), source FROM episodes WHERE list_contains(?::UUID[], id)",
+        [list(episode_ids)],
+    )
+    return {str(i): str(s) for i, s in rows}
