@@ -265,6 +265,17 @@ class PeersServer(FakeOllama):
 
     def __init__(self) -> None:
         super().__init__(responder=scripted_reply)
+        self.arrived: list[float] = []  # perf_counter of each answer request (not structured)
+
+    def _next_reply(self, body: dict) -> Reply:
+        if ollama_server._format_of(body) is None:
+            with self._lock:
+                self.arrived.append(time.perf_counter())
+        return super()._next_reply(body)
+
+    def arrival_after(self, moment: float) -> float | None:
+        with self._lock:
+            return next((t for t in self.arrived if t >= moment), None)
 
     def start(self) -> PeersServer:
         if self._server is not None:
@@ -502,7 +513,9 @@ class Launch:
     paint: float | None = None
     ready: float | None = None
     first: float | None = None
+    first_request: float | None = None  # Enter → the answer request at the server
     warm: list[float] = field(default_factory=list)
+    warm_request: list[float] = field(default_factory=list)  # Enter → request at the server
     rss_ready: float | None = None  # MiB
     rss_settled: float | None = None
     settled_after: float | None = None  # seconds after ready the settled sample was taken
@@ -554,10 +567,15 @@ def run_launch(
             entered = time.perf_counter()
             watch.keys(app.send_key)
             answered = watch.wait(f"word{i}", 60)
+            arrived = server.arrival_after(entered)
             if i == 1:
                 result.first = answered - entered
+                if arrived is not None:
+                    result.first_request = arrived - entered
             else:
                 result.warm.append(answered - entered)
+                if arrived is not None:
+                    result.warm_request.append(arrived - entered)
             due = answered + BETWEEN
         ready_name = "ready" if app.ready is not None else "paint"
         ready = watch.wait(ready_name, 90)
@@ -636,7 +654,9 @@ def report(launches: list[Launch], apps: Sequence[str], messages: int) -> str:
         ("launch → first paint", of("paint"), "s", 2),
         ("launch → embedding model ready", of("ready"), "s", 2),
         ("first message: Enter → first answer word", of("first"), "s", 2),
+        ("first message: Enter → request at the server", of("first_request"), "s", 2),
         (f"warm messages (2–{messages}): Enter → first answer word", of("warm"), "s", 2),
+        ("warm messages: Enter → request at the server", of("warm_request"), "s", 2),
         ("RSS when ready (tree)", of("rss_ready"), "MiB", 0),
         (f"RSS {SETTLE:.0f} s after ready, chat done (tree)", of("rss_settled"), "MiB", 0),
         ("peak RSS, 50 ms samples (tree)", of("peak"), "MiB", 0),
