@@ -658,11 +658,18 @@ def report(launches: list[Launch], apps: Sequence[str], messages: int) -> str:
         (f"warm messages (2–{messages}): Enter → first answer word", of("warm"), "s", 2),
         ("warm messages: Enter → request at the server", of("warm_request"), "s", 2),
         ("RSS when ready (tree)", of("rss_ready"), "MiB", 0),
-        (f"RSS {SETTLE:.0f} s after ready, chat done (tree)", of("rss_settled"), "MiB", 0),
+        (f"RSS ≥ {SETTLE:.0f} s after ready, chat done (tree)", of("rss_settled"), "MiB", 0),
         ("peak RSS, 50 ms samples (tree)", of("peak"), "MiB", 0),
         ("peak RSS, VmHWM of the main process", of("hwm"), "MiB", 0),
     ]
     text = table(rows, apps)
+    notes = [launch.note for launch in launches if launch.app == "sadie" and launch.note]
+    if notes:
+        vector = sum("keywords+names" not in note for note in notes)
+        text += (
+            f"\n\nsadie's first message used all three channels (vectors too) in {vector} of"
+            f" {len(notes)} launches (its status line says 'keywords+names' otherwise)"
+        )
     warm = of("warm")
     if warm.get("sadie") and warm.get("elia"):
         diff = statistics.median(warm["sadie"]) - statistics.median(warm["elia"])
