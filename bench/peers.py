@@ -510,6 +510,7 @@ class Watch(Tmux):
 @dataclass
 class Launch:
     app: str
+    anything: float | None = None  # launch → the first frame that is not blank
     paint: float | None = None
     ready: float | None = None
     first: float | None = None
@@ -548,12 +549,14 @@ def run_launch(
     watch = Watch(app.name)
     watch.keep_frames = keep_frames
     watch.expect("paint", app.painted)
+    watch.expect("anything", lambda screen: bool(screen.strip()))
     if app.ready is not None:
         watch.expect("ready", app.ready)
     started = watch.launch(app.command, env)
     try:
         paint = watch.wait("paint", 90)
         result.paint = paint - started
+        result.anything = watch.wait("anything", 1) - started
         due = max(started + FIRST_AFTER_LAUNCH, paint + PAINT_GRACE)
         for i in range(1, messages + 1):
             time.sleep(max(0.0, due - time.perf_counter()))
@@ -651,7 +654,8 @@ def report(launches: list[Launch], apps: Sequence[str], messages: int) -> str:
         return out
 
     rows = [
-        ("launch → first paint", of("paint"), "s", 2),
+        ("launch → anything on screen", of("anything"), "s", 2),
+        ("launch → first paint of the ready screen", of("paint"), "s", 2),
         ("launch → embedding model ready", of("ready"), "s", 2),
         ("first message: Enter → first answer word", of("first"), "s", 2),
         ("first message: Enter → request at the server", of("first_request"), "s", 2),
