@@ -8,8 +8,10 @@ model ready (the status line drops "opening memory…" and "embedding model load
 the app's send key: Enter for sadie and oterm, Ctrl+J for elia, whose Enter is a newline).
 The first is typed 2 s after launch (or 1 s after paint if later), each next one 2 s after the
 previous answer's first word. Every reply starts with its own word, so Enter → first answer
-word is read off the screen. RSS is the sum of VmRSS over the app's process tree (the pane
-shell's descendants) from /proc, sampled with every poll.
+word is read off the screen; the server notes when each answer request arrives (same clock),
+which splits that time into the app's work before the request and the rest. RSS is the sum of
+VmRSS over the app's process tree (the pane shell's descendants) from /proc, sampled with every
+poll; VmHWM of the main process is read at the end as a check on what the polls missed.
 
 The peers live outside the project, in venvs under ``~/.cache/sadie-bench/peers`` (or
 ``SADIE_BENCH_PEERS``), made once by ``--setup`` (the only step that needs the network: pip
@@ -608,6 +610,12 @@ def run_launch(
 # --------------------------------------------------------------------------- setup / main
 
 
+def installed(pip: list[str], package: str) -> str | None:
+    shown = subprocess.run([*pip, "show", package], capture_output=True, text=True)
+    version = re.search(r"^Version: (.+)$", shown.stdout, re.M)
+    return version.group(1).strip() if version else None
+
+
 def setup(peers: Iterable[str]) -> int:
     """Venvs for the peers under :func:`peers_root`, from PyPI, never in the project's."""
     for name in peers:
@@ -615,17 +623,13 @@ def setup(peers: Iterable[str]) -> int:
         if not (venv / "bin/python").exists():
             subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         pip = [str(venv / "bin/python"), "-m", "pip", "--disable-pip-version-check"]
-        done = subprocess.run([*pip, "install", "--quiet", PEERS[name]])
-        if done.returncode:
-            print(f"{name}: pip install {PEERS[name]} failed", file=sys.stderr)
-            return done.returncode
-        shown = subprocess.run(
-            [*pip, "show", PEERS[name].split("==")[0]], capture_output=True, text=True
-        )
-        version = re.search(r"^Version: (.+)$", shown.stdout, re.M)
-        print(
-            f"{name}: {PEERS[name].split('==')[0]} {version.group(1) if version else '?'} in {venv}"
-        )
+        package, wanted = PEERS[name].split("==")
+        if installed(pip, package) != wanted:  # so a second run needs no network
+            done = subprocess.run([*pip, "install", "--quiet", PEERS[name]])
+            if done.returncode:
+                print(f"{name}: pip install {PEERS[name]} failed", file=sys.stderr)
+                return done.returncode
+        print(f"{name}: {package} {installed(pip, package)} in {venv}")
     return 0
 
 
