@@ -40,11 +40,14 @@ def add_message(
     citations: list[dict] | None = None,
     latency_ms: float | None = None,
     created_at: datetime | None = None,
+    message_id: str | None = None,
 ) -> str:
-    """Append a message and mark the conversation active. Returns the message id."""
+    """Append a message and mark the conversation active. Returns the message id (
+    ``message_id`` when the caller chose it beforehand: a turn names its messages before it
+    writes them, after the model has been asked)."""
     check(role, status)
     cid = resolve_id(db, conversation_id)
-    mid = str(uuid.uuid4())
+    mid = message_id or str(uuid.uuid4())
     stamp = created_at or now()
     repo.insert_message(
         db,

@@ -20,6 +20,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..store.schema import EMBEDDING_DIM
 DIM = EMBEDDING_DIM
 BATCH = 64
 RECENT = 32  # single texts whose vectors are remembered
+START_WAIT = 0.5  # how long ``wait_if_quick`` waits for a load to begin at all
 
 
 def model_path() -> str:
@@ -66,8 +68,12 @@ class Embedder:
         self.on_notice = on_notice
         self.notice: str | None = None  # why the fallback runs, when it does
         self.running: str | None = None  # "onnx" or "sentence-transformers" once loaded
+        # What is being loaded right now: "onnx", "export" (the file first), "torch"; or None.
+        self.trying: str | None = None
         self._model: Any = None
         self._lock = threading.Lock()
+        self._started = threading.Event()  # a load has begun
+        self._ready = threading.Event()  # and ended (loaded or failed)
         self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
         self._recent_lock = threading.Lock()
 
@@ -78,9 +84,25 @@ class Embedder:
     def warm(self) -> None:
         self._load()
 
+    def wait_if_quick(self, timeout: float) -> bool:
+        """Whether the model is loaded, waiting up to ``timeout`` seconds when it is being
+        loaded through ONNX Runtime (about half a second): a message sent right after launch
+        then gets every retrieval channel instead of keywords alone. A load that exports the
+        file first, or falls back to sentence-transformers, is not waited for."""
+        if self._model is not None:
+            return True
+        deadline = time.monotonic() + timeout
+        # A launch starts loading a moment after the memory opens: give it that moment.
+        if not self._started.wait(min(timeout, START_WAIT)) or self.trying != "onnx":
+            return self._model is not None
+        return self._ready.wait(max(0.0, deadline - time.monotonic())) and self._model is not None
+
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
+        if not self._ready.is_set():
+            self.trying = self.trying or ("onnx" if self.backend != "torch" else "torch")
+        self._started.set()
         with self._lock:
             if self._model is None:
                 # Offline by construction: never reach a hub, never draw progress bars.
@@ -89,10 +111,15 @@ class Embedder:
                 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
                 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
                 path = Path(model_path())
-                if self.backend != "torch":
-                    self._model = self._load_onnx(path)
-                if self._model is None:
-                    self._model = self._load_torch(path)
+                try:
+                    if self.backend != "torch":
+                        self._model = self._load_onnx(path)
+                    if self._model is None:
+                        self.trying = "torch"
+                        self._model = self._load_torch(path)
+                finally:
+                    self.trying = None
+                    self._ready.set()
         return self._model
 
     def _load_onnx(self, path: Path) -> Any:
@@ -101,6 +128,8 @@ class Embedder:
             from .onnx_export import OnnxFile
 
             target = OnnxFile.for_model(path, self.cache)
+            if not target.valid():
+                self.trying = "export"  # seconds with torch: not worth waiting for
             onnx_path = target.ensure(path)
             try:
                 model = OnnxEncoder(path, onnx_path)

@@ -1,7 +1,9 @@
 """One chat turn, in small steps: prepare → brief → stream → check → persist.
 
 Events come out in the spec's order (``events`` module): ``Meta`` and ``EmotionEvent`` once
-both messages are written (the assistant's as ``streaming`` before the first token), then
+the conversation exists and both messages are named; the messages themselves are written
+while the request goes to the model, and are there (the assistant's as ``streaming``) before
+the first token is shown. Then
 ``ContextBudget``, the reply's pieces, ``Checking`` while the citation pass runs, ``CitationsEvent``,
 ``Replace`` when the final text differs from what streamed, and ``Done`` — or ``ErrorEvent``
 in place of the tail, with what streamed kept as ``error`` or ``interrupted``. Blocking
@@ -11,10 +13,12 @@ work (DuckDB, embeddings) runs in threads so the caller's event loop never stall
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
 from collections.abc import AsyncIterator
 from contextlib import aclosing
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import conversations as conv
@@ -46,6 +50,7 @@ from ..titles import make_title
 from ..who import wiki_for
 from .common import (
     Filtered,
+    Steps,
     briefing_sources,
     citation_views,
     cited_chunk_ids,
@@ -63,6 +68,8 @@ if TYPE_CHECKING:
     from ..personas import Persona
 
 THINKING_EVERY = 0.25
+# How long a turn waits for an embedding model that is loading quickly (ONNX) at launch.
+EMBEDDER_WAIT = 3.0
 WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
 
@@ -81,6 +88,7 @@ class ChatTurn:
     regenerate: bool = False
     model: str | None = None  # this turn's model; None: the configured one
     started: float = field(default_factory=time.perf_counter)
+    step: Steps = field(default_factory=Steps)
     # prepare
     persona: Persona | None = None
     cid: str = ""
@@ -89,9 +97,14 @@ class ChatTurn:
     reasoner: Any = None  # a Reasoner once prepare() has run
     notice: str | None = None
     emotion: str = ""
+    use_vector: bool = True  # False: the embedding model is still loading (keywords and names)
     user_id: str = ""
     reply_id: str = ""
     replaced: list[str] = field(default_factory=list)
+    _stamps: tuple[datetime, datetime] = (datetime.min, datetime.min)  # when each was sent
+    _writing: asyncio.Future[None] | None = None
+    _written: bool = False
+    _write_lock: threading.Lock = field(default_factory=threading.Lock)
     kind: str = "chat"  # chat | regenerate | edit, as telemetry records the turn
     # brief
     result: RetrievalResult | None = None
@@ -141,51 +154,56 @@ class ChatTurn:
 
     # -- prepare: the conversation, both messages, the reasoner and the register --------------
     async def prepare(self) -> AsyncIterator[Event]:
-        host, db = self.host, self.db
+        host, db, step = self.host, self.db, self.step
         self.persona = host.persona(self.persona_name, host.settings.chat_persona)
-        if self.regenerate:
-            if not self.conversation_id:
-                raise UsageError("there is no conversation to answer again")
-            conversation = await asyncio.to_thread(conv.get_conversation, db, self.conversation_id)
-            last, after = await asyncio.to_thread(conv.last_exchange, db, conversation.id)
-            self.kind = "edit" if self.message else "regenerate"
-            self.message = self.message or last.content
-            self.replaced = [last.id, *(m.id for m in after)]
-        elif self.conversation_id and not self.new:
-            conversation = await asyncio.to_thread(conv.get_conversation, db, self.conversation_id)
-        else:
-            conversation = await asyncio.to_thread(
-                conv.create_conversation, db, make_title(self.message), persona=self.persona.name
-            )
-        self.cid, self.title = conversation.id, conversation.title
-        rows = await asyncio.to_thread(conv.recent_messages, db, self.cid, 10_000)
+        with step("conversation"):
+            if self.regenerate:
+                if not self.conversation_id:
+                    raise UsageError("there is no conversation to answer again")
+                conversation = await asyncio.to_thread(
+                    conv.get_conversation, db, self.conversation_id
+                )
+                last, after = await asyncio.to_thread(conv.last_exchange, db, conversation.id)
+                self.kind = "edit" if self.message else "regenerate"
+                self.message = self.message or last.content
+                self.replaced = [last.id, *(m.id for m in after)]
+            elif self.conversation_id and not self.new:
+                conversation = await asyncio.to_thread(
+                    conv.get_conversation, db, self.conversation_id
+                )
+            else:
+                conversation = await asyncio.to_thread(
+                    conv.create_conversation,
+                    db,
+                    make_title(self.message),
+                    persona=self.persona.name,
+                )
+            self.cid, self.title = conversation.id, conversation.title
+            rows = await asyncio.to_thread(conv.recent_messages, db, self.cid, 10_000)
         self.history = [
             (m.role, m.content)
             for m in rows
             if m.role in ("user", "assistant") and m.id not in self.replaced
         ]
-        self.reasoner, self.notice = await host.pick_reasoner(self.model)
-        # The classifier may run the embedding model: keep it off the event loop.
-        choice = await asyncio.to_thread(
-            host.emotions.choose, self.message, allow_load=host.wait_for_embedder
-        )
+        with step("reasoner"):
+            self.reasoner, self.notice = await host.pick_reasoner(self.model)
+        embedder = host.memory.embedder
+        self.use_vector = embedder.loaded or host.wait_for_embedder
+        if not self.use_vector:
+            with step("embedder"):
+                # Sent right after launch: the ONNX model is ready in about half a second, so
+                # waiting for it beats answering from keywords and names alone.
+                self.use_vector = await asyncio.to_thread(embedder.wait_if_quick, EMBEDDER_WAIT)
+        with step("emotion"):
+            # The classifier may run the embedding model: keep it off the event loop.
+            choice = await asyncio.to_thread(
+                host.emotions.choose, self.message, allow_load=self.use_vector
+            )
         self.emotion = choice.value
-        self.user_id = await asyncio.to_thread(
-            conv.add_message, db, self.cid, "user", self.message, "complete", emotion=self.emotion
-        )
-        self.reply_id = await asyncio.to_thread(
-            conv.add_message,
-            db,
-            self.cid,
-            "assistant",
-            "",
-            "streaming",
-            emotion=self.emotion,
-            model=self.reasoner.model,
-            metadata={"persona": self.persona.name},
-        )
-        if self.replaced:  # only now: a turn stopped before this still shows the old ones
-            await asyncio.to_thread(conv.supersede, db, self.replaced)
+        # Named now, written while the request goes out (``_write_rows``): the model does
+        # not need them, and the writes took ~15 ms of every turn's wait.
+        self.user_id, self.reply_id = conv.new_id(), conv.new_id()
+        self._stamps = (conv.now(), conv.now())
         yield Meta(
             self.cid,
             self.reasoner.model,
@@ -202,44 +220,53 @@ class ChatTurn:
 
     # -- brief: retrieval, chips, policies and the briefing ----------------------------------
     async def brief(self) -> AsyncIterator[Event]:
-        host, memory = self.host, self.host.memory
+        host, memory, step = self.host, self.host.memory, self.step
         assert self.persona is not None
-        use_vector = memory.embedder.loaded or host.wait_for_embedder
+        use_vector = self.use_vector
         if not use_vector:
             yield Status("the embedding model is still loading: searching by keywords and names")
         previous = next((c for r, c in reversed(self.history) if r == "user"), None)
-        self.result = result = await asyncio.to_thread(
-            retrieve, memory, self.message, self.persona, previous=previous, use_vector=use_vector
-        )
+        with step("retrieval"):
+            self.result = result = await asyncio.to_thread(
+                retrieve,
+                memory,
+                self.message,
+                self.persona,
+                previous=previous,
+                use_vector=use_vector,
+            )
         for notice in result.notices:
             yield Status(notice)
-        self.attached = await asyncio.to_thread(host.attached, self.cid)
-        self.policies, policy_errors = host.policies()
+        with step("chips"):
+            self.attached = await asyncio.to_thread(host.attached, self.cid)
+        with step("policies"):
+            self.policies, policy_errors = host.policies()
         for err in policy_errors:
             yield Status(f"policy ignored: {err}")
-        empty = await asyncio.to_thread(memory.is_empty)
-        soul = await asyncio.to_thread(memory.soul)
-        named = {(a.kind, a.title) for a in self.attached}
-        wiki = [
-            w
-            for w in await asyncio.to_thread(wiki_for, memory, self.message)
-            if (w.kind, w.title) not in named
-        ]
-        self.briefing = briefing = build_briefing(
-            message=self.message,
-            excerpts=excerpts_of(result),
-            excerpt_order=excerpt_order(result),
-            beliefs=result.beliefs,
-            observations=result.observations,
-            observation_weight_high=self.persona.observation_weight > 1.0,
-            attached=[*self.attached, *wiki],
-            history=self.history,
-            soul=soul,
-            guardrails=guardrail_block(self.policies),
-            voice=self.persona.voice,
-            tone=TONE.get(self.emotion, ""),
-            memory_empty=empty,
-        )
+        with step("briefing"):
+            empty = await asyncio.to_thread(memory.is_empty)
+            soul = await asyncio.to_thread(memory.soul)
+            named = {(a.kind, a.title) for a in self.attached}
+            wiki = [
+                w
+                for w in await asyncio.to_thread(wiki_for, memory, self.message)
+                if (w.kind, w.title) not in named
+            ]
+            self.briefing = briefing = build_briefing(
+                message=self.message,
+                excerpts=excerpts_of(result),
+                excerpt_order=excerpt_order(result),
+                beliefs=result.beliefs,
+                observations=result.observations,
+                observation_weight_high=self.persona.observation_weight > 1.0,
+                attached=[*self.attached, *wiki],
+                history=self.history,
+                soul=soul,
+                guardrails=guardrail_block(self.policies),
+                voice=self.persona.voice,
+                tone=TONE.get(self.emotion, ""),
+                memory_empty=empty,
+            )
         yield ContextBudget(
             chunks=len(result.chunks),
             messages=briefing.history_used,
@@ -260,8 +287,15 @@ class ChatTurn:
         last_save = started
         thought = False  # reasoning came in the separate thinking field
         pieces = paced(self.reasoner.stream(self.briefing, self.message), WAITING_EVERY)
+        # The rows are written in a thread while the loop sends the request, and are there
+        # before anything of the reply is shown (or saved).
+        self._writing = asyncio.ensure_future(asyncio.to_thread(self._write_rows))
+        # A turn that fails before awaiting it writes the rows itself (``_save_partial``).
+        self._writing.add_done_callback(lambda done: done.cancelled() or done.exception())
         async with aclosing(pieces) as stream:
             async for piece in stream:
+                if self._writing is not None:
+                    await self._rows_written()
                 now = time.perf_counter()
                 if piece is None:  # a second passed with nothing from the model
                     if not self.pieces and think_started is None:
@@ -289,6 +323,7 @@ class ChatTurn:
                         )
                 if filtered.guard.stopped:
                     break  # closes the model's stream: a loop or a runaway reply
+        await self._rows_written()
         rest = filtered.finish()
         if rest:
             self.shown += rest
@@ -382,6 +417,7 @@ class ChatTurn:
             "messages_dropped": self.briefing.history_dropped,
             "chips": len(self.attached),
             "retrieval_ms": round(self.result.elapsed_ms, 1),
+            "steps_ms": dict(self.step.ms),
             "tokens": tokens,
             "tokens_per_s": rate,
             "offline": self.reasoner.offline,
@@ -481,11 +517,55 @@ class ChatTurn:
             found_views(grounded, self.result, self.attached),
         )
 
+    def _write_rows(self) -> None:
+        """The person's message and the reply's ``streaming`` row (and the replaced exchange
+        taken out), once: from the thread started as the request goes out, or from a turn
+        that failed or was stopped before it got that far."""
+        with self._write_lock:
+            if self._written or not self.reply_id:
+                return
+            assert self.persona is not None and self.reasoner is not None
+            user_at, reply_at = self._stamps
+            db = self.db
+            conv.add_message(
+                db,
+                self.cid,
+                "user",
+                self.message,
+                "complete",
+                emotion=self.emotion,
+                created_at=user_at,
+                message_id=self.user_id,
+            )
+            conv.add_message(
+                db,
+                self.cid,
+                "assistant",
+                "",
+                "streaming",
+                emotion=self.emotion,
+                model=self.reasoner.model,
+                metadata={"persona": self.persona.name},
+                created_at=reply_at,
+                message_id=self.reply_id,
+            )
+            if self.replaced:  # only now: a turn stopped before this still shows the old ones
+                conv.supersede(db, self.replaced)
+            self._written = True
+
+    async def _rows_written(self) -> None:
+        writing, self._writing = self._writing, None
+        if writing is not None:
+            await writing
+        elif not self._written:
+            await asyncio.to_thread(self._write_rows)
+
     def _save_partial(self, status: str, error: str | None = None) -> None:
         """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
         if not self.reply_id:
             return
         try:
+            self._write_rows()  # waits for the thread writing them, if it is running
             meta: dict[str, Any] = {"error": error} if error else {}
             views, found = self._partial_citations()
             if found:

@@ -4,7 +4,9 @@ the sources the unsupported-details check compares against."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from ..details import find_details
@@ -21,6 +23,24 @@ if TYPE_CHECKING:
     from ..retrieval import RetrievalResult
 
 SUPPORT_WEIGHTS = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
+
+
+class Steps:
+    """Milliseconds spent in each named step before the model is asked (kept in the reply's
+    metadata as ``steps_ms``, so ``bench/engine.py`` and a curious person can see where the
+    time between Enter and the request goes)."""
+
+    def __init__(self) -> None:
+        self.ms: dict[str, float] = {}
+
+    @contextmanager
+    def __call__(self, name: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            spent = (time.perf_counter() - started) * 1000
+            self.ms[name] = round(self.ms.get(name, 0.0) + spent, 2)
 
 
 def excerpts_of(result: RetrievalResult) -> list[Excerpt]:

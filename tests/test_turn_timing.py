@@ -1,0 +1,170 @@
+"""The turn before the request (#16): the message rows are written while the request goes
+out, never before it, yet are there before the first token and kept when a turn fails or is
+stopped before the model was asked; a message sent right after launch waits for an ONNX
+model that is loading instead of answering from keywords alone; each step is recorded."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from sadie_tui.config import load_settings
+from sadie_tui.engine import conversations as conv
+from sadie_tui.engine.companion import Companion
+from sadie_tui.engine.events import ContextBudget, Done, ErrorEvent, Meta, Status, Token
+from sadie_tui.engine.ingest.embedder import START_WAIT, Embedder
+from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.turns import chat as chat_turn
+from tests.support.ollama_server import Reply
+from tests.support.turns import run_chat
+
+
+def test_the_request_goes_out_before_the_rows_are_written(server, memory, monkeypatch):
+    """The writes are held until the server has the request: a turn that wrote first would
+    never reach it (the wait below would time out)."""
+    asked = threading.Event()
+    real_add = conv.add_message
+
+    def held_add(*args, **kwargs):
+        if not asked.wait(30):
+            raise AssertionError("the rows were written before the request went out")
+        return real_add(*args, **kwargs)
+
+    monkeypatch.setattr(chat_turn.conv, "add_message", held_add)
+
+    def responder(body):
+        asked.set()
+        return Reply(["Noted", " that."])
+
+    server.responder = responder
+    firsts: list[list[tuple[str, str]]] = []
+
+    async def go():
+        events = []
+        async for event in Companion(memory, load_settings()).chat("How was the marathon?"):
+            if isinstance(event, Token) and not firsts:
+                rows = conv.messages(memory.db, events[0].conversation_id)
+                firsts.append([(m.role, m.status) for m in rows])
+            events.append(event)
+        return events
+
+    events = asyncio.run(go())
+    assert isinstance(events[-1], Done)
+    # before the first token: both rows, the reply still streaming
+    assert firsts == [[("user", "complete"), ("assistant", "streaming")]]
+    meta = events[0]
+    assert isinstance(meta, Meta)
+    rows = conv.messages(memory.db, meta.conversation_id)
+    assert [m.id for m in rows] == [meta.user_message_id, meta.message_id]
+    assert rows[0].content == "How was the marathon?" and rows[1].status == "complete"
+    assert rows[0].created_at < rows[1].created_at
+
+
+def test_a_turn_that_fails_before_asking_keeps_the_message(memory, monkeypatch):
+    monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
+    monkeypatch.setenv("SADIE_REASONER", "ollama")
+    events = run_chat(Companion(memory, load_settings()), "Are you there?")
+    assert isinstance(events[-1], ErrorEvent)
+    rows = conv.messages(memory.db, events[0].conversation_id)
+    assert [(m.role, m.status, m.content) for m in rows] == [
+        ("user", "complete", "Are you there?"),
+        ("assistant", "error", ""),
+    ]
+
+
+def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeypatch):
+    """Stopped after Meta, before the request: the rows exist, the reply interrupted."""
+    entered = threading.Event()
+    release = threading.Event()
+    real = chat_turn.retrieve
+
+    def slow_retrieve(*args, **kwargs):
+        entered.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chat_turn, "retrieve", slow_retrieve)
+
+    async def go():
+        got = []
+
+        async def consume():
+            async for event in Companion(memory, load_settings()).chat("hello there"):
+                got.append(event)
+
+        task = asyncio.create_task(consume())
+        await asyncio.to_thread(entered.wait, 30)
+        task.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return got
+
+    got = asyncio.run(go())
+    rows = conv.messages(memory.db, got[0].conversation_id)
+    assert [(m.role, m.status) for m in rows] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+    ]
+    assert not server.requests
+
+
+def test_each_step_before_the_request_is_recorded(server, memory):
+    events = run_chat(Companion(memory, load_settings()), "How did the Warden refactor go?")
+    stored = conv.get_message(memory.db, events[0].message_id)
+    steps = stored.metadata["steps_ms"]
+    assert {
+        "conversation",
+        "reasoner",
+        "emotion",
+        "retrieval",
+        "chips",
+        "policies",
+        "briefing",
+    } <= set(steps)
+    assert all(isinstance(v, float) and v >= 0 for v in steps.values())
+
+
+# --------------------------------------------------------------------------- the embedder at launch
+
+
+def test_a_message_right_after_launch_waits_for_a_loading_onnx_model(
+    server, memory_home: Path, onnx_cache: Path, embedder
+):
+    fresh = Embedder(backend="onnx", cache=onnx_cache)
+    with Memory.open(memory_home, embedder=fresh) as memory:
+        comp = Companion(memory, load_settings(), wait_for_embedder=False)
+        # as the app does: the model loads in a thread once the memory is open
+        threading.Thread(target=comp.warm, daemon=True).start()
+        events = run_chat(comp, "How did the Warden refactor go?")
+    budget = next(e for e in events if isinstance(e, ContextBudget))
+    assert budget.vector and fresh.loaded
+    notices = [e.value for e in events if isinstance(e, Status)]
+    assert not any("still loading" in n for n in notices)
+
+
+def test_wait_if_quick_waits_only_for_onnx(onnx_cache: Path, tmp_path: Path):
+    loaded = Embedder(backend="onnx", cache=onnx_cache)
+    loaded.warm()
+    assert loaded.wait_if_quick(0)
+
+    idle = Embedder(backend="onnx", cache=onnx_cache)  # nobody loads it
+    started = time.monotonic()
+    assert not idle.wait_if_quick(5.0)
+    assert time.monotonic() - started < START_WAIT + 2.0
+
+    slow = Embedder(backend="torch")
+    slow.trying = "torch"
+    slow._started.set()
+    started = time.monotonic()
+    assert not slow.wait_if_quick(5.0)  # sentence-transformers takes seconds: not waited for
+    assert time.monotonic() - started < 1.0
+
+    exporting = Embedder(backend="onnx", cache=tmp_path / "empty-cache")
+    exporting.trying = "export"
+    exporting._started.set()
+    assert not exporting.wait_if_quick(5.0)
