@@ -54,6 +54,44 @@ def test_tokenize_stems_and_drops_stop_words() -> None:
     assert tokenize("Ines’s knees") == ["ine", "knee"]  # curly apostrophe folded
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1:1 with Henrik",
+        "my one-to-one with Henrik",
+        "a one on one with Henrik",
+        "1-on-1 with Henrik",
+        "henrik-1on1",
+        "One-on-One, Henrik",
+        "my 1:1s with Henrik",
+        "1 on 1 with Henrik",
+    ],
+)
+def test_the_spellings_of_a_one_to_one_are_one_token(text: str) -> None:
+    assert sorted(tokenize(text)) == ["1on1", "henrik"]
+    assert sorted(query_tokens(text)) == ["1on1", "henrik"]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("finished in 1:15:40", ["finish", "15", "40"]),  # a time, not a meeting
+        ("3:51:12 at the line", ["51", "12", "line"]),
+        ("from 11:00 to 11:15", ["11", "00", "11", "15"]),
+        ("counted from one to one hundred", ["count", "one", "one", "hundr"]),
+        ("someone to one side", ["someon", "one", "side"]),
+        ("drew 1-1 at home", ["drew", "home"]),
+    ],
+)
+def test_times_and_counts_are_not_a_one_to_one(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+    assert best_passage(text, {"1on1": 1.0}, 10.0) == 0.0
+
+
+def test_a_passage_finds_a_one_to_one_spelt_either_way() -> None:
+    assert best_passage("Notes from our 1:1 today.", {"1on1": 1.0}, 5.0) > 0
+
+
 def test_query_tokens_drop_question_framing() -> None:
     assert query_tokens("What kind of music does Ines like?") == ["music", "ine", "like"]
     assert query_tokens("How long has Tim played piano?") == ["tim", "play", "piano"]
