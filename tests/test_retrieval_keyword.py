@@ -21,6 +21,7 @@ from sadie_tui.engine.retrieval.keyword import (
     query_tokens,
     tokenize,
 )
+from sadie_tui.engine.retrieval.keyword.tokens import keyword_text
 
 CORPUS = [
     "Ran 18 km along the river with Ines; my knee held up and the marathon plan works.",
@@ -163,6 +164,25 @@ def keyword_memory(memory_home: Path, embedder) -> Memory:  # type: ignore[no-un
     yield memory
     memory.close()
     keyword.forget_cached(memory_home)
+
+
+def test_a_records_title_joins_its_keyword_text_and_nothing_elses() -> None:
+    flights = keyword_text("TAP LIS–MAN, 2 passengers, €624.", "Flights to Leeds", "record")
+    assert {"flight", "leed"} <= set(tokenize(flights))
+    assert keyword_text("Ran 18 km.", "Long run by the river", "journal") == "Ran 18 km."
+    assert keyword_text("Hi.", "Session 3 — Ana and Rui", "conversation") == "Hi."
+    assert keyword_text("Easy 8 km.", "", "record") == "Easy 8 km."
+
+
+def test_a_record_is_found_by_the_words_of_its_title(keyword_memory: Memory) -> None:
+    # records/runs.jsonl: "Easy run" over "Easy 8 km, avg pace 5:40/km…"; "run" is in no text.
+    keyword.forget_cached(keyword_memory.home)
+    index = keyword.rebuild_keyword_index(keyword_memory)
+    hits = index.search("run", 5)
+    assert len(hits) == 1
+    (text,) = keyword_memory.db.fetchone("SELECT text FROM chunks WHERE id = ?", [hits[0][0]])
+    assert text.startswith("Easy 8 km")
+    assert not index.search("river", 5)  # a journal's title ("Long run by the river") is not
 
 
 def test_index_is_persisted_loaded_and_rebuilt_when_stale(keyword_memory: Memory) -> None:

@@ -67,6 +67,18 @@ def fold(text: str) -> str:
     return _ONE_ON_ONE.sub("1on1", text) if "1" in text or "one" in text else text
 
 
+def keyword_text(text: str, title: str, kind: str) -> str:
+    """The text the keyword channel indexes for a chunk: a record's title joins its text.
+
+    A record (a line of ``runs.jsonl``, ``purchases.jsonl``…) is a title naming what it is
+    ("Flights to Leeds — Christmas") over a terse detail ("TAP LIS–MAN, 2 passengers, €624"):
+    without the title the words a question uses are often nowhere in it. Notes and
+    conversations are prose that names its own subject; their titles stay out."""
+    if kind != "record" or not title:
+        return text
+    return f"{title}.\n{text}"
+
+
 def tokenize(text: str) -> list[str]:
     """Stemmed content words of ``text`` (the same function for documents and queries)."""
     text = fold(text)
