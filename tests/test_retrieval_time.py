@@ -212,7 +212,7 @@ def test_beliefs_with_evidence_inside_the_window_come_first(memory: Memory) -> N
     assert "confidence 0.7, outside the asked time] I worry about deadlines" in text
 
 
-# --------------------------------------------------------------------------- parts of a month, weekdays, 1:1s
+# ----------------------------------------------------- parts of a month, weekdays, 1:1s
 
 PHRASE_NOTES = dict(
     [

@@ -386,7 +386,7 @@ def test_never_raises_and_windows_are_sane(query, now):
     assert len(stripped) < len(query)
 
 
-# --------------------------------------------------------------------------- parts of a month or year
+# ------------------------------------------------------------------ parts of a month or year
 
 PART_CASES = [
     # thirds of a month: early 1-10, mid 11-20, late 21 to the end

@@ -398,10 +398,11 @@ def _month(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
 
 
 # "early March", "mid-February", "at the end of May", "the first half of 2025", "late last
-# month" ("early in March" stays "in March": "I woke early in March" is no date). Thirds: early (and the beginning, the start) is days 1-10 of a month or January to
-# April of a year, mid (the middle) days 11-20 or May to August, late (the end) day 21 to the
-# last or September to December; a half is days 1-15 / 16 on, or January-June / July on; the
-# first and last week of a month are its first and last seven days.
+# month" ("early in March" stays "in March": "I woke early in March" names no part of it).
+# Thirds: early (the beginning, the start) is days 1-10 of a month or January to April of a
+# year, mid (the middle) days 11-20 or May to August, late (the end) day 21 to the last or
+# September to December; a half is days 1-15 / 16 on, or January-June / July on; the first
+# and last week of a month are its first and last seven days.
 _PART = (
     r"(?:(?P<pre>in|at|during|around|towards?|throughout|over)\s+)?"
     r"(?:(?P<adj>early|mid|late)(?P<hyphen>\s*-\s*|\s+)"
@@ -474,7 +475,7 @@ def _month_part(m: re.Match[str], today: datetime, anchored: bool) -> _Window | 
     if m["year"]:
         return _part_of_month(part, int(m["year"]), month)
     window = _part_of_month(part, _recent_month(month, today), month)
-    if window[0] is not None and window[0] > today:  # "late November" on 5 November: last year's
+    if window[0] is not None and window[0] > today:  # "late November" on 5 November
         window = _part_of_month(part, _recent_month(month, today) - 1, month)
     return window
 
