@@ -21,6 +21,7 @@ from sadie_tui.engine.retrieval.keyword import (
     query_tokens,
     tokenize,
 )
+from sadie_tui.engine.retrieval.keyword.tokens import keyword_text
 
 CORPUS = [
     "Ran 18 km along the river with Ines; my knee held up and the marathon plan works.",
@@ -52,6 +53,44 @@ def test_tokenize_stems_and_drops_stop_words() -> None:
     assert tokenize("don't stop") == ["stop"]
     assert tokenize("it is what it is") == []
     assert tokenize("Ines’s knees") == ["ine", "knee"]  # curly apostrophe folded
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "1:1 with Henrik",
+        "my one-to-one with Henrik",
+        "a one on one with Henrik",
+        "1-on-1 with Henrik",
+        "henrik-1on1",
+        "One-on-One, Henrik",
+        "my 1:1s with Henrik",
+        "1 on 1 with Henrik",
+    ],
+)
+def test_the_spellings_of_a_one_to_one_are_one_token(text: str) -> None:
+    assert sorted(tokenize(text)) == ["1on1", "henrik"]
+    assert sorted(query_tokens(text)) == ["1on1", "henrik"]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("finished in 1:15:40", ["finish", "15", "40"]),  # a time, not a meeting
+        ("3:51:12 at the line", ["51", "12", "line"]),
+        ("from 11:00 to 11:15", ["11", "00", "11", "15"]),
+        ("counted from one to one hundred", ["count", "one", "one", "hundr"]),
+        ("someone to one side", ["someon", "one", "side"]),
+        ("drew 1-1 at home", ["drew", "home"]),
+    ],
+)
+def test_times_and_counts_are_not_a_one_to_one(text: str, tokens: list[str]) -> None:
+    assert tokenize(text) == tokens
+    assert best_passage(text, {"1on1": 1.0}, 10.0) == 0.0
+
+
+def test_a_passage_finds_a_one_to_one_spelt_either_way() -> None:
+    assert best_passage("Notes from our 1:1 today.", {"1on1": 1.0}, 5.0) > 0
 
 
 def test_query_tokens_drop_question_framing() -> None:
@@ -125,6 +164,25 @@ def keyword_memory(memory_home: Path, embedder) -> Memory:  # type: ignore[no-un
     yield memory
     memory.close()
     keyword.forget_cached(memory_home)
+
+
+def test_a_records_title_joins_its_keyword_text_and_nothing_elses() -> None:
+    flights = keyword_text("TAP LIS–MAN, 2 passengers, €624.", "Flights to Leeds", "record")
+    assert {"flight", "leed"} <= set(tokenize(flights))
+    assert keyword_text("Ran 18 km.", "Long run by the river", "journal") == "Ran 18 km."
+    assert keyword_text("Hi.", "Session 3 — Ana and Rui", "conversation") == "Hi."
+    assert keyword_text("Easy 8 km.", "", "record") == "Easy 8 km."
+
+
+def test_a_record_is_found_by_the_words_of_its_title(keyword_memory: Memory) -> None:
+    # records/runs.jsonl: "Easy run" over "Easy 8 km, avg pace 5:40/km…"; "run" is in no text.
+    keyword.forget_cached(keyword_memory.home)
+    index = keyword.rebuild_keyword_index(keyword_memory)
+    hits = index.search("run", 5)
+    assert len(hits) == 1
+    (text,) = keyword_memory.db.fetchone("SELECT text FROM chunks WHERE id = ?", [hits[0][0]])
+    assert text.startswith("Easy 8 km")
+    assert not index.search("river", 5)  # a journal's title ("Long run by the river") is not
 
 
 def test_index_is_persisted_loaded_and_rebuilt_when_stale(keyword_memory: Memory) -> None:

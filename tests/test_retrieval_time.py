@@ -210,3 +210,88 @@ def test_beliefs_with_evidence_inside_the_window_come_first(memory: Memory) -> N
 
     text = render_beliefs(result.beliefs)
     assert "confidence 0.7, outside the asked time] I worry about deadlines" in text
+
+
+# ----------------------------------------------------- parts of a month, weekdays, 1:1s
+
+PHRASE_NOTES = dict(
+    [
+        # Two long runs that went wrong: early February and the end of it.
+        _note("2026-02-03", "Long run, early Feb", "Long run of 20 km; it went wrong at 15 km."),
+        _note("2026-02-27", "Long run, cramp", "Long run of 24 km went wrong: a cramp at 19 km."),
+        _note("2026-02-14", "Valentine's", "Tomás took me for dinner at the tasca in Alfama."),
+        _note("2026-05-20", "Dinner out", "Dinner with Tomás at the tasca again, cheaper wine."),
+        # A Sunday long ago that the question means, and last Sunday, which it does not.
+        _note("2026-08-23", "After the fight", "Tomás was hurt that I went for a run and left."),
+        _note("2026-11-29", "Quiet Sunday", "Sunday morning: coffee, a run along the river."),
+        # One-to-ones with Henrik, spelt as the notes spell them.
+        _note("2026-03-24", "1:1 with Henrik — March", "Henrik: scope, hiring, the roadmap."),
+        _note("2026-10-02", "1:1 with Henrik — packet", "Henrik read the promotion packet."),
+        _note("2026-11-17", "1:1 with Henrik — November", "Henrik on the team's next quarter."),
+        _note("2026-11-25", "Team lunch", "Lunch with the team on the terrace; Henrik paid."),
+        _note("2026-11-26", "Proposals", "Henrik picked one of the two; one more review to go."),
+    ]
+)
+
+
+@pytest.fixture(scope="module")
+def phrase_memory(tmp_path_factory: pytest.TempPathFactory, embedder):  # type: ignore[no-untyped-def]
+    notes = write_notes(tmp_path_factory.mktemp("phrase-notes"), PHRASE_NOTES)
+    home = tmp_path_factory.mktemp("phrase") / "home"
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest([notes])
+    mem = Memory.open(home, embedder=embedder)
+    yield mem
+    mem.close()
+    keyword.forget_cached(home)
+    graph.forget_cached(str(home))
+
+
+def test_the_end_of_a_month_narrows_to_its_last_days(phrase_memory: Memory) -> None:
+    q = "What went wrong on my long run at the end of February?"
+    result = retrieve(phrase_memory, q, get_persona("analyst"), now=NOW)
+    assert result.window is not None and result.window.phrase == "at the end of February"
+    assert result.chunks[0].title == "Long run, cramp"
+    early = [c for c in result.chunks if c.title == "Long run, early Feb"]
+    assert all(c.in_window is False for c in early)
+
+
+def test_mid_month_narrows_to_its_middle(phrase_memory: Memory) -> None:
+    q = "Where did Tomás take me for dinner in mid-February?"
+    result = retrieve(phrase_memory, q, get_persona("analyst"), now=NOW)
+    assert result.window is not None and (result.window.start, result.window.end) == (
+        datetime(2026, 2, 11),
+        datetime(2026, 2, 21),
+    )
+    assert result.chunks[0].title == "Valentine's"
+    assert all(c.in_window is False for c in result.chunks if c.title == "Dinner out")
+
+
+def test_one_sunday_morning_is_no_window_but_sunday_morning_is(phrase_memory: Memory) -> None:
+    analyst = get_persona("analyst")
+    q = "Why was Tomás hurt when I went for a run one Sunday morning?"
+    result = retrieve(phrase_memory, q, analyst, now=NOW)
+    assert result.window is None
+    assert result.chunks[0].title == "After the fight"
+    last = retrieve(phrase_memory, "What did I do Sunday morning?", analyst, now=NOW)
+    assert last.window is not None and last.window.start == datetime(2026, 11, 29)
+    assert last.chunks[0].title == "Quiet Sunday"
+
+
+def test_my_latest_one_to_one_finds_the_notes_titled_1_1(phrase_memory: Memory) -> None:
+    # "one-to-one" and "1:1" are one token: the 1:1 notes match both of the question's words,
+    # and a note with "one" twice and Henrik once does not outrank them.
+    q = "When was my latest one-to-one with Henrik?"
+    result = retrieve(phrase_memory, q, get_persona("analyst"), now=NOW)
+    assert result.recency is not None and result.recency.order == "newest"
+    assert {c.title for c in result.chunks[:3]} == {
+        "1:1 with Henrik — November",
+        "1:1 with Henrik — packet",
+        "1:1 with Henrik — March",
+    }
+    titled = [e.title for e in excerpts_of(result) if e.title.startswith("1:1")]
+    assert titled == [
+        "1:1 with Henrik — November",
+        "1:1 with Henrik — packet",
+        "1:1 with Henrik — March",
+    ]

@@ -352,6 +352,17 @@ _WORDS = [
     "sat",
     "summer",
     "winter",
+    "early",
+    "mid-",
+    "late",
+    "end",
+    "start",
+    "first",
+    "half",
+    "one",
+    "my",
+    "Sunday",
+    "mornings",
     ",",
     "?",
     "Ana",
@@ -373,3 +384,164 @@ def test_never_raises_and_windows_are_sane(query, now):
     if window.start is not None and window.end is not None:
         assert window.start < window.end
     assert len(stripped) < len(query)
+
+
+# ------------------------------------------------------------------ parts of a month or year
+
+PART_CASES = [
+    # thirds of a month: early 1-10, mid 11-20, late 21 to the end
+    (
+        "my long run at the end of February?",
+        at(2026, 2, 21),
+        at(2026, 3, 1),
+        "at the end of February",
+    ),
+    ("dinner in mid-February", at(2026, 2, 11), at(2026, 2, 21), "in mid-February"),
+    ("mid February", at(2026, 2, 11), at(2026, 2, 21), "mid February"),
+    ("mid-Feb", at(2026, 2, 11), at(2026, 2, 21), "mid-Feb"),
+    ("early March", at(2026, 3, 1), at(2026, 3, 11), "early March"),
+    ("in early May", at(2026, 5, 1), at(2026, 5, 11), "in early May"),
+    ("late June", at(2026, 6, 21), at(2026, 7, 1), "late June"),
+    ("in late march", at(2026, 3, 21), at(2026, 4, 1), "in late march"),
+    ("late March 2025", at(2025, 3, 21), at(2025, 4, 1), "late March 2025"),
+    ("end of Feb", at(2026, 2, 21), at(2026, 3, 1), "end of Feb"),
+    ("at the end of may", at(2026, 5, 21), at(2026, 6, 1), "at the end of may"),
+    ("the beginning of June", at(2026, 6, 1), at(2026, 6, 11), "the beginning of June"),
+    ("at the start of April", at(2026, 4, 1), at(2026, 4, 11), "at the start of April"),
+    ("the very start of April", at(2026, 4, 1), at(2026, 4, 11), "the very start of April"),
+    ("in the middle of June", at(2026, 6, 11), at(2026, 6, 21), "in the middle of June"),
+    ("the end of February 2024", at(2024, 2, 21), at(2024, 3, 1), "the end of February 2024"),
+    # halves and weeks of a month
+    ("the first half of March", at(2026, 3, 1), at(2026, 3, 16), "the first half of March"),
+    ("the second half of April", at(2026, 4, 16), at(2026, 5, 1), "the second half of April"),
+    ("the first week of March", at(2026, 3, 1), at(2026, 3, 8), "the first week of March"),
+    ("the last week of March", at(2026, 3, 25), at(2026, 4, 1), "the last week of March"),
+    ("last week of February", at(2026, 2, 22), at(2026, 3, 1), "last week of February"),
+    # the most recent such part that has begun
+    ("late November", at(2026, 11, 21), at(2026, 12, 1), "late November"),
+    ("early December", at(2025, 12, 1), at(2025, 12, 11), "early December"),
+    # parts of a year: thirds (Jan-Apr, May-Aug, Sep-Dec) and halves
+    ("early 2025", at(2025, 1, 1), at(2025, 5, 1), "early 2025"),
+    ("mid-2025", at(2025, 5, 1), at(2025, 9, 1), "mid-2025"),
+    ("at the end of 2024", at(2024, 9, 1), at(2025, 1, 1), "at the end of 2024"),
+    ("the second half of 2025", at(2025, 7, 1), at(2026, 1, 1), "the second half of 2025"),
+    # parts of this / last month or year
+    ("late last month", at(2026, 10, 21), at(2026, 11, 1), "late last month"),
+    ("at the start of this month", at(2026, 11, 1), at(2026, 11, 11), "at the start of this month"),
+    ("early this year", at(2026, 1, 1), at(2026, 5, 1), "early this year"),
+    ("the end of last year", at(2025, 9, 1), at(2026, 1, 1), "the end of last year"),
+    # with the open-ended words and ranges
+    ("since mid-March", at(2026, 3, 11), None, "since mid-March"),
+    ("by the end of March", None, at(2026, 4, 1), "by the end of March"),
+    ("before late March", None, at(2026, 3, 21), "before late March"),
+    (
+        "between early March and late April",
+        at(2026, 3, 1),
+        at(2026, 5, 1),
+        "between early March and late April",
+    ),
+]
+
+
+@pytest.mark.parametrize(("query", "start", "end", "phrase"), PART_CASES)
+def test_parts_of_a_month_or_year(query, start, end, phrase):
+    check(query, MONDAY, start, end, phrase)
+
+
+def test_a_part_of_a_month_in_a_leap_year_ends_with_it():
+    check("late February", datetime(2024, 6, 1), at(2024, 2, 21), at(2024, 3, 1), "late February")
+    check(
+        "the last week of February",
+        datetime(2024, 6, 1),
+        at(2024, 2, 23),
+        at(2024, 3, 1),
+        "the last week of February",
+    )
+
+
+@pytest.mark.parametrize(
+    ("query", "phrase"),
+    [
+        # an adverb, not a part: "early in March" is the whole month
+        ("did I wake early in March?", "in March"),
+        ("I stayed late in May", "in May"),
+        # a verb "start", not "the start of"
+        ("my project will start in March", "in March"),
+        # a date after the month: the date
+        ("leaving early June 14", "June 14"),
+    ],
+)
+def test_not_a_part_of_a_month(query, phrase):
+    window = parse_time_window(query, MONDAY)
+    assert window is not None and window.phrase == phrase
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "we left late, march on",
+        "late march of the ants",
+        "early may be better",
+        "the end of the month",
+        "the end of the year",
+        "the first week of 2025",
+        "mid-run I stopped",
+        "the start of it all",
+        "the end of term",
+    ],
+)
+def test_parts_that_are_not_dates(query):
+    assert parse_time_window(query, MONDAY) is None, query
+
+
+# --------------------------------------------------------------------------- one weekday or many
+
+WEEKDAY_CASES = [
+    ("what did I do Sunday morning?", at(2026, 11, 29), at(2026, 11, 30), "Sunday"),
+    ("what did I do Saturday with Ana?", at(2026, 11, 28), at(2026, 11, 29), "Saturday"),
+    ("Saturday, I think", at(2026, 11, 28), at(2026, 11, 29), "Saturday"),
+    ("how was Saturday's run?", at(2026, 11, 28), at(2026, 11, 29), "Saturday"),
+    ("who did I see on Saturday?", at(2026, 11, 28), at(2026, 11, 29), "on Saturday"),
+    ("the run on Saturday morning", at(2026, 11, 28), at(2026, 11, 29), "on Saturday"),
+    ("my long run last Saturday", at(2026, 11, 28), at(2026, 11, 29), "last Saturday"),
+    ("what did I do the last Saturday?", at(2026, 11, 28), at(2026, 11, 29), "last Saturday"),
+    # "this <weekday>": that day of this Monday-to-Sunday week, as "this week"
+    ("this Sunday", at(2026, 12, 6), at(2026, 12, 7), "this Sunday"),
+    ("this Monday", at(2026, 11, 30), at(2026, 12, 1), "this Monday"),
+]
+
+
+@pytest.mark.parametrize(("query", "start", "end", "phrase"), WEEKDAY_CASES)
+def test_a_weekday_that_points_at_one_day(query, start, end, phrase):
+    check(query, MONDAY, start, end, phrase)
+
+
+def test_this_weekday_on_a_sunday_is_within_the_week():
+    check("this Saturday", SUNDAY, at(2026, 11, 28), at(2026, 11, 29), "this Saturday")
+    check("this Sunday", SUNDAY, at(2026, 11, 29), at(2026, 11, 30), "this Sunday")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "When was my first Saturday session with the running club?",
+        "Why was Tomás hurt when I went for a run one Sunday morning?",
+        "what do I do on Saturdays?",
+        "on Saturday mornings I swim",
+        "last Sunday nights were quiet",
+        "every Sunday",
+        "a Saturday with nothing planned",
+        "my Saturday session",
+        "our Sunday walks",
+        "the Sunday roast",
+        "Saturday parkrun times",
+        "Sunday lunch at Mum's",
+        "my last Saturday session with the club",
+        "the last Sunday of the month",
+        "each Friday",
+        "the second Tuesday",
+        "that Monday",
+    ],
+)
+def test_a_weekday_that_is_one_of_many_sets_no_window(query):
+    assert parse_time_window(query, MONDAY) is None, query

@@ -61,7 +61,7 @@ from .keyword import (
     to_seconds,
     top_rows,
 )
-from .keyword.tokens import tokenize
+from .keyword.tokens import keyword_text, tokenize
 from .recency import RELEVANT_SHARE, Recency, parse_recency, strip_recency
 from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
@@ -359,7 +359,11 @@ def gather(
     with_terms = np.flatnonzero(keyword_scores > 0)
     if with_terms.size:
         best = with_terms[np.argsort(-keyword_scores[with_terms], kind="stable")][:PASSAGES]
-        passage[best] = index.bm25.passage_scores([chunks[i].text for i in best], tokens)
+        texts = [
+            keyword_text(chunks[i].text, chunks[i].episode.title, chunks[i].episode.kind)
+            for i in best
+        ]
+        passage[best] = index.bm25.passage_scores(texts, tokens)
     features: dict[str, np.ndarray] = {
         "keyword": keyword_scores,
         "passage": passage,

@@ -22,7 +22,14 @@ Forms understood (case-insensitive):
 - ``on 2026-03-14`` (an ISO date needs no ``on``), ``on March 14``,
   ``March 14th, 2025``, ``on 14 March``, ``on the 14th of March``,
   ``on the 14th``: a date without a year is the most recent one not in the future;
+- ``early March``, ``mid-February``, ``late May 2025``, ``at the end of February``, ``the
+  beginning/start/middle of June``, ``the first/second half of March``, ``the first/last week
+  of March``, ``early 2025``, ``mid-2025``, ``late last month``, ``the start of this year``:
+  a part of a month or year. Early (beginning, start) is days 1-10 of a month or January to
+  April of a year, mid (middle) days 11-20 or May to August, late (end) day 21 on or September
+  to December; a month without a year is the most recent such part that has begun;
 - ``last Tuesday``, ``on Friday``, ``Friday``: the most recent such day before today;
+  ``this Sunday``: that day of this Monday-to-Sunday week (as ``this week``);
 - ``this spring``, ``over the summer``, ``last winter`` (meteorological,
   northern hemisphere seasons);
 - ``since X`` / ``after X`` (open end) and ``before X`` / ``until X`` / ``as of X`` /
@@ -38,7 +45,12 @@ Month and weekday words are only read as dates with a preposition in front
 ("in", "on", "since", "during", …) or a day/year number after them, so "I may
 have", "we march", "sat down", "the sun" are not dates. Abbreviated weekdays
 ("sat", "wed") need "on"/"last". "The week before" with no date after it is left to
-follow-up handling.
+follow-up handling. A weekday is one day only when it points at one: a bare "Saturday" not
+after a determiner, count or ordinal ("a", "one", "every", "my", "first" …) and followed by
+nothing but the end, a time of day or a function word ("what did I do Sunday morning?"), so
+"my first Saturday session", "one Sunday morning" and "the Sunday roast" set no window; nor do
+"on Saturdays", "on Saturday mornings" (habits) or "my last Saturday session". A part of an
+ambiguous month ("late march") needs a preposition, a hyphen, a year or a capital.
 
 When several phrases appear, the leftmost wins; among phrases starting at the
 same place, the longest (most specific) wins.
@@ -385,6 +397,102 @@ def _month(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     return _month_window(_recent_month(month, today), month)
 
 
+# "early March", "mid-February", "at the end of May", "the first half of 2025", "late last
+# month" ("early in March" stays "in March": "I woke early in March" names no part of it).
+# Thirds: early (the beginning, the start) is days 1-10 of a month or January to April of a
+# year, mid (the middle) days 11-20 or May to August, late (the end) day 21 to the last or
+# September to December; a half is days 1-15 / 16 on, or January-June / July on; the first
+# and last week of a month are its first and last seven days.
+_PART = (
+    r"(?:(?P<pre>in|at|during|around|towards?|throughout|over)\s+)?"
+    r"(?:(?P<adj>early|mid|late)(?P<hyphen>\s*-\s*|\s+)"
+    r"|(?:(?P<the>the)\s+)?(?:very\s+)?(?P<noun>beginning|start|middle|end"
+    r"|(?:first|second)\s+half|(?:first|last)\s+week)\s+of\s+)"
+)
+_PART_SHARE = {
+    "early": "early",
+    "beginning": "early",
+    "start": "early",
+    "mid": "mid",
+    "middle": "mid",
+    "late": "late",
+    "end": "late",
+    "first half": "first half",
+    "second half": "second half",
+    "first week": "first week",
+    "last week": "last week",
+}
+
+
+def _part_of_month(part: str, year: int, month: int) -> _Window:
+    start, end = _month_window(year, month)
+    last = calendar.monthrange(year, month)[1]
+    first_day, after_last = {
+        "early": (1, 11),
+        "mid": (11, 21),
+        "late": (21, last + 1),
+        "first half": (1, 16),
+        "second half": (16, last + 1),
+        "first week": (1, 8),
+        "last week": (last - 6, last + 1),
+    }[part]
+    return start + timedelta(days=first_day - 1), start + timedelta(days=after_last - 1)
+
+
+def _part_of_year(part: str, year: int) -> _Window | None:
+    months = {
+        "early": (1, 5),
+        "mid": (5, 9),
+        "late": (9, 13),
+        "first half": (1, 7),
+        "second half": (7, 13),
+    }.get(part)
+    if months is None:
+        return None  # "the first week of 2025" is left alone
+    return datetime(year, months[0], 1), datetime(*_month_index(year, months[1]), 1)
+
+
+def _part_name(m: re.Match[str]) -> str:
+    return _PART_SHARE[" ".join((m["adj"] or m["noun"]).lower().split())]
+
+
+@_form(
+    rf"{_PART}(?:the\s+month\s+of\s+)?{_MONTH}(?:,?\s+(?:of\s+)?{_YEAR})?"
+    r"(?!\s+[0-3]?\d(?:st|nd|rd|th)?(?![\w:]))"  # "early March 14" is the date
+)
+def _month_part(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
+    word = m["month"].lower()
+    if word in _AMBIGUOUS_MONTHS and not (
+        anchored
+        or m["pre"]
+        or m["noun"]
+        or m["year"]
+        or "-" in (m["hyphen"] or "")
+        or m["month"][0].isupper()
+    ):
+        return None  # "we left late, march…", "early may be better"
+    month, part = MONTHS[word], _part_name(m)
+    if m["year"]:
+        return _part_of_month(part, int(m["year"]), month)
+    window = _part_of_month(part, _recent_month(month, today), month)
+    if window[0] is not None and window[0] > today:  # "late November" on 5 November
+        window = _part_of_month(part, _recent_month(month, today) - 1, month)
+    return window
+
+
+@_form(rf"{_PART}(?:the\s+year\s+)?{_YEAR}")
+def _year_part(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
+    return _part_of_year(_part_name(m), int(m["year"]))
+
+
+@_form(rf"{_PART}(?P<which>this|last)\s+(?P<unit>month|year)(?![\w])")
+def _relative_part(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
+    back = 0 if m["which"].lower() == "this" else 1
+    if m["unit"].lower() == "year":
+        return _part_of_year(_part_name(m), today.year - back)
+    return _part_of_month(_part_name(m), *_month_index(today.year, today.month, -back))
+
+
 @_form(rf"(?:(?P<pre>in|during|throughout)\s+)?(?:the\s+year\s+)?{_YEAR}")
 def _year(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     if not (m["pre"] or anchored):
@@ -392,14 +500,55 @@ def _year(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     return _year_window(int(m["year"]))
 
 
+# Words before a bare weekday that make it one of many ("my first Saturday session", "one
+# Sunday morning", "a Saturday", "every Sunday"), not a date.
+_NOT_ONE_DAY = frozenset(
+    "a an one the every each any some that which what whichever my our your his her their its "
+    "first second third fourth fifth final same other another usual typical".split()
+)
+# Words after a bare weekday that keep it a date ("what did I do Saturday with Ana?", "Sunday
+# morning", "Saturday, I…"); anything else (a noun: "Saturday session", "Sunday roast") reads
+# it as a modifier, and the weekday is left alone.
+_AFTER_A_DATE = frozenset(
+    "morning afternoon evening night lunchtime with at in on and or but when while after before "
+    "for to from i we you he she they it was were did had just then so".split()
+)
+_WORD_AT_END = re.compile(r"([\w']+)\W*$")
+_NEXT_WORD = re.compile(r"\s*(?:(?P<stop>[?!.,;:)\]]|$)|['’]s(?![\w])|(?P<word>[\w']+))")
+# "on Saturday mornings", "last Sunday nights": habits, not a day.
+_HABIT = re.compile(r"\s+(?:mornings|afternoons|evenings|nights)(?![\w])", re.IGNORECASE)
+
+
+def _word_before(query: str, at: int) -> str:
+    found = _WORD_AT_END.search(query, 0, at)
+    return found[1].lower() if found else ""
+
+
+def _ends_as_a_date(m: re.Match[str]) -> bool:
+    """Whether nothing follows the weekday but the end, a time of day or a function word."""
+    after = _NEXT_WORD.match(m.string, m.end())
+    if after is None:
+        return False
+    return after["word"] is None or after["word"].lower() in _AFTER_A_DATE
+
+
 @_form(rf"(?:(?P<pre>on|last|this\s+past|past|next|this|every)\s+)?{_WEEKDAY}")
 def _weekday(m: re.Match[str], today: datetime, anchored: bool) -> _Window | None:
     pre = " ".join((m["pre"] or "").lower().split())
-    if pre in ("next", "this", "every"):
+    if pre in ("next", "every") or _HABIT.match(m.string, m.end()):
         return None
     word = m["weekday"].lower()
-    if not pre and not anchored and word not in _FULL_WEEKDAYS:
-        return None  # "sat", "sun", "wed" alone are words
+    if not pre and not anchored:
+        if word not in _FULL_WEEKDAYS:
+            return None  # "sat", "sun", "wed" alone are words
+        if _word_before(m.string, m.start()) in _NOT_ONE_DAY or not _ends_as_a_date(m):
+            return None  # "my first Saturday session", "one Sunday morning", "Sunday roast"
+    if pre not in ("", "on") and _word_before(m.string, m.start()) in _NOT_ONE_DAY:
+        if not _ends_as_a_date(m):
+            return None  # "my last Saturday session", "the last Sunday of the month"
+    if pre == "this":  # that day of this Monday-to-Sunday week, like "this week"
+        monday = today - timedelta(days=today.weekday())
+        return _day_window(monday + timedelta(days=_WEEKDAYS[word]))
     back = (today.weekday() - _WEEKDAYS[word] - 1) % 7 + 1
     return _day_window(today - timedelta(days=back))
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .index import KeywordIndex
 
-FORMAT = 7  # bump when tokenisation or the catalogue change: older indexes then rebuild
+FORMAT = 9  # bump when tokenisation or the catalogue change: older indexes then rebuild
 MANIFEST = "manifest.json"
 
 

@@ -24,6 +24,7 @@ from .bm25 import PARAMS, Bm25, Postings
 from .catalogue import Catalogue
 from .index import KeywordIndex, build_index
 from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
+from .tokens import keyword_text
 
 if TYPE_CHECKING:
     from ...memory import Memory
@@ -120,9 +121,13 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
     with _build_lock:
         source = keyword_index_source(memory.db)
         details = zip(source.episodes, source.titles, source.kinds, source.salience, strict=True)
+        texts = [
+            keyword_text(text, title, kind)
+            for text, title, kind in zip(source.texts, source.titles, source.kinds, strict=True)
+        ]
         index = build_index(
             source.chunk_ids,
-            source.texts,
+            texts,
             source.episodes,
             source.occurred_at,
             {episode: (title, kind, salience) for episode, title, kind, salience in details},

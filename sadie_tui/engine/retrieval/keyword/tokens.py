@@ -1,7 +1,8 @@
 """Tokens for the keyword channel: one function for documents and queries.
 
 Tokens are lower-cased words of two or more characters, English stop words removed, stemmed
-with PyStemmer's English (Snowball) stemmer.
+with PyStemmer's English (Snowball) stemmer; the spellings of a one-to-one meeting ("1:1",
+"1-on-1", "one on one") are one token.
 """
 
 from __future__ import annotations
@@ -51,9 +52,31 @@ _POSSESSIVE = re.compile(r"['’]s\b")
 _APOSTROPHE = re.compile(r"['’]")
 
 
+# A meeting of two written five ways ("1:1", "1-on-1", "1on1", "one-on-one", "one to one"):
+# one token, so a question in one spelling finds notes titled in another. "1:1" next to other
+# digits or colons is a time or a score ("1:15:40", "11:15"), not a meeting.
+_ONE_ON_ONE = re.compile(
+    r"(?<![\w:.])(?:1\s*:\s*1|1\s*-?\s*on\s*-?\s*1|one[\s-]+(?:on|to)[\s-]+one)s?(?![\w:-])"
+    r"(?!\s+(?:hundred|thousand|million)(?![\w]))"  # "from one to one hundred"
+)
+
+
 def fold(text: str) -> str:
-    """Lower case; "Ines's" → "ines", "don't" → "dont"."""
-    return _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower()))
+    """Lower case; "Ines's" → "ines", "don't" → "dont", "one-to-one" and "1:1" → "1on1"."""
+    text = _APOSTROPHE.sub("", _POSSESSIVE.sub("", text.lower()))
+    return _ONE_ON_ONE.sub("1on1", text) if "1" in text or "one" in text else text
+
+
+def keyword_text(text: str, title: str, kind: str) -> str:
+    """The text the keyword channel indexes for a chunk: a record's title joins its text.
+
+    A record (a line of ``runs.jsonl``, ``purchases.jsonl``…) is a title naming what it is
+    ("Flights to Leeds — Christmas") over a terse detail ("TAP LIS–MAN, 2 passengers, €624"):
+    without the title the words a question uses are often nowhere in it. Notes and
+    conversations are prose that names its own subject; their titles stay out."""
+    if kind != "record" or not title:
+        return text
+    return f"{title}.\n{text}"
 
 
 def tokenize(text: str) -> list[str]:
