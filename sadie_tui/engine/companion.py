@@ -28,7 +28,9 @@ if TYPE_CHECKING:
     from ..config import Settings
     from .memory import Memory
 
-STATUS_TTL = 20.0
+# How long a model check is trusted. Longer than the app's re-probe (every 30 s), so that a
+# turn never waits for a check of its own (~40 ms); a turn that fails on the model clears it.
+STATUS_TTL = 45.0
 
 
 @dataclass(frozen=True)

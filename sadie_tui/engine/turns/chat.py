@@ -154,37 +154,8 @@ class ChatTurn:
 
     # -- prepare: the conversation, both messages, the reasoner and the register --------------
     async def prepare(self) -> AsyncIterator[Event]:
-        host, db, step = self.host, self.db, self.step
+        host, step = self.host, self.step
         self.persona = host.persona(self.persona_name, host.settings.chat_persona)
-        with step("conversation"):
-            if self.regenerate:
-                if not self.conversation_id:
-                    raise UsageError("there is no conversation to answer again")
-                conversation = await asyncio.to_thread(
-                    conv.get_conversation, db, self.conversation_id
-                )
-                last, after = await asyncio.to_thread(conv.last_exchange, db, conversation.id)
-                self.kind = "edit" if self.message else "regenerate"
-                self.message = self.message or last.content
-                self.replaced = [last.id, *(m.id for m in after)]
-            elif self.conversation_id and not self.new:
-                conversation = await asyncio.to_thread(
-                    conv.get_conversation, db, self.conversation_id
-                )
-            else:
-                conversation = await asyncio.to_thread(
-                    conv.create_conversation,
-                    db,
-                    make_title(self.message),
-                    persona=self.persona.name,
-                )
-            self.cid, self.title = conversation.id, conversation.title
-            rows = await asyncio.to_thread(conv.recent_messages, db, self.cid, 10_000)
-        self.history = [
-            (m.role, m.content)
-            for m in rows
-            if m.role in ("user", "assistant") and m.id not in self.replaced
-        ]
         with step("reasoner"):
             self.reasoner, self.notice = await host.pick_reasoner(self.model)
         embedder = host.memory.embedder
@@ -194,12 +165,9 @@ class ChatTurn:
                 # Sent right after launch: the ONNX model is ready in about half a second, so
                 # waiting for it beats answering from keywords and names alone.
                 self.use_vector = await asyncio.to_thread(embedder.wait_if_quick, EMBEDDER_WAIT)
-        with step("emotion"):
-            # The classifier may run the embedding model: keep it off the event loop.
-            choice = await asyncio.to_thread(
-                host.emotions.choose, self.message, allow_load=self.use_vector
-            )
-        self.emotion = choice.value
+        # One thread hop for all of it: in the app, every hop back to a busy event loop
+        # could wait for a frame to finish painting.
+        await asyncio.to_thread(self._prepare)
         # Named now, written while the request goes out (``_write_rows``): the model does
         # not need them, and the writes took ~15 ms of every turn's wait.
         self.user_id, self.reply_id = conv.new_id(), conv.new_id()
@@ -218,55 +186,48 @@ class ChatTurn:
         if self.notice:
             yield Status(self.notice)
 
+    def _prepare(self) -> None:
+        """The conversation (found, created, or its last exchange to answer again), its
+        history, and the register (the classifier may run the embedding model)."""
+        db, step = self.db, self.step
+        assert self.persona is not None
+        with step("conversation"):
+            if self.regenerate:
+                if not self.conversation_id:
+                    raise UsageError("there is no conversation to answer again")
+                conversation = conv.get_conversation(db, self.conversation_id)
+                last, after = conv.last_exchange(db, conversation.id)
+                self.kind = "edit" if self.message else "regenerate"
+                self.message = self.message or last.content
+                self.replaced = [last.id, *(m.id for m in after)]
+            elif self.conversation_id and not self.new:
+                conversation = conv.get_conversation(db, self.conversation_id)
+            else:
+                conversation = conv.create_conversation(
+                    db, make_title(self.message), persona=self.persona.name
+                )
+            self.cid, self.title = conversation.id, conversation.title
+            rows = conv.recent_messages(db, self.cid, 10_000)
+        self.history = [
+            (m.role, m.content)
+            for m in rows
+            if m.role in ("user", "assistant") and m.id not in self.replaced
+        ]
+        with step("emotion"):
+            choice = self.host.emotions.choose(self.message, allow_load=self.use_vector)
+        self.emotion = choice.value
+
     # -- brief: retrieval, chips, policies and the briefing ----------------------------------
     async def brief(self) -> AsyncIterator[Event]:
-        host, memory, step = self.host, self.host.memory, self.step
-        assert self.persona is not None
-        use_vector = self.use_vector
-        if not use_vector:
+        if not self.use_vector:
             yield Status("the embedding model is still loading: searching by keywords and names")
-        previous = next((c for r, c in reversed(self.history) if r == "user"), None)
-        with step("retrieval"):
-            self.result = result = await asyncio.to_thread(
-                retrieve,
-                memory,
-                self.message,
-                self.persona,
-                previous=previous,
-                use_vector=use_vector,
-            )
+        policy_errors = await asyncio.to_thread(self._brief)  # one hop, as in prepare
+        result, briefing = self.result, self.briefing
+        assert result is not None and briefing is not None
         for notice in result.notices:
             yield Status(notice)
-        with step("chips"):
-            self.attached = await asyncio.to_thread(host.attached, self.cid)
-        with step("policies"):
-            self.policies, policy_errors = host.policies()
         for err in policy_errors:
             yield Status(f"policy ignored: {err}")
-        with step("briefing"):
-            empty = await asyncio.to_thread(memory.is_empty)
-            soul = await asyncio.to_thread(memory.soul)
-            named = {(a.kind, a.title) for a in self.attached}
-            wiki = [
-                w
-                for w in await asyncio.to_thread(wiki_for, memory, self.message)
-                if (w.kind, w.title) not in named
-            ]
-            self.briefing = briefing = build_briefing(
-                message=self.message,
-                excerpts=excerpts_of(result),
-                excerpt_order=excerpt_order(result),
-                beliefs=result.beliefs,
-                observations=result.observations,
-                observation_weight_high=self.persona.observation_weight > 1.0,
-                attached=[*self.attached, *wiki],
-                history=self.history,
-                soul=soul,
-                guardrails=guardrail_block(self.policies),
-                voice=self.persona.voice,
-                tone=TONE.get(self.emotion, ""),
-                memory_empty=empty,
-            )
         yield ContextBudget(
             chunks=len(result.chunks),
             messages=briefing.history_used,
@@ -275,6 +236,43 @@ class ChatTurn:
             retrieval_ms=round(result.elapsed_ms, 1),
             vector=result.vector_used,
         )
+
+    def _brief(self) -> list[str]:
+        """Retrieval, the chips, the policies and the briefing; the policy files' errors."""
+        host, memory, step = self.host, self.host.memory, self.step
+        assert self.persona is not None
+        previous = next((c for r, c in reversed(self.history) if r == "user"), None)
+        with step("retrieval"):
+            self.result = result = retrieve(
+                memory,
+                self.message,
+                self.persona,
+                previous=previous,
+                use_vector=self.use_vector,
+            )
+        with step("chips"):
+            self.attached = host.attached(self.cid)
+        with step("policies"):
+            self.policies, policy_errors = host.policies()
+        with step("briefing"):
+            named = {(a.kind, a.title) for a in self.attached}
+            wiki = [w for w in wiki_for(memory, self.message) if (w.kind, w.title) not in named]
+            self.briefing = build_briefing(
+                message=self.message,
+                excerpts=excerpts_of(result),
+                excerpt_order=excerpt_order(result),
+                beliefs=result.beliefs,
+                observations=result.observations,
+                observation_weight_high=self.persona.observation_weight > 1.0,
+                attached=[*self.attached, *wiki],
+                history=self.history,
+                soul=memory.soul(),
+                guardrails=guardrail_block(self.policies),
+                voice=self.persona.voice,
+                tone=TONE.get(self.emotion, ""),
+                memory_empty=memory.is_empty(),
+            )
+        return policy_errors
 
     # -- stream: the model's pieces through the filter and the guard -------------------------
     async def stream(self) -> AsyncIterator[Event]:

@@ -304,12 +304,18 @@ class ChatScreen(Screen[None]):
                 message, regenerate = text, False
         else:
             self.sadie.sent.append(text.strip())
-        await transcript.add(UserMessage(text.strip(), now))
         reply = AssistantMessage(at=now, emotion=self.query_one(EmotionSigil).emotion)
         self.reply = reply
-        await transcript.add(reply)
-        await self.show_sources_of(reply)
-        self._worker = self._run_reply(message, reply, regenerate)
+        # The turn starts first: the engine prepares (in a thread) while the two messages
+        # are mounted, and its first event waits for them to be on screen.
+        mounted = asyncio.Event()
+        self._worker = self._run_reply(message, reply, regenerate, mounted)
+        try:
+            await transcript.add(UserMessage(text.strip(), now))
+            await transcript.add(reply)
+            await self.show_sources_of(reply)
+        finally:
+            mounted.set()
 
     def _last_user_message(self) -> UserMessage | None:
         users = [v for v in self.query_one(Transcript).messages if isinstance(v, UserMessage)]
@@ -321,9 +327,16 @@ class ChatScreen(Screen[None]):
 
     @work(exclusive=True, group="chat", exit_on_error=False)
     async def _run_reply(
-        self, text: str, reply: AssistantMessage, regenerate: bool = False
+        self,
+        text: str,
+        reply: AssistantMessage,
+        regenerate: bool = False,
+        mounted: asyncio.Event | None = None,
     ) -> None:
         app = self.sadie
+        if mounted is not None and (not app.memory_ready.is_set() or app.session is None):
+            await mounted.wait()  # the reply is written to at once: it must be on screen
+            mounted = None
         if not app.memory_ready.is_set():
             reply.set_placeholder("opening your memory…")
             await app.memory_ready.wait()
@@ -342,12 +355,19 @@ class ChatScreen(Screen[None]):
         try:
             async with aclosing(stream) as events:
                 async for event in events:
+                    if mounted is not None:
+                        await mounted.wait()
+                        mounted = None
                     await self._render_event(event, reply, pending)
         except asyncio.CancelledError:
+            if mounted is not None:
+                await mounted.wait()
             await reply.interrupted()
             self._reload_sources(reply)
             raise
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback over the UI
+            if mounted is not None:
+                await mounted.wait()
             await reply.failed(f"something went wrong: {exc}", None)
             self.notify(str(exc), title="sadie", severity="error")
             raise
