@@ -38,8 +38,7 @@ KS = (5, 10)
 _SESSION = re.compile(r"^session_(\d+)$")
 # A dialogue id, optionally namespaced by its conversation (``26/D1:3``, the one-memory run).
 _DIA_ID = re.compile(r"^(?:[^\s/\[\]]+/)?D\d+:\d+$")
-_TAG = re.compile(r"\[((?:[^\s/\[\]]+/)?D\d+:\d+)\]")
-_LINE_TAG = re.compile(r"^\[(D\d+:\d+)\]", re.MULTILINE)
+_TAG = re.compile(r"\[(D\d+:\d+)\]")
 _WHEN = re.compile(
     r"(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]m)\s+on\s+(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?"
     r"\s+(?P<y>\d{4})",
@@ -167,18 +166,14 @@ def write_sessions(conv: Conversation, folder: Path) -> list[Path]:
 
 
 def namespaced(conv: Conversation) -> Conversation:
-    """The conversation with every dialogue id prefixed by its own id (``D1:3`` → ``26/D1:3``)
-    in the turn tags and in the evidence, so that conversations sharing one memory cannot
-    credit each other's chunks (every LoCoMo conversation has a ``D1:3``). A malformed evidence
-    id stays malformed, and a miss."""
-    sessions = tuple(
-        replace(s, text=_LINE_TAG.sub(lambda m: f"[{conv.id}/{m[1]}]", s.text))
-        for s in conv.sessions
-    )
+    """The conversation with its questions' evidence ids prefixed by its own id (``D1:3`` →
+    ``26/D1:3``), as ``ingest_conversations(namespace=True)`` prefixes its chunks' ids: every
+    LoCoMo conversation has a ``D1:3``, and in one memory none may credit another's chunk. The
+    text is left alone (so it chunks as in its own memory); a malformed id stays a miss."""
     questions = tuple(
         replace(q, evidence=tuple(f"{conv.id}/{e}" for e in q.evidence)) for q in conv.questions
     )
-    return replace(conv, sessions=sessions, questions=questions)
+    return replace(conv, questions=questions)
 
 
 # --------------------------------------------------------------------------- metrics
@@ -290,17 +285,22 @@ def session_now(conv: Conversation) -> datetime:
 
 
 def ingest_conversations(
-    memory: Memory, convs: Sequence[Conversation], source: Path
+    memory: Memory, convs: Sequence[Conversation], source: Path, *, namespace: bool = False
 ) -> dict[int, set[str]]:
-    """Ingest the conversations' sessions into ``memory`` (one subfolder of ``source`` each
-    when there are several); chunk id → the dialogue ids its text holds."""
+    """Ingest the conversations' sessions into ``memory``, one conversation after the other
+    (one subfolder of ``source`` each when there are several); chunk id → the dialogue ids its
+    text holds, prefixed by the chunk's conversation (``26/D1:3``) when ``namespace``. The
+    chunks a conversation's ingest adds are that conversation's."""
     from .store.episodes import chunk_texts
 
-    paths: list[Path] = []
+    evidence: dict[int, set[str]] = {}
     for conv in convs:
-        paths += write_sessions(conv, source / conv.id if len(convs) > 1 else source)
-    memory.ingest(paths)
-    return {int(cid): evidence_in(text) for cid, text in chunk_texts(memory.db)}
+        memory.ingest(write_sessions(conv, source / conv.id if len(convs) > 1 else source))
+        prefix = f"{conv.id}/" if namespace else ""
+        for cid, text in chunk_texts(memory.db):
+            if int(cid) not in evidence:
+                evidence[int(cid)] = {prefix + e for e in evidence_in(text)}
+    return evidence
 
 
 def question_candidates(
@@ -403,7 +403,7 @@ def run_one_memory(
 
     convs = [namespaced(c) for c in convs]
     with Memory.open(home, embedder=embedder) as memory:
-        evidence = ingest_conversations(memory, convs, home / "sessions")
+        evidence = ingest_conversations(memory, convs, home / "sessions", namespace=True)
         for conv in convs:
             report.chunks[conv.id] = own_chunks(conv, evidence)
         score_conversations(memory, convs, evidence, report, k=k, persona=get_persona(persona_name))
