@@ -8,6 +8,11 @@ of a question's evidence ids found in the top k chunks; nDCG@10 uses binary rele
 is relevant when it holds an evidence id), the ideal DCG counting every relevant chunk in the
 memory. Malformed evidence ids count as misses. Everything happens in a temporary home that is
 deleted afterwards; the person's memory is never opened.
+
+``one_memory``: every conversation is ingested into one memory (a haystack six times larger,
+closer to a year of one person's notes) and each question is retrieved against all of it. The
+dialogue ids repeat across conversations (each has a ``D1:3``), so chunk and evidence ids are
+prefixed by their conversation (``26/D1:3``) and no conversation is credited with another's.
 """
 
 from __future__ import annotations
