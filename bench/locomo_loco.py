@@ -109,13 +109,11 @@ def log(message: str) -> None:
 def spread(forward: float, backward: float) -> Iterator[None]:
     """``pipeline.rank`` spreads with these shares while inside (bench only)."""
     original = fusion.spread_to_neighbours
-    fusion.spread_to_neighbours = functools.partial(  # type: ignore[assignment]
-        original, forward=forward, backward=backward
-    )
+    fusion.spread_to_neighbours = functools.partial(original, forward=forward, backward=backward)
     try:
         yield
     finally:
-        fusion.spread_to_neighbours = original  # type: ignore[assignment]
+        fusion.spread_to_neighbours = original
 
 
 def gather_all(
@@ -131,7 +129,7 @@ def gather_all(
         stack.callback(ev.drop_scratch, home)
         started = time.perf_counter()
         memory = stack.enter_context(Memory.open(home))
-        evidence = ev.ingest_conversations(memory, [conv], home / "sessions")
+        evidence = ev.ingest_conversations(memory, [conv], home / "sessions", ev.Report())
         ingested = time.perf_counter()
         all_chunks = list(evidence.values())
         now = ev.session_now(conv)

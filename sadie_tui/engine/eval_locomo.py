@@ -290,21 +290,29 @@ def session_now(conv: Conversation) -> datetime:
 
 
 def ingest_conversations(
-    memory: Memory, convs: Sequence[Conversation], source: Path, *, namespace: bool = False
+    memory: Memory,
+    convs: Sequence[Conversation],
+    source: Path,
+    report: Report,
+    *,
+    namespace: bool = False,
 ) -> dict[int, set[str]]:
     """Ingest the conversations' sessions into ``memory``, one conversation after the other
     (one subfolder of ``source`` each when there are several); chunk id → the dialogue ids its
     text holds, prefixed by the chunk's conversation (``26/D1:3``) when ``namespace``. The
-    chunks a conversation's ingest adds are that conversation's."""
+    chunks a conversation's ingest adds are that conversation's (``report.chunks`` counts
+    them, a chunk without a turn tag too)."""
     from .store.episodes import chunk_texts
 
     evidence: dict[int, set[str]] = {}
     for conv in convs:
         memory.ingest(write_sessions(conv, source / conv.id if len(convs) > 1 else source))
         prefix = f"{conv.id}/" if namespace else ""
+        before = len(evidence)
         for cid, text in chunk_texts(memory.db):
             if int(cid) not in evidence:
                 evidence[int(cid)] = {prefix + e for e in evidence_in(text)}
+        report.chunks[conv.id] = len(evidence) - before
     return evidence
 
 
@@ -365,12 +373,6 @@ def score_conversations(
             report.add(conv.id, question, ranked, all_chunks, k)
 
 
-def own_chunks(conv: Conversation, evidence: Mapping[int, set[str]]) -> int:
-    """How many chunks of a shared memory hold this (namespaced) conversation's turns."""
-    prefix = f"{conv.id}/"
-    return sum(1 for ids in evidence.values() if any(i.startswith(prefix) for i in ids))
-
-
 def run_conversation(
     conv: Conversation,
     home: Path,
@@ -385,8 +387,7 @@ def run_conversation(
     from .personas import get_persona
 
     with Memory.open(home, embedder=embedder) as memory:
-        evidence = ingest_conversations(memory, [conv], home / "sessions")
-        report.chunks[conv.id] = len(evidence)
+        evidence = ingest_conversations(memory, [conv], home / "sessions", report)
         score_conversations(
             memory, [conv], evidence, report, k=k, persona=get_persona(persona_name)
         )
@@ -408,9 +409,7 @@ def run_one_memory(
 
     convs = [namespaced(c) for c in convs]
     with Memory.open(home, embedder=embedder) as memory:
-        evidence = ingest_conversations(memory, convs, home / "sessions", namespace=True)
-        for conv in convs:
-            report.chunks[conv.id] = own_chunks(conv, evidence)
+        evidence = ingest_conversations(memory, convs, home / "sessions", report, namespace=True)
         score_conversations(memory, convs, evidence, report, k=k, persona=get_persona(persona_name))
 
 
