@@ -15,7 +15,9 @@ from sadie_tui import cli
 from sadie_tui.commands import output
 from sadie_tui.engine.errors import ConfigError, NotFoundError
 from sadie_tui.engine.eval_locomo import (
+    evidence_in,
     load_conversations,
+    namespaced,
     ndcg_at,
     parse_session_date,
     recall_at,
@@ -183,4 +185,74 @@ def test_cli_json_and_table(
     table = runner.invoke(cli.main_group, ["eval", "locomo", str(locomo_dir)])
     assert table.exit_code == 0, table.output
     assert "recall@10" in table.stdout and "fused" in table.stdout
+    one = runner.invoke(cli.main_group, ["eval", "locomo", str(locomo_dir), "--one-memory"])
+    assert one.exit_code == 0, one.output
+    assert "1 conversations in one memory" in one.stdout
+    assert not tmp_home.exists()
+
+
+def two_conversations(folder: Path) -> Path:
+    """Two conversations whose dialogue ids are the same (``D1:1``, ``D2:1``) and whose texts
+    differ. Conversation a asks about the kayak, which only b's ``D1:1`` mentions, and names
+    a's ``D1:1`` (the bread) as its evidence: with ids shared across conversations b's chunk
+    would be credited to it."""
+    texts = {
+        "a": ["I baked sourdough bread this morning, the crust cracked.", TOPICS[2][1]],
+        "b": [TOPICS[1][1], TOPICS[3][1]],
+    }
+    questions = {
+        "a": [
+            ("What kind of bread did Ana bake?", ["D1:1"]),
+            ("Whose kayak flipped on the river rapids?", ["D1:1"]),
+        ],
+        "b": [("Whose kayak flipped on the river rapids?", ["D1:1"])],
+    }
+    folder.mkdir()
+    for conv, (first, second) in texts.items():
+        data: dict = {"speaker_a": "Ana", "speaker_b": "Ben"}  # type: ignore[type-arg]
+        for n, text in enumerate((first, second), start=1):
+            data[f"session_{n}_date_time"] = f"{n}:05 pm on {n} May, 2023"
+            data[f"session_{n}"] = [{"speaker": "Ana", "dia_id": f"D{n}:1", "text": text}]
+        data["qa"] = [
+            {"question": q, "answer": "x", "evidence": ev, "category": 4}
+            for q, ev in questions[conv]
+        ]
+        (folder / f"{conv}.json").write_text(json.dumps(data), encoding="utf-8")
+    return folder
+
+
+def test_namespaced_ids(tmp_path: Path) -> None:
+    a, b = load_conversations(two_conversations(tmp_path / "two"))
+    na = namespaced(a)
+    assert na.sessions == a.sessions  # the text chunks as in its own memory
+    assert evidence_in(na.sessions[0].text) == {"D1:1"} == evidence_in(b.sessions[0].text)
+    assert na.questions[0].evidence == ("a/D1:1",)
+    assert namespaced(b).questions[0].evidence == ("b/D1:1",)
+    ranked = [{"b/D1:1"}, {"a/D1:1"}]
+    assert recall_at(["a/D1:1"], ranked, 1) == 0.0
+    assert recall_at(["a/D1:1"], ranked, 2) == 1.0
+    assert recall_at(["a/D:9"], ranked, 2) == 0.0  # malformed stays a miss
+
+
+def test_one_memory_never_credits_another_conversation(
+    tmp_path: Path,
+    tmp_home: Path,
+    embedder,  # type: ignore[no-untyped-def]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    folder = two_conversations(tmp_path / "two")
+    scratch_root = tmp_path / "scratch"
+    scratch_root.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
+    report = run_locomo(folder, k=1, embedder=embedder, one_memory=True).as_dict()
+    assert report["one_memory"] is True
+    assert report["questions"] == 3
+    a, b = report["by_conversation"]["a"]["fused"], report["by_conversation"]["b"]["fused"]
+    # a's bread question is found; its kayak question ranks b's D1:1 first, which is not a's.
+    assert a["recall@5"] == pytest.approx(0.5)
+    assert a["ndcg@10"] == pytest.approx(0.5)
+    assert b["recall@5"] == pytest.approx(1.0)
+    assert report["chunks"] == {"a": 2, "b": 2}  # four chunks in one memory, two of each
+    assert set(report["overall"]) == {"vector", "keyword", "graph", "fused"}
+    assert list(scratch_root.iterdir()) == []
     assert not tmp_home.exists()

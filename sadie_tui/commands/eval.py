@@ -41,10 +41,21 @@ def group() -> None:
     help="Chunks retrieved per question.",
 )
 @click.option("--persona", default="analyst", show_default=True, help="Persona for `fused`.")
+@click.option(
+    "--one-memory",
+    is_flag=True,
+    help="Ingest every conversation into one memory (ids namespaced by conversation).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.pass_obj
 def locomo(
-    ctx: Context | None, path: Path, conversations: str | None, k: int, persona: str, as_json: bool
+    ctx: Context | None,
+    path: Path,
+    conversations: str | None,
+    k: int,
+    persona: str,
+    one_memory: bool,
+    as_json: bool,
 ) -> None:
     """Run the LoCoMo retrieval benchmark on PATH (a json file or a folder of them)."""
     from ..engine.eval_locomo import run_locomo
@@ -57,6 +68,7 @@ def locomo(
         k=k,
         persona=persona,
         progress=lambda message: err.print(f"[dim]{escape(message)}[/]"),
+        one_memory=one_memory,
     )
     data = report.as_dict()
     if as_json:
@@ -65,7 +77,8 @@ def locomo(
     out = console()
     out.print(
         f"[bold]LoCoMo[/] {data['questions']} questions, "
-        f"{len(data['chunks'])} conversations, k={k}, persona {escape(persona)}"
+        f"{len(data['chunks'])} conversations{' in one memory' if one_memory else ''}, "
+        f"k={k}, persona {escape(persona)}"
     )
     out.print(_table("overall", data["overall"]))
     for category, block in data["by_category"].items():

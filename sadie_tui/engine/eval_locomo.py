@@ -8,6 +8,11 @@ of a question's evidence ids found in the top k chunks; nDCG@10 uses binary rele
 is relevant when it holds an evidence id), the ideal DCG counting every relevant chunk in the
 memory. Malformed evidence ids count as misses. Everything happens in a temporary home that is
 deleted afterwards; the person's memory is never opened.
+
+``one_memory``: every conversation is ingested into one memory (a haystack six times larger,
+closer to a year of one person's notes) and each question is retrieved against all of it. The
+dialogue ids repeat across conversations (each has a ``D1:3``), so chunk and evidence ids are
+prefixed by their conversation (``26/D1:3``) and no conversation is credited with another's.
 """
 
 from __future__ import annotations
@@ -18,20 +23,26 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import ConfigError, NotFoundError
 from .retrieval.timewords import MONTHS
+
+if TYPE_CHECKING:
+    from .memory import Memory
+    from .personas import Persona
+    from .retrieval.pipeline import Candidates
 
 CHANNELS = ("vector", "keyword", "graph", "fused")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (5, 10)
 
 _SESSION = re.compile(r"^session_(\d+)$")
-_DIA_ID = re.compile(r"^D\d+:\d+$")
+# A dialogue id, optionally namespaced by its conversation (``26/D1:3``, the one-memory run).
+_DIA_ID = re.compile(r"^(?:[^\s/\[\]]+/)?D\d+:\d+$")
 _TAG = re.compile(r"\[(D\d+:\d+)\]")
 _WHEN = re.compile(
     r"(?P<h>\d{1,2}):(?P<m>\d{2})\s*(?P<ampm>[ap]m)\s+on\s+(?P<d>\d{1,2})\s+(?P<mon>[A-Za-z]+),?"
@@ -159,6 +170,17 @@ def write_sessions(conv: Conversation, folder: Path) -> list[Path]:
     return paths
 
 
+def namespaced(conv: Conversation) -> Conversation:
+    """The conversation with its questions' evidence ids prefixed by its own id (``D1:3`` →
+    ``26/D1:3``), as ``ingest_conversations(namespace=True)`` prefixes its chunks' ids: every
+    LoCoMo conversation has a ``D1:3``, and in one memory none may credit another's chunk. The
+    text is left alone (so it chunks as in its own memory); a malformed id stays a miss."""
+    questions = tuple(
+        replace(q, evidence=tuple(f"{conv.id}/{e}" for e in q.evidence)) for q in conv.questions
+    )
+    return replace(conv, questions=questions)
+
+
 # --------------------------------------------------------------------------- metrics
 
 
@@ -218,7 +240,8 @@ class Report:
     overall: dict[str, Tally] = field(default_factory=dict)
     by_category: dict[str, dict[str, Tally]] = field(default_factory=dict)
     by_conversation: dict[str, dict[str, Tally]] = field(default_factory=dict)
-    chunks: dict[str, int] = field(default_factory=dict)
+    chunks: dict[str, int] = field(default_factory=dict)  # per conversation
+    one_memory: bool = False  # every conversation in one memory (the haystack run)
 
     def add(
         self,
@@ -253,6 +276,7 @@ class Report:
             },
             "by_conversation": {c: block(t) for c, t in self.by_conversation.items()},
             "chunks": dict(self.chunks),
+            "one_memory": self.one_memory,
         }
 
 
@@ -263,6 +287,90 @@ def session_now(conv: Conversation) -> datetime:
     """The conversation's present: the day after its last session (time words resolve to it)."""
     last = max((s.occurred_at for s in conv.sessions), default=datetime(2000, 1, 1))
     return datetime(last.year, last.month, last.day) + timedelta(days=1, hours=12)
+
+
+def ingest_conversations(
+    memory: Memory,
+    convs: Sequence[Conversation],
+    source: Path,
+    report: Report,
+    *,
+    namespace: bool = False,
+) -> dict[int, set[str]]:
+    """Ingest the conversations' sessions into ``memory``, one conversation after the other
+    (one subfolder of ``source`` each when there are several); chunk id → the dialogue ids its
+    text holds, prefixed by the chunk's conversation (``26/D1:3``) when ``namespace``. The
+    chunks a conversation's ingest adds are that conversation's (``report.chunks`` counts
+    them, a chunk without a turn tag too)."""
+    from .store.episodes import chunk_texts
+
+    evidence: dict[int, set[str]] = {}
+    for conv in convs:
+        memory.ingest(write_sessions(conv, source / conv.id if len(convs) > 1 else source))
+        prefix = f"{conv.id}/" if namespace else ""
+        before = len(evidence)
+        for cid, text in chunk_texts(memory.db):
+            if int(cid) not in evidence:
+                evidence[int(cid)] = {prefix + e for e in evidence_in(text)}
+        report.chunks[conv.id] = len(evidence) - before
+    return evidence
+
+
+def question_candidates(
+    memory: Memory, question: Question, persona: Persona, now: datetime, k: int
+) -> Candidates | None:
+    """The product's query preparation and channels for one question (``pipeline.gather``).
+
+    Fusion weights only enter later (``rankings``), except that the graph channel runs only
+    for a persona with a graph weight; so one set of candidates serves every weight setting
+    with the same graph/no-graph choice (``bench/locomo_loco.py`` relies on it)."""
+    from .retrieval.pipeline import gather, prepare_query
+
+    prepared = prepare_query(memory, question.text, now=now, previous=None, use_vector=True)
+    cands, _window = gather(memory, prepared, persona, k=k, now=now)
+    return cands
+
+
+def rankings(
+    memory: Memory,
+    cands: Candidates | None,
+    persona: Persona,
+    evidence: Mapping[int, set[str]],
+    k: int,
+) -> dict[str, list[set[str]]]:
+    """Each channel's top ``k`` and the fused selection (``pipeline.rank``), as the dialogue
+    ids of each ranked chunk."""
+    from .retrieval.pipeline import fetch_vectors, rank
+
+    ranked: dict[str, list[set[str]]] = {ch: [] for ch in CHANNELS}
+    if cands is None:
+        return ranked
+    chosen, _fused, _final = rank(
+        cands, persona, k, vector_used=True, vectors_of=lambda ids: fetch_vectors(memory, ids)
+    )
+    ranked["fused"] = [evidence[cands.ids[i]] for i in chosen]
+    for channel, hits in cands.channel_hits.items():
+        ranked[channel] = [evidence[c] for c in hits[:k]]
+    return ranked
+
+
+def score_conversations(
+    memory: Memory,
+    convs: Sequence[Conversation],
+    evidence: Mapping[int, set[str]],
+    report: Report,
+    *,
+    k: int,
+    persona: Persona,
+) -> None:
+    """Score every question of ``convs`` against ``memory`` (each at its conversation's now)."""
+    all_chunks = list(evidence.values())
+    for conv in convs:
+        now = session_now(conv)
+        for question in conv.questions:
+            cands = question_candidates(memory, question, persona, now, k)
+            ranked = rankings(memory, cands, persona, evidence, k)
+            report.add(conv.id, question, ranked, all_chunks, k)
 
 
 def run_conversation(
@@ -277,34 +385,45 @@ def run_conversation(
     """Ingest one conversation into ``home`` (a scratch folder) and score its questions."""
     from .memory import Memory
     from .personas import get_persona
-    from .retrieval.pipeline import fetch_vectors, gather, prepare_query, rank
-    from .store.episodes import chunk_texts
 
-    persona = get_persona(persona_name)
-    source = home / "sessions"
     with Memory.open(home, embedder=embedder) as memory:
-        memory.ingest(write_sessions(conv, source))
-        rows = chunk_texts(memory.db)
-        evidence = {int(cid): evidence_in(text) for cid, text in rows}
-        all_chunks = list(evidence.values())
-        report.chunks[conv.id] = len(all_chunks)
-        now = session_now(conv)
-        for question in conv.questions:
-            prepared = prepare_query(memory, question.text, now=now, previous=None, use_vector=True)
-            cands, _window = gather(memory, prepared, persona, k=k, now=now)
-            ranked: dict[str, list[set[str]]] = {ch: [] for ch in CHANNELS}
-            if cands is not None:
-                chosen, _fused, _final = rank(
-                    cands,
-                    persona,
-                    k,
-                    vector_used=True,
-                    vectors_of=lambda ids: fetch_vectors(memory, ids),
-                )
-                ranked["fused"] = [evidence[cands.ids[i]] for i in chosen]
-                for channel, hits in cands.channel_hits.items():
-                    ranked[channel] = [evidence[c] for c in hits[:k]]
-            report.add(conv.id, question, ranked, all_chunks, k)
+        evidence = ingest_conversations(memory, [conv], home / "sessions", report)
+        score_conversations(
+            memory, [conv], evidence, report, k=k, persona=get_persona(persona_name)
+        )
+
+
+def run_one_memory(
+    convs: Sequence[Conversation],
+    home: Path,
+    report: Report,
+    *,
+    k: int = 10,
+    persona_name: str = "analyst",
+    embedder: Any = None,
+) -> None:
+    """Ingest every conversation into one memory in ``home`` (dialogue ids namespaced by
+    conversation) and score each question against the whole haystack."""
+    from .memory import Memory
+    from .personas import get_persona
+
+    convs = [namespaced(c) for c in convs]
+    with Memory.open(home, embedder=embedder) as memory:
+        evidence = ingest_conversations(memory, convs, home / "sessions", report, namespace=True)
+        score_conversations(memory, convs, evidence, report, k=k, persona=get_persona(persona_name))
+
+
+def scratch_home(label: str) -> Path:
+    return Path(tempfile.mkdtemp(prefix=f"sadie-locomo-{label}-"))
+
+
+def drop_scratch(home: Path) -> None:
+    """Forget the scratch memory's cached indexes and delete it."""
+    from .retrieval import graph, keyword
+
+    keyword.forget_cached(home)
+    graph.forget_cached(str(home))
+    shutil.rmtree(home, ignore_errors=True)
 
 
 def run_locomo(
@@ -315,13 +434,28 @@ def run_locomo(
     persona: str = "analyst",
     progress: Progress | None = None,
     embedder: Any = None,
+    one_memory: bool = False,
 ) -> Report:
-    """The whole benchmark, each conversation in its own temporary home, deleted afterwards."""
+    """The whole benchmark, each conversation in its own temporary home (or, ``one_memory``,
+    all of them in one), deleted afterwards."""
     convs = load_conversations(path, conversations)
     report = Report()
     notify = progress or (lambda message: None)
+    if one_memory:
+        report.one_memory = True
+        scratch = scratch_home("one")
+        try:
+            notify(
+                f"{len(convs)} conversations in one memory: "
+                f"{sum(len(c.sessions) for c in convs)} sessions, "
+                f"{sum(len(c.questions) for c in convs)} questions"
+            )
+            run_one_memory(convs, scratch, report, k=k, persona_name=persona, embedder=embedder)
+        finally:
+            drop_scratch(scratch)
+        return report
     for conv in convs:
-        scratch = Path(tempfile.mkdtemp(prefix=f"sadie-locomo-{conv.id}-"))
+        scratch = scratch_home(conv.id)
         try:
             notify(
                 f"conversation {conv.id}: {len(conv.sessions)} sessions, "
@@ -329,9 +463,5 @@ def run_locomo(
             )
             run_conversation(conv, scratch, report, k=k, persona_name=persona, embedder=embedder)
         finally:
-            from .retrieval import graph, keyword
-
-            keyword.forget_cached(scratch)
-            graph.forget_cached(str(scratch))
-            shutil.rmtree(scratch, ignore_errors=True)
+            drop_scratch(scratch)
     return report
