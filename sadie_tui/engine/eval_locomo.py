@@ -373,43 +373,28 @@ def score_conversations(
             report.add(conv.id, question, ranked, all_chunks, k)
 
 
-def run_conversation(
-    conv: Conversation,
-    home: Path,
-    report: Report,
-    *,
-    k: int = 10,
-    persona_name: str = "analyst",
-    embedder: Any = None,
-) -> None:
-    """Ingest one conversation into ``home`` (a scratch folder) and score its questions."""
-    from .memory import Memory
-    from .personas import get_persona
-
-    with Memory.open(home, embedder=embedder) as memory:
-        evidence = ingest_conversations(memory, [conv], home / "sessions", report)
-        score_conversations(
-            memory, [conv], evidence, report, k=k, persona=get_persona(persona_name)
-        )
-
-
-def run_one_memory(
+def run_memory(
     convs: Sequence[Conversation],
     home: Path,
     report: Report,
     *,
+    namespace: bool,
     k: int = 10,
     persona_name: str = "analyst",
     embedder: Any = None,
 ) -> None:
-    """Ingest every conversation into one memory in ``home`` (dialogue ids namespaced by
-    conversation) and score each question against the whole haystack."""
+    """Ingest ``convs`` into one memory in ``home`` (a scratch folder) and score each question
+    against it. ``namespace``: prefix the dialogue ids by conversation, which several in one
+    memory need (every conversation has a ``D1:1``)."""
     from .memory import Memory
     from .personas import get_persona
 
-    convs = [namespaced(c) for c in convs]
+    if namespace:
+        convs = [namespaced(c) for c in convs]
     with Memory.open(home, embedder=embedder) as memory:
-        evidence = ingest_conversations(memory, convs, home / "sessions", report, namespace=True)
+        evidence = ingest_conversations(
+            memory, convs, home / "sessions", report, namespace=namespace
+        )
         score_conversations(memory, convs, evidence, report, k=k, persona=get_persona(persona_name))
 
 
@@ -450,7 +435,15 @@ def run_locomo(
                 f"{sum(len(c.sessions) for c in convs)} sessions, "
                 f"{sum(len(c.questions) for c in convs)} questions"
             )
-            run_one_memory(convs, scratch, report, k=k, persona_name=persona, embedder=embedder)
+            run_memory(
+                convs,
+                scratch,
+                report,
+                namespace=True,
+                k=k,
+                persona_name=persona,
+                embedder=embedder,
+            )
         finally:
             drop_scratch(scratch)
         return report
@@ -461,7 +454,15 @@ def run_locomo(
                 f"conversation {conv.id}: {len(conv.sessions)} sessions, "
                 f"{len(conv.questions)} questions"
             )
-            run_conversation(conv, scratch, report, k=k, persona_name=persona, embedder=embedder)
+            run_memory(
+                [conv],
+                scratch,
+                report,
+                namespace=False,
+                k=k,
+                persona_name=persona,
+                embedder=embedder,
+            )
         finally:
             drop_scratch(scratch)
     return report
