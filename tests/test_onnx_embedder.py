@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -96,6 +97,22 @@ def test_a_damaged_or_stale_file_is_exported_again(exported: Path, tmp_path: Pat
     )
     assert float(vector @ reference) >= 0.99999
     assert not list(cache.glob("models/.*.tmp"))  # no temporary file or folder left behind
+
+
+def test_an_untouched_file_is_not_hashed_at_every_launch(
+    exported: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    from sadie_tui.engine.ingest import onnx_export
+
+    cache = tmp_path / "cache"
+    shutil.copytree(exported, cache)  # copy2 keeps the modification times
+    target = OnnxFile.for_model(Path(model_path()), cache)
+    hashed: list[str] = []
+    real = onnx_export._sha256
+    monkeypatch.setattr(onnx_export, "_sha256", lambda p: hashed.append(p.name) or real(p))
+    assert target.valid() and hashed == []
+    os.utime(target.data)  # touched: its bytes are checked again
+    assert target.valid() and hashed == [target.data.name]
 
 
 def test_the_weights_are_a_file_of_their_own(exported: Path):
