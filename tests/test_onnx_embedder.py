@@ -211,6 +211,8 @@ def test_the_install_step_leaves_a_valid_file_alone(exported: Path, capsys) -> N
     assert out.startswith("embedding model for ONNX Runtime up to date: ")
     assert str(exported) in out
     assert OnnxFile.for_model(Path(model_path()), exported).path.stat().st_mtime_ns == before
+    # and the emotion registers' vectors are kept, so the first launch does not embed them
+    assert list((exported / "vectors").glob("emotions-*.npy"))
 
 
 def test_fixed_texts_are_embedded_once_and_read_back(exported: Path, tmp_path: Path):
