@@ -352,6 +352,14 @@ def sadie_app(scratch: Path, sadie_cache: Path) -> App:
 
     template = scratch / "sadie-template"
     memory = copy_home(template)  # ingests the test notes once; warms the ONNX file
+    # What `make install` does after installing: the ONNX export (done by now) and the
+    # emotion registers' vectors, so no launch embeds them itself.
+    subprocess.run(
+        [sys.executable, "-m", "sadie_tui.engine.ingest.onnx_export"],
+        check=True,
+        capture_output=True,
+        env={**os.environ, "SADIE_CACHE": str(sadie_cache)},
+    )
     return App(
         name="sadie",
         command=sadie_command(),

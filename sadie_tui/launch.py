@@ -80,6 +80,16 @@ class Launch:
                     self._serve(self._session)
         return self._session
 
+    def prewarm_embedder(self) -> None:
+        """Load the embedding model while the memory opens, unless another sadie serves this
+        memory (then this process is its client and never embeds anything)."""
+        from .engine.session import prewarm_embedder
+        from .serve.remote import answers
+        from .serve.socket import socket_path
+
+        if not answers(socket_path(self.home)):
+            prewarm_embedder()
+
     def _serve(self, session: SessionProtocol) -> None:
         from .serve.holder import hold
         from .serve.socket import socket_path

@@ -168,3 +168,40 @@ def test_wait_if_quick_waits_only_for_onnx(onnx_cache: Path, tmp_path: Path):
     exporting.trying = "export"
     exporting._started.set()
     assert not exporting.wait_if_quick(5.0)
+
+
+def test_the_app_loads_the_model_beside_the_memory_unless_it_is_a_client(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Launch.prewarm_embedder: started before the memory opens, skipped when another sadie
+    serves the memory (a client never embeds)."""
+    from sadie_tui.engine import session as session_module
+    from sadie_tui.launch import Launch
+    from sadie_tui.serve import remote
+
+    started: list[str] = []
+    monkeypatch.setattr(session_module, "prewarm_embedder", lambda: started.append("warm"))
+    launch = Launch(home=tmp_path / "home", settings=load_settings())
+    launch.prewarm_embedder()
+    assert started == ["warm"]
+
+    monkeypatch.setattr(remote, "answers", lambda path, timeout=1.0: True)
+    launch.prewarm_embedder()
+    assert started == ["warm"]
+
+
+def test_prewarm_loads_the_shared_model_in_the_background(monkeypatch: pytest.MonkeyPatch):
+    from sadie_tui.engine import session as session_module
+    from sadie_tui.engine.ingest import embedder as embedder_module
+
+    warmed = threading.Event()
+
+    class Recording:
+        def warm(self) -> None:
+            assert threading.current_thread().name == "sadie-prewarm"
+            warmed.set()
+            raise RuntimeError("a failure is left for the session's own warm()")
+
+    monkeypatch.setattr(embedder_module, "shared_embedder", lambda: Recording())
+    session_module.prewarm_embedder()
+    assert warmed.wait(30)

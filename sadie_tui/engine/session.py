@@ -60,6 +60,26 @@ class Search:
         return result_json(self.result, self.persona, self.turn_id)
 
 
+def prewarm_embedder() -> None:
+    """Start loading the process's shared embedding model in a daemon thread, before a session
+    exists: opening the memory (mostly imports) and loading the model take about as long each,
+    and ONNX Runtime loads without holding the interpreter. A failure is left for the session's
+    own ``warm()`` to report."""
+    import threading
+
+    from .ingest.embedder import shared_embedder
+
+    embedder = shared_embedder()
+
+    def load() -> None:
+        try:
+            embedder.warm()
+        except Exception:  # noqa: BLE001 - warm() says it again, where it can be shown
+            pass
+
+    threading.Thread(target=load, name="sadie-prewarm", daemon=True).start()
+
+
 @runtime_checkable
 class SessionProtocol(Protocol):
     """What the faces may ask of a memory."""

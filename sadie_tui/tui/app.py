@@ -50,7 +50,9 @@ def describe(model: Any) -> str:
 
 
 def default_session(launch: Launch) -> SessionProtocol:
-    # Answer at once while torch loads: keyword + graph retrieval, cue-only emotions.
+    # The model loads beside the memory opening; a message sent before it is ready waits
+    # for it briefly, or (a slow fallback) answers by keywords and names, cue-only emotions.
+    launch.prewarm_embedder()
     return launch.session(wait_for_embedder=False, remote=True, hold=True)
 
 
