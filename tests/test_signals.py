@@ -140,3 +140,44 @@ def test_sigterm_to_the_app_mid_reply_keeps_it_interrupted(tmp_path, slow) -> No
         tmux.kill()
     status, content = _reply_row(home)
     assert status == "interrupted" and content.startswith("word0")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+def test_closing_the_terminal_as_a_reply_ends_leaves_no_sadie_behind(tmp_path) -> None:
+    """The terminal window closed (tmux gone: SIGHUP, and the terminal with it) just as a
+    reply finishes. Textual's output thread can die on the closed terminal and its driver then
+    waited for it forever: a sadie with no screen, holding the memory. Now the process ends
+    within the grace period, the reply kept and the socket removed."""
+    home = copy_home(tmp_path)
+    with FakeOllama() as server:
+        server.queue(Reply(["Here is a reply.", " Done."], delay=0.05))
+        env = _env(home, tmp_path, server)
+        env.update(TERM="xterm-256color")
+        tmux = Tmux(f"sadie-hup-{os.getpid()}-{tmp_path.name}")
+        try:
+            tmux.start(sadie_command(), env)
+            tmux.wait_for(r"Talk to sadie", timeout=WAIT)
+            tmux.keys("How was the pottery class?", literal=True)
+            tmux.keys("Enter")
+            tmux.wait_for(r"Done\.", timeout=WAIT)
+            pane = tmux.run("display-message", "-p", "-t", tmux.session, "#{pane_pid}")
+            app = _the_app_under(int(pane.stdout.strip()))
+        finally:
+            tmux.kill()
+        deadline = time.monotonic() + WAIT
+        while _alive(app):
+            assert time.monotonic() < deadline, f"sadie (pid {app}) is still running"
+            time.sleep(0.1)
+    status, content = _reply_row(home)
+    assert status in ("interrupted", "complete") and content.startswith("Here is a reply.")
+    assert not (home / "sadie.sock").exists()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    state = Path(f"/proc/{pid}/stat")
+    # a zombie (exited, not yet reaped by the pane's shell) counts as gone
+    return not (state.exists() and state.read_text().split(") ")[-1].startswith("Z"))

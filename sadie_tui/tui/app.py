@@ -49,6 +49,10 @@ def describe(model: Any) -> str:
     return " · ".join(parts)
 
 
+# Seconds an orderly exit after SIGTERM/SIGHUP may take before the process ends anyway.
+EXIT_GRACE = 5.0
+
+
 def default_session(launch: Launch) -> SessionProtocol:
     # The model loads beside the memory opening; a message sent before it is ready waits
     # for it briefly, or (a slow fallback) answers by keywords and names, cue-only emotions.
@@ -313,6 +317,36 @@ class SadieApp(App[None]):
 
         self.exit_error = Terminated(signum)
         self.exit(return_code=128 + signum)
+        if not self.is_headless:
+            threading.Thread(
+                target=self._exit_anyway, args=(signum,), name="sadie-exit", daemon=True
+            ).start()
+
+    def _exit_anyway(self, signum: int) -> None:
+        """End the process if the orderly exit has not, ``EXIT_GRACE`` seconds after the
+        signal. Once the terminal is gone (SIGHUP as its window closes mid-reply), Textual's
+        output thread can die writing to it, and the driver then waits for that thread
+        forever: a sadie with no screen, holding the memory. By then the reply was saved (the
+        app's workers are cancelled first); the memory is closed here."""
+        import os
+        import sys
+        import time
+
+        from ..signals import Terminated
+
+        time.sleep(EXIT_GRACE)  # a watchdog's grace period, not a wait for an event
+        close = getattr(self.ctx, "close", None)
+        try:
+            if callable(close):
+                close()
+        except Exception:  # noqa: BLE001 - leaving regardless; the data is committed
+            pass
+        try:
+            sys.stderr.write(f"sadie: {Terminated(signum).one_line()}\n")
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # the terminal is gone
+        os._exit(128 + signum)
 
     def on_unmount(self) -> None:
         from ..signals import off_loop
