@@ -311,8 +311,7 @@ class ChatScreen(Screen[None]):
         mounted = asyncio.Event()
         self._worker = self._run_reply(message, reply, regenerate, mounted)
         try:
-            await transcript.add(UserMessage(text.strip(), now))
-            await transcript.add(reply)
+            await transcript.add(UserMessage(text.strip(), now), reply)
             await self.show_sources_of(reply)
         finally:
             mounted.set()

@@ -399,9 +399,11 @@ class Transcript(VerticalScroll, can_focus=False):
         self.query_one("#welcome").display = True
         self.anchor()
 
-    async def add(self, view: MessageView) -> MessageView:
+    async def add(self, view: MessageView, *more: MessageView) -> MessageView:
+        """Mount ``view`` (and ``more`` after it, in the same mount: one pass of compose,
+        styles and layout for a message and its reply); returns ``view``."""
         self.query_one("#welcome").display = False
-        await self.mount(view)
+        await self.mount(view, *more)
         self.anchor()
         return view
 
