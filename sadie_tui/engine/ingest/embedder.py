@@ -18,7 +18,6 @@ from __future__ import annotations
 import hashlib
 import os
 import sys
-import tempfile
 import threading
 import time
 from collections import OrderedDict
@@ -199,7 +198,7 @@ class Embedder:
         folder under a name made of ``label``, the model and the texts: computed once, then
         read back without running the model. A missing, damaged or unwritable file only
         means computing them again."""
-        from .onnx_export import cache_root, source_key
+        from .onnx_export import atomic_write, cache_root, source_key
 
         digest = hashlib.sha256(source_key(Path(model_path())).encode())
         for text in texts:
@@ -212,18 +211,16 @@ class Embedder:
         except (OSError, ValueError):
             pass
         vectors = self.encode(texts)
+
+        def write(tmp: Path) -> None:
+            with tmp.open("wb") as f:
+                np.save(f, vectors, allow_pickle=False)
+
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            atomic_write(path, write)
         except OSError:
-            return vectors
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.save(f, vectors, allow_pickle=False)
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, path)
-        except OSError:
-            Path(tmp).unlink(missing_ok=True)
+            pass  # not kept: computed again next time
         return vectors
 
 

@@ -72,18 +72,15 @@ class OnnxFile:
             recorded = meta.get("files")
             if not isinstance(recorded, dict) or set(recorded) != {f.name for f in self.files}:
                 return False
-            unchanged = []
             for file in self.files:
                 entry, st = recorded[file.name], file.stat()
                 if entry.get("size") != st.st_size:
                     return False
-                unchanged.append(entry.get("mtime_ns") == st.st_mtime_ns)
-            # Hashing the 86 MB of weights took ~0.1 s of every launch: a file untouched since
-            # it was recorded (same size and modification time) is taken as it was.
-            return all(
-                same or recorded[f.name].get("sha256") == _sha256(f)
-                for f, same in zip(self.files, unchanged, strict=True)
-            )
+                # Hashing the 86 MB of weights took ~0.1 s of every launch: a file untouched
+                # since it was recorded (same size and modification time) is taken as it was.
+                if entry.get("mtime_ns") != st.st_mtime_ns and entry.get("sha256") != _sha256(file):
+                    return False
+            return True
         except (OSError, ValueError, AttributeError):
             return False
 
@@ -116,7 +113,7 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def _atomic_write(target: Path, write: Any) -> None:
+def atomic_write(target: Path, write: Any) -> None:
     """``write(tmp_path)`` fills a temporary file beside ``target``, which then replaces it."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -196,7 +193,7 @@ def export(model_dir: Path, target: OnnxFile) -> None:
         "files": {f.name: _record(f) for f in target.files},
         "torch": str(torch.__version__),
     }
-    _atomic_write(target.meta, lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
+    atomic_write(target.meta, lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
 
 
 def main() -> None:
