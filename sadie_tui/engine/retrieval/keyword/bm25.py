@@ -88,15 +88,6 @@ class Postings:
         (folder / VOCAB).write_text(vocab, encoding="utf-8")
         (folder / PARAMS).write_text(json.dumps(self.params, indent=4), encoding="utf-8")
 
-    @property
-    def scores(self) -> dict[str, Any]:
-        return {
-            "data": self.data,
-            "indices": self.indices,
-            "indptr": self.indptr,
-            "num_docs": self.num_docs,
-        }
-
     def get_tokens_ids(self, tokens: Sequence[str]) -> list[int]:
         """The ids of the tokens in the vocabulary, repeats kept (a repeated word counts
         twice, as in bm25s)."""

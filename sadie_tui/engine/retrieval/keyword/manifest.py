@@ -98,5 +98,5 @@ def consistent(index: KeywordIndex, rows: int) -> None:
     if retriever is not None:
         # bm25s keeps one more token, "", with no column of its own.
         ids = [i for token, i in retriever.vocab_dict.items() if token]
-        if len(retriever.scores["indptr"]) != len(idf) + 1 or max(ids, default=-1) >= len(idf):
+        if len(retriever.indptr) != len(idf) + 1 or max(ids, default=-1) >= len(idf):
             raise DamagedIndex("its vocabulary and scores disagree")
