@@ -152,7 +152,7 @@ class ChatTurn:
             self._save_partial("error", exc.one_line())
             yield ErrorEvent(exc.message, code=_kind(exc), fix=exc.fix, message_id=self.reply_id)
 
-    # -- prepare: the conversation, both messages, the reasoner and the register --------------
+    # -- prepare: the reasoner, the conversation, its history and the register --------------
     async def prepare(self) -> AsyncIterator[Event]:
         host, step = self.host, self.step
         self.persona = host.persona(self.persona_name, host.settings.chat_persona)
