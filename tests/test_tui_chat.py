@@ -8,6 +8,7 @@ import asyncio
 import subprocess
 import sys
 import textwrap
+from datetime import datetime
 
 import pytest
 from textual import events
@@ -42,6 +43,7 @@ pytest_plugins = ["tests.support.tui"]
 pytestmark = pytest.mark.asyncio
 
 QUESTION = "What did Maya say about moving?"
+NOW = datetime(2026, 3, 14, 9, 30)
 
 
 def screen(app) -> ChatScreen:  # type: ignore[no-untyped-def]
@@ -178,7 +180,9 @@ async def test_a_burst_of_typing_then_enter_sends_the_whole_message(ctx) -> None
             app.post_message(events.Key("space" if character == " " else character, character))
         app.post_message(events.Key("enter", "\r"))
         reply = await wait_until(pilot, lambda: screen(app).reply)
-        assert screen(app).query_one(UserMessage).text == text
+        # Shown once the turn's request is out (or after SHOW_WITHIN at most).
+        user = await wait_until(pilot, lambda: next(iter(screen(app).query(UserMessage)), None))
+        assert user.text == text
         assert screen(app).query_one(PromptInput).text == ""
         await finished(pilot, reply)
 
@@ -552,3 +556,33 @@ async def test_a_repaired_reply_says_so_in_the_sidebar(ctx, ollama) -> None:
         state = sidebar.query_one("#sources-state")
         assert state.display and "second, checked pass" in str(state.render())
         assert not reply.has_class("-flagged")
+
+
+async def test_a_new_message_leaves_the_older_ones_styles_alone(ctx, monkeypatch) -> None:
+    """Mounting a message must not restyle every message above it: no rule of theirs may
+    depend on order (a `*:last-child` made every view re-styled on each mount, a cost that
+    grew with the conversation)."""
+    from textual.css.stylesheet import Stylesheet
+
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(pilot)
+        transcript = screen(app).query_one(Transcript)
+        for n in range(8):
+            reply = AssistantMessage(f"Reply {n}.\n\nA second paragraph.", live=False,
+                                     status="complete")
+            await transcript.add(UserMessage(f"Message {n}", NOW), reply)
+        await pilot.pause()
+        old = {node for view in transcript.messages for node in view.walk_children(with_self=True)}
+        styled: list = []
+        real_apply = Stylesheet.apply
+
+        def apply(self, node, **kwargs):  # type: ignore[no-untyped-def]
+            styled.append(node)
+            return real_apply(self, node, **kwargs)
+
+        monkeypatch.setattr(Stylesheet, "apply", apply)
+        await transcript.add(UserMessage("One more", NOW), AssistantMessage("And its reply."))
+        await pilot.pause()
+        assert styled, "the new messages were styled"
+        assert not [node for node in styled if node in old]

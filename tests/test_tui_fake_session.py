@@ -3,11 +3,14 @@ the session's events and records (the seam the faces talk through)."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from sadie_tui.engine.events import (
     CitationsEvent,
     CitationView,
+    ContextBudget,
     Done,
     EmotionEvent,
     Meta,
@@ -16,10 +19,12 @@ from sadie_tui.engine.events import (
 from sadie_tui.engine.session import Episode, SessionProtocol
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
+from sadie_tui.tui.screens import chat as chat_screen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
-from sadie_tui.tui.widgets.transcript import AssistantMessage
+from sadie_tui.tui.widgets.sigil import EmotionSigil
+from sadie_tui.tui.widgets.transcript import AssistantMessage, UserMessage
 from tests.support.fake_session import FakeSession, now
 from tests.support.tui import wait_until
 
@@ -64,3 +69,66 @@ async def test_a_scripted_reply_and_its_episode(tmp_path, monkeypatch) -> None:
         screen = await wait_until(pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen)
         await wait_until(pilot, lambda: screen.query(".-quoted"))
         assert "Shipped the auth refactor" in str(screen.query_one(".-quoted").render())
+
+
+def _app(tmp_path, monkeypatch, replies):
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    fake = FakeSession(home=tmp_path, replies=replies)
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    return app, fake
+
+
+@pytest.mark.asyncio
+async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkeypatch) -> None:
+    """Meta and the register are shown at once; the two messages wait for the budget (the
+    engine sends it once the request is written), so their layout overlaps the model."""
+    monkeypatch.setattr(chat_screen, "SHOW_WITHIN", 3600.0)  # only the budget shows them
+    sent = asyncio.Event()
+    app, fake = _app(tmp_path, monkeypatch, [[
+        Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
+        EmotionEvent("reflective"),
+        sent,
+        ContextBudget(chunks=3, messages=0, messages_dropped=0, chips=0, retrieval_ms=4.0,
+                      vector=True),
+        Token("You shipped it."),
+        Done("m2", 12.0, 3),
+    ]])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        chat = app.chat_screen
+        chat.query_one(PromptInput).insert("How did Warden go?")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: fake.waiting is sent)
+        await pilot.pause()
+        assert chat.conversation_id == "c1" and chat.title_text == "Warden"
+        assert chat.query_one(EmotionSigil).emotion == "reflective"
+        assert not chat.query(UserMessage) and not chat.query(AssistantMessage)
+        sent.set()
+        reply = await wait_until(pilot, lambda: chat.reply.status == "complete" and chat.reply)
+        assert [m.text for m in chat.query(UserMessage)] == ["How did Warden go?"]
+        assert reply.text == "You shipped it." and reply.emotion == "reflective"
+        assert "reflective" in reply.header_text().plain
+
+
+@pytest.mark.asyncio
+async def test_a_turn_slow_to_send_shows_the_message_all_the_same(tmp_path, monkeypatch) -> None:
+    """Held before its request (a slow model check, say): the message shows after
+    SHOW_WITHIN, and escape stops the turn with the reply kept as interrupted."""
+    never = asyncio.Event()
+    app, fake = _app(tmp_path, monkeypatch, [[
+        Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
+        never,
+    ]])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        chat = app.chat_screen
+        chat.query_one(PromptInput).insert("Are you there?")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: fake.waiting is never)
+        user = await wait_until(pilot, lambda: next(iter(chat.query(UserMessage)), None))
+        assert user.text == "Are you there?"
+        reply = await wait_until(pilot, lambda: next(iter(chat.query(AssistantMessage)), None))
+        assert reply is chat.reply and chat.streaming
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: reply.status == "interrupted" and not chat.streaming)

@@ -129,6 +129,125 @@ def test_each_step_before_the_request_is_recorded(server, memory):
     assert all(isinstance(v, float) and v >= 0 for v in steps.values())
 
 
+def test_the_budget_comes_once_the_request_is_written(server, memory):
+    """At ContextBudget the event loop is blocked: the server gets the request only if it
+    was already written (before the change it was made after the budget, and never came)."""
+    asked = threading.Event()
+
+    def responder(body):
+        asked.set()
+        return Reply(["Noted."])
+
+    server.responder = responder
+
+    async def go():
+        async for event in Companion(memory, load_settings()).chat("How was the marathon?"):
+            if isinstance(event, ContextBudget):
+                assert asked.wait(30), "the budget came before the request was written"
+            yield event
+
+    async def collect():
+        return [e async for e in go()]
+
+    events = asyncio.run(collect())
+    assert isinstance(events[-1], Done)
+    assert [type(e).__name__ for e in events].index("ContextBudget") < next(
+        i for i, e in enumerate(events) if isinstance(e, Token)
+    )
+    stored = conv.get_message(memory.db, events[0].message_id)
+    assert "send" in stored.metadata["steps_ms"]
+
+
+def test_a_turn_closed_after_its_budget_ends_the_request(server, memory, monkeypatch):
+    """Stopped while the model reads (the request out, nothing back yet): the model's stream
+    is closed, not left reading, and the reply is kept as interrupted."""
+    from sadie_tui.engine.reasoners.ollama import OllamaReasoner
+
+    closed = threading.Event()
+    real_stream = OllamaReasoner.stream
+
+    async def watched(self, *args, **kwargs):
+        try:
+            async for piece in real_stream(self, *args, **kwargs):
+                yield piece
+        finally:
+            closed.set()
+
+    monkeypatch.setattr(OllamaReasoner, "stream", watched)
+    server.responder = lambda body: Reply(["too", " late"], delay=30)
+
+    async def go():
+        turn = Companion(memory, load_settings()).chat("hello there")
+        got = []
+        async for event in turn:
+            got.append(event)
+            if isinstance(event, ContextBudget):
+                break
+        await turn.aclose()
+        return got
+
+    got = asyncio.run(go())
+    assert closed.is_set()
+    rows = conv.messages(memory.db, got[0].conversation_id)
+    assert [(m.role, m.status) for m in rows] == [
+        ("user", "complete"),
+        ("assistant", "interrupted"),
+    ]
+
+
+def test_ahead_reads_before_it_is_asked_and_closes_cleanly():
+    from sadie_tui.engine.reasoners.base import Ahead
+
+    async def go():
+        log: list[str] = []
+        gate = asyncio.Event()
+
+        async def pieces():
+            log.append("started")
+            try:
+                await gate.wait()
+                yield "one"
+                yield "two"
+            finally:
+                log.append("closed")
+
+        ahead = Ahead(pieces())
+        await asyncio.sleep(0)
+        assert log == ["started"]  # under way before anyone asked
+        gate.set()
+        assert [p async for p in ahead] == ["one", "two"]
+        await ahead.aclose()
+        assert log == ["started", "closed"]
+
+        # closed while the first read waits: the read is cancelled and the stream closed
+        log.clear()
+        gate.clear()
+        early = Ahead(pieces())
+        await asyncio.sleep(0)
+        await early.aclose()
+        assert log == ["started", "closed"]
+
+        # a failing first read ends started() and is raised by the first __anext__
+        async def broken():
+            raise RuntimeError("no model")
+            yield "never"
+
+        failing = Ahead(broken())
+        await failing.started(asyncio.Event())
+        with pytest.raises(RuntimeError, match="no model"):
+            await failing.__anext__()
+        await failing.aclose()
+
+        # an empty stream ends at once
+        async def empty():
+            return
+            yield "never"
+
+        assert [p async for p in Ahead(empty())] == []
+
+    asyncio.run(go())
+
+
 # --------------------------------------------------------------------------- the embedder at launch
 
 

@@ -3,6 +3,7 @@ DuckDB and no embedding model. Widget tests use it to boot the app in millisecon
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,13 +21,20 @@ from sadie_tui.engine.session import Episode, Search
 class FakeSession:
     home: Path
     settings: Settings = field(default_factory=Settings)
-    replies: list[list[Event]] = field(default_factory=list)  # one list of events per chat
+    # One list per chat: its events, and any asyncio.Event in it a gate the turn waits at.
+    replies: list[list[Event | asyncio.Event]] = field(default_factory=list)
     episodes: dict[str, Episode] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
+    waiting: asyncio.Event | None = None  # the gate the current turn waits at, if any
 
     async def chat(self, message: str, **_: Any) -> AsyncIterator[Event]:
         self.asked.append(message)
         for event in self.replies.pop(0) if self.replies else []:
+            if isinstance(event, asyncio.Event):
+                self.waiting = event
+                await event.wait()
+                self.waiting = None
+                continue
             yield event
 
     async def ask(self, question: str, *, persona: str | None = None) -> Any:

@@ -3,9 +3,11 @@ for a model server, one structured answer); ``paced`` ticks while the first piec
 
 from __future__ import annotations
 
-from collections.abc import AsyncGenerator, AsyncIterator
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..prompt import Briefing
@@ -20,13 +22,19 @@ class Piece:
 class Reasoner(Protocol):
     """What a turn asks of a model: both reasoners (Ollama, offline) implement it, and so can
     a test's scripted one. ``messages`` replaces the briefing's own (a revision: the briefing
-    byte for byte, then the draft and the note)."""
+    byte for byte, then the draft and the note); ``sent`` is called once the request is on
+    its way (written to the server; the offline one calls it at once)."""
 
     model: str
     offline: bool
 
     def stream(
-        self, briefing: Briefing, query: str = "", messages: list[dict[str, str]] | None = None
+        self,
+        briefing: Briefing,
+        query: str = "",
+        messages: list[dict[str, str]] | None = None,
+        *,
+        sent: Callable[[], None] | None = None,
     ) -> AsyncIterator[Piece]: ...
 
 
@@ -45,14 +53,9 @@ class StructuredReasoner(Reasoner, Protocol):
     ) -> str: ...
 
 
-async def paced(
-    pieces: AsyncIterator[Piece], every: float
-) -> AsyncGenerator[Piece | None, None]:
+async def paced(pieces: AsyncIterator[Piece], every: float) -> AsyncGenerator[Piece | None, None]:
     """The pieces, with ``None`` each ``every`` seconds that passes without one (so a caller
     can say how long the model has been reading). Never cancels the pending read."""
-    import asyncio
-    import contextlib
-
     iterator = pieces.__aiter__()
     try:
         while True:
@@ -77,3 +80,65 @@ async def paced(
         close = getattr(iterator, "aclose", None)
         if close is not None:
             await close()
+
+
+T = TypeVar("T")
+_END = object()
+
+
+async def _next(pieces: AsyncIterator[T]) -> Any:
+    try:
+        return await pieces.__anext__()
+    except StopAsyncIteration:
+        return _END
+
+
+class Ahead(Generic[T]):
+    """A stream whose first read is already under way: made before anyone asks for a piece,
+    so the request goes out while the caller still has other work to do. Iterate it (once)
+    and close it like the generator it wraps; closing it early cancels the pending read."""
+
+    def __init__(self, pieces: AsyncGenerator[T, None]) -> None:
+        self._pieces = pieces
+        self._first: asyncio.Future[Any] | None = asyncio.ensure_future(_next(pieces))
+        self._closed = False
+
+    async def started(self, sent: asyncio.Event) -> None:
+        """Wait until ``sent`` is set, or the first read has ended (a piece or a failure:
+        either way, nothing more to wait for)."""
+        first = self._first
+        if first is None or first.done() or sent.is_set():
+            return
+        waiting = asyncio.ensure_future(sent.wait())
+        try:
+            await asyncio.wait({first, waiting}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiting.cancel()
+
+    def __aiter__(self) -> Ahead[T]:
+        return self
+
+    async def __anext__(self) -> T:
+        first, self._first = self._first, None
+        item = await (first if first is not None else _next(self._pieces))
+        if item is _END:
+            raise StopAsyncIteration
+        return item
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        first, self._first = self._first, None
+        if first is not None and not first.done():
+            first.cancel()
+        if first is not None:
+            try:
+                await first  # its failure ends here: the stream is closed
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise  # the closer itself is being cancelled, not just the read
+            except Exception:  # noqa: BLE001, S110 - a closed stream's last failure is moot
+                pass
+        await self._pieces.aclose()

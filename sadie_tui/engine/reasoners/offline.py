@@ -14,7 +14,7 @@ import asyncio
 import json
 import math
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -217,8 +217,15 @@ class OfflineReasoner:
         self.reason = reason
 
     async def stream(
-        self, briefing: Briefing, query: str = "", messages: list[dict[str, str]] | None = None
+        self,
+        briefing: Briefing,
+        query: str = "",
+        messages: list[dict[str, str]] | None = None,
+        *,
+        sent: Callable[[], None] | None = None,
     ) -> AsyncIterator[Piece]:
+        if sent is not None:
+            sent()  # nothing to send: the answer is made here
         text = compose(briefing, query or briefing.messages[-1]["content"], self.reason)
         for piece in re.findall(r"\S+\s*|\s+", text):
             yield Piece("content", piece)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -30,11 +30,26 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _client(host: str, connect: float, read: float) -> Any:
+def _client(host: str, connect: float, read: float, sent: Callable[[], None] | None = None) -> Any:
     import ollama
 
     timeout = httpx.Timeout(connect=connect, read=read, write=10.0, pool=connect)
-    return ollama.AsyncClient(host=host, timeout=timeout, verify=_tls())
+    hooks = {"request": [_tracing(sent)]} if sent is not None else {}
+    return ollama.AsyncClient(host=host, timeout=timeout, verify=_tls(), event_hooks=hooks)
+
+
+def _tracing(sent: Callable[[], None]) -> Callable[[httpx.Request], Awaitable[None]]:
+    """A request hook that calls ``sent`` once httpcore has written the request's body (its
+    ``trace`` extension): the moment the model has the whole request."""
+
+    async def trace(name: str, info: dict[str, Any]) -> None:
+        if name.endswith("send_request_body.complete"):
+            sent()
+
+    async def hook(request: httpx.Request) -> None:
+        request.extensions["trace"] = trace
+
+    return hook
 
 
 async def _close(client: Any) -> None:
@@ -106,12 +121,17 @@ class OllamaReasoner:
         return options
 
     async def stream(
-        self, briefing: Briefing, query: str = "", messages: list[dict[str, str]] | None = None
+        self,
+        briefing: Briefing,
+        query: str = "",
+        messages: list[dict[str, str]] | None = None,
+        *,
+        sent: Callable[[], None] | None = None,
     ) -> AsyncIterator[Piece]:
         """The reply as pieces. The wait for the first piece may take ``first_token_timeout``
         (a long briefing on a CPU); after that, a stall longer than ``read_timeout`` fails."""
         # The transport allows the longer wait; the stall between pieces is enforced here.
-        client = _client(self.host, self.connect_timeout, self.first_token_timeout)
+        client = _client(self.host, self.connect_timeout, self.first_token_timeout, sent)
         self.last_eval_count, self.last_eval_seconds, self.last_done_reason = 0, 0.0, ""
         try:
             response = await client.chat(

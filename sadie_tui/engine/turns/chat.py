@@ -1,13 +1,14 @@
 """One chat turn, in small steps: prepare → brief → stream → check → persist.
 
 Events come out in the spec's order (``events`` module): ``Meta`` and ``EmotionEvent`` once
-the conversation exists and both messages are named; the messages themselves are written
-while the request goes to the model, and are there (the assistant's as ``streaming``) before
-the first token is shown. Then
-``ContextBudget``, the reply's pieces, ``Checking`` while the citation pass runs, ``CitationsEvent``,
-``Replace`` when the final text differs from what streamed, and ``Done`` — or ``ErrorEvent``
-in place of the tail, with what streamed kept as ``error`` or ``interrupted``. Blocking
-work (DuckDB, embeddings) runs in threads so the caller's event loop never stalls.
+the conversation exists and both messages are named; ``ContextBudget`` once the request is
+written to the model, so that whatever a caller does with it overlaps the model's reading.
+The messages themselves are written after that, while the model reads, and are there (the
+assistant's as ``streaming``) before the first token is shown. Then the reply's pieces,
+``Checking`` while the citation pass runs, ``CitationsEvent``, ``Replace`` when the final
+text differs from what streamed, and ``Done`` — or ``ErrorEvent`` in place of the tail, with
+what streamed kept as ``error`` or ``interrupted``. Blocking work (DuckDB, embeddings) runs
+in threads so the caller's event loop never stalls.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ from ..events import (
 from ..grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..policies import guardrail_block, lint, skip_notice
 from ..prompt import TONE, Attached, Briefing, build_briefing
-from ..reasoners.base import paced
+from ..reasoners.base import Ahead, Piece, paced
 from ..retrieval import RetrievalResult, retrieve
 from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
@@ -105,6 +106,7 @@ class ChatTurn:
     _writing: asyncio.Future[None] | None = None
     _written: bool = False
     _write_lock: threading.Lock = field(default_factory=threading.Lock)
+    _pieces: Ahead[Piece | None] | None = None  # the model's stream, once its request is out
     kind: str = "chat"  # chat | regenerate | edit, as telemetry records the turn
     # brief
     result: RetrievalResult | None = None
@@ -151,6 +153,8 @@ class ChatTurn:
         except SadieError as exc:
             self._save_partial("error", exc.one_line())
             yield ErrorEvent(exc.message, code=_kind(exc), fix=exc.fix, message_id=self.reply_id)
+        finally:
+            await self._close_stream()  # a turn stopped between the request and its stream
 
     # -- prepare: the reasoner, the conversation, its history and the register --------------
     async def prepare(self) -> AsyncIterator[Event]:
@@ -228,6 +232,9 @@ class ChatTurn:
             yield Status(notice)
         for err in policy_errors:
             yield Status(f"policy ignored: {err}")
+        # The budget is what the model was sent: it comes once the request is written, so a
+        # screen showing it (and the new messages) does that while the model reads.
+        await self._send()
         yield ContextBudget(
             chunks=len(result.chunks),
             messages=briefing.history_used,
@@ -275,8 +282,26 @@ class ChatTurn:
         return policy_errors
 
     # -- stream: the model's pieces through the filter and the guard -------------------------
-    async def stream(self) -> AsyncIterator[Event]:
+    async def _send(self) -> None:
+        """Start the model's stream and wait until its request is written (or has failed);
+        then start writing the rows, which the model does not need."""
         assert self.briefing is not None
+        sent = asyncio.Event()
+        stream = self.reasoner.stream(self.briefing, self.message, sent=sent.set)
+        with self.step("send"):
+            self._pieces = Ahead(paced(stream, WAITING_EVERY))
+            await self._pieces.started(sent)
+        # The rows are there before anything of the reply is shown (or saved).
+        self._writing = asyncio.ensure_future(asyncio.to_thread(self._write_rows))
+        # A turn that fails before awaiting it writes the rows itself (``_save_partial``).
+        self._writing.add_done_callback(lambda done: done.cancelled() or done.exception())
+
+    async def _close_stream(self) -> None:
+        if self._pieces is not None:
+            await self._pieces.aclose()
+
+    async def stream(self) -> AsyncIterator[Event]:
+        assert self.briefing is not None and self._pieces is not None
         filtered = Filtered(self.briefing, self.host.settings.reply_max_chars)
         self._filtered = filtered
         started = time.perf_counter()
@@ -284,13 +309,7 @@ class ChatTurn:
         last_think = 0.0
         last_save = started
         thought = False  # reasoning came in the separate thinking field
-        pieces = paced(self.reasoner.stream(self.briefing, self.message), WAITING_EVERY)
-        # The rows are written in a thread while the loop sends the request, and are there
-        # before anything of the reply is shown (or saved).
-        self._writing = asyncio.ensure_future(asyncio.to_thread(self._write_rows))
-        # A turn that fails before awaiting it writes the rows itself (``_save_partial``).
-        self._writing.add_done_callback(lambda done: done.cancelled() or done.exception())
-        async with aclosing(pieces) as stream:
+        async with aclosing(self._pieces) as stream:
             async for piece in stream:
                 if self._writing is not None:
                     await self._rows_written()

@@ -8,6 +8,7 @@ keeps what was shown).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +54,32 @@ if TYPE_CHECKING:
     from ..app import SadieApp
 
 NEW_TITLE = "New conversation"
+# The longest a sent message waits for the turn's request before it is shown all the same.
+SHOW_WITHIN = 0.1
+
+
+class Showing:
+    """Mounting a sent message and its reply, once, whoever asks first: the turn when its
+    request is out (or it has something to say sooner), or the SHOW_WITHIN timer."""
+
+    def __init__(self, mount: Callable[[], Awaitable[None]] | None) -> None:
+        self._mount = mount
+        self._task: asyncio.Future[None] | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._mount is None or (self._task is not None and self._task.done())
+
+    def start(self) -> None:
+        if self._task is None and self._mount is not None:
+            self._task = asyncio.ensure_future(self._mount())
+
+    async def wait(self) -> None:
+        if self._mount is None:
+            return
+        self.start()
+        assert self._task is not None
+        await asyncio.shield(self._task)  # shared: a stopped turn must not cancel it
 
 
 class ChatScreen(Screen[None]):
@@ -306,15 +333,18 @@ class ChatScreen(Screen[None]):
             self.sadie.sent.append(text.strip())
         reply = AssistantMessage(at=now, emotion=self.query_one(EmotionSigil).emotion)
         self.reply = reply
-        # The turn starts first: the engine prepares (in a thread) while the two messages
-        # are mounted, and its first event waits for them to be on screen.
-        mounted = asyncio.Event()
-        self._worker = self._run_reply(message, reply, regenerate, mounted)
-        try:
-            await transcript.add(UserMessage(text.strip(), now), reply)
+        user = UserMessage(text.strip(), now)
+
+        async def mount() -> None:
+            await transcript.add(user, reply)
             await self.show_sources_of(reply)
-        finally:
-            mounted.set()
+
+        # The turn starts first, and the two messages are mounted once its request is out:
+        # their layout then overlaps the model's reading instead of delaying the request. A
+        # slower turn shows them after SHOW_WITHIN all the same.
+        showing = Showing(mount)
+        self._worker = self._run_reply(message, reply, regenerate, showing)
+        self.set_timer(SHOW_WITHIN, showing.start)
 
     def _last_user_message(self) -> UserMessage | None:
         users = [v for v in self.query_one(Transcript).messages if isinstance(v, UserMessage)]
@@ -330,12 +360,12 @@ class ChatScreen(Screen[None]):
         text: str,
         reply: AssistantMessage,
         regenerate: bool = False,
-        mounted: asyncio.Event | None = None,
+        showing: Showing | None = None,
     ) -> None:
         app = self.sadie
-        if mounted is not None and (not app.memory_ready.is_set() or app.session is None):
-            await mounted.wait()  # the reply is written to at once: it must be on screen
-            mounted = None
+        showing = showing or Showing(None)
+        if not app.memory_ready.is_set() or app.session is None:
+            await showing.wait()  # the reply is written to at once: it must be on screen
         if not app.memory_ready.is_set():
             reply.set_placeholder("opening your memory…")
             await app.memory_ready.wait()
@@ -354,19 +384,19 @@ class ChatScreen(Screen[None]):
         try:
             async with aclosing(stream) as events:
                 async for event in events:
-                    if mounted is not None:
-                        await mounted.wait()
-                        mounted = None
+                    # Meta and the register need no messages on screen; from the budget on
+                    # (the request is out), or anything said sooner, they must be there.
+                    if not showing.done and not isinstance(event, Meta | EmotionEvent):
+                        await showing.wait()
                     await self._render_event(event, reply, pending)
+            await showing.wait()
         except asyncio.CancelledError:
-            if mounted is not None:
-                await mounted.wait()
+            await showing.wait()
             await reply.interrupted()
             self._reload_sources(reply)
             raise
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback over the UI
-            if mounted is not None:
-                await mounted.wait()
+            await showing.wait()
             await reply.failed(f"something went wrong: {exc}", None)
             self.notify(str(exc), title="sadie", severity="error")
             raise

@@ -125,7 +125,9 @@ class MessageView(Widget, can_focus=True):
         return Text.assemble(("you", "bold"), f" · {self.at:%H:%M}")
 
     def update_header(self) -> None:
-        self.query_one(".header", Static).update(self.header_text())
+        # One line high whatever it says: no layout. Not composed yet: compose shows it.
+        for header in self.query_children(".header").results(Static):
+            header.update(self.header_text(), layout=False)
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.text)
@@ -156,7 +158,7 @@ class AssistantMessage(MessageView):
         & > Markdown {
             padding: 0;
             margin: 0;
-            & > *:last-child { margin-bottom: 0; }
+            & > MarkdownBlock:last-child { margin-bottom: 0; }
         }
         & > .note {
             color: $warning;
