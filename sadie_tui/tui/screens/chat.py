@@ -343,8 +343,13 @@ class ChatScreen(Screen[None]):
         # their layout then overlaps the model's reading instead of delaying the request. A
         # slower turn shows them after SHOW_WITHIN all the same.
         showing = Showing(mount)
-        self._worker = self._run_reply(message, reply, regenerate, showing)
-        self.set_timer(SHOW_WITHIN, showing.start)
+        worker = self._worker = self._run_reply(message, reply, regenerate, showing)
+
+        def show_late() -> None:
+            if worker.state == WorkerState.RUNNING:  # not a turn stopped before it began
+                showing.start()
+
+        self.set_timer(SHOW_WITHIN, show_late)
 
     def _last_user_message(self) -> UserMessage | None:
         users = [v for v in self.query_one(Transcript).messages if isinstance(v, UserMessage)]
