@@ -166,8 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     names = list(dict.fromkeys(name for s in steps for name in s))
     parts = [f"{n} {statistics.median([s.get(n, 0.0) for s in steps]):.1f}" for n in names]
     recorded = statistics.median([sum(s.values()) for s in steps])
-    print(f"  steps, p50 ms: {' · '.join(parts)} (their sum {recorded:.1f}; the rest is getting")
-    print("  the request out: the client, the connection, event hand-offs)")
+    print(f"  steps, p50 ms: {' · '.join(parts)} (their sum {recorded:.1f}; 'send' is the")
+    print("  client writing the request; the rest: thread and event hand-offs, the server reading)")
     print(f"stream filter: {mbps:.1f} MB/s (goal ≥ 5 MB/s) {'OK' if mbps >= 5 else 'MISSED'}")
     return 0
 

@@ -1,6 +1,7 @@
-"""The turn before the request (#16): the message rows are written while the request goes
-out, never before it, yet are there before the first token and kept when a turn fails or is
-stopped before the model was asked; a message sent right after launch waits for an ONNX
+"""The turn before the request (#16): the message rows are written once the request is out,
+never before it, yet are there before the first token and kept when a turn fails or is
+stopped before the model was asked; the budget comes once the request is written, and a turn
+stopped after it closes the model's stream; a message sent right after launch waits for an ONNX
 model that is loading instead of answering from keywords alone; each step is recorded."""
 
 from __future__ import annotations

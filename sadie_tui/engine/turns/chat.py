@@ -172,7 +172,7 @@ class ChatTurn:
         # One thread hop for all of it: in the app, every hop back to a busy event loop
         # could wait for a frame to finish painting.
         await asyncio.to_thread(self._prepare)
-        # Named now, written while the request goes out (``_write_rows``): the model does
+        # Named now, written once the request is out (``_write_rows``): the model does
         # not need them, and the writes took ~15 ms of every turn's wait.
         self.user_id, self.reply_id = conv.new_id(), conv.new_id()
         self._stamps = (conv.now(), conv.now())
@@ -536,7 +536,7 @@ class ChatTurn:
 
     def _write_rows(self) -> None:
         """The person's message and the reply's ``streaming`` row (and the replaced exchange
-        taken out), once: from the thread started as the request goes out, or from a turn
+        taken out), once: from the thread started once the request is out, or from a turn
         that failed or was stopped before it got that far."""
         with self._write_lock:
             if self._written or not self.reply_id:
