@@ -155,6 +155,20 @@ def test_everything_that_reads_a_reply_is_linear(check, shape):
     assert_linear(fn, HUGE_REPLIES[shape], n)
 
 
+HUGE_INSTRUCTIONS: dict[str, Callable[[int], str]] = {
+    "one line of short sentences": lambda n: "Be kind. " * (n // 9),
+    "one line of tiny sentences": lambda n: "a. " * (n // 3),
+    "one long sentence": lambda n: "be kind and " * (n // 12),
+}
+
+
+@pytest.mark.parametrize("shape", HUGE_INSTRUCTIONS)
+def test_the_guard_reads_a_huge_instruction_text_in_linear_time(shape):
+    """A guardrail block or persona voice the person wrote (one huge line, say): its
+    sentences and the runs of them to the line's end are found in linear time."""
+    assert_linear(lambda text: ReplyGuard([*INSTRUCTIONS, text]), HUGE_INSTRUCTIONS[shape], 20_000)
+
+
 def test_the_guard_still_drops_an_echo_wrapped_over_lines():
     sentence = (
         'Use "verbatim" when the quote is copied word for word, "paraphrase" when it restates '

@@ -52,6 +52,22 @@ def test_echoed_header_and_instructions_are_dropped():
     assert HEADER in guard.dropped[0] and "JSON array" in guard.dropped[-1]
 
 
+def test_a_line_of_short_instruction_sentences_is_an_echo_whole_or_from_any_sentence():
+    # Gemma-3-270M on "Who is Priya?" with the friend persona wrote its voice line back:
+    # sentences each shorter than MIN_ECHO, so none of them counted as an echo alone.
+    voice = "Be warm and brief. Ask one question back. No lists unless asked."
+    for echo in (voice, "ask one question back. No lists  unless asked."):
+        guard = ReplyGuard([*INSTRUCTIONS, voice])
+        out = "".join(guard.feed(p) for p in (echo[:9], echo[9:] + "\n", "Priya is your sister."))
+        out += guard.finish()
+        assert out == "Priya is your sister.", echo
+        assert guard.dropped == [echo]
+    # its sentences alone are ordinary text
+    for text in ("Be warm and brief.", "Ask one question back.", "No lists unless asked."):
+        guard = ReplyGuard([*INSTRUCTIONS, voice])
+        assert guard.feed(text + " Then more.") + guard.finish() == text + " Then more."
+
+
 def test_a_header_line_anywhere_is_dropped_whole():
     out, _ = run(f"You shipped it.\n{HEADER}\nAnd then you rested.")
     assert out == "You shipped it.\nAnd then you rested."

@@ -53,14 +53,24 @@ def _norm(text: str) -> str:
 
 
 def instruction_sentences(texts: Iterable[str]) -> list[str]:
-    """The sentences (and lines) of the standing instructions that count as an echo."""
+    """What counts as an echo of the standing instructions: each sentence, and each run of
+    sentences to the end of its line (up to NORM_LIMIT characters: a longer one could only be
+    waited for), of at least MIN_ECHO characters. A line of short sentences (a persona's
+    voice, "Warm, brief, curious. No lists unless asked.") is an echo written back whole or
+    from any sentence on, though no sentence of it is one alone."""
     found: set[str] = set()
     for text in texts:
         for line in text.splitlines():
-            for sentence in _SENTENCE_END.split(line):
-                n = _norm(sentence)
-                if len(n) >= MIN_ECHO:
-                    found.add(n)
+            starts = [0, *(m.end() for m in _SENTENCE_END.finditer(line))]
+            for at, start in enumerate(starts):
+                end = starts[at + 1] if at + 1 < len(starts) else len(line)
+                pieces = [line[start:end]]
+                if end < len(line) and len(line) - start <= NORM_LIMIT:
+                    pieces.append(line[start:])
+                for piece in pieces:
+                    n = _norm(piece)
+                    if len(n) >= MIN_ECHO:
+                        found.add(n)
     return sorted(found)
 
 
