@@ -18,8 +18,9 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.citations import police, split_trailing_list
 from sadie_tui.engine.details import unsupported
 from sadie_tui.engine.grounding import own_citations
+from sadie_tui.engine.near_echo import NearEchoes
 from sadie_tui.engine.policies import LintResult, lint, parse_policies, skip_notice
-from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING
+from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING, TONE
 from sadie_tui.engine.reply_guard import ReplyGuard
 from sadie_tui.engine.store.db import Database
 from sadie_tui.engine.stream_filter import StreamFilter
@@ -118,6 +119,13 @@ def citations_of_the_tail(text: str) -> object:
     return police(text, SHOWN)
 
 
+NEAR_ECHOES = NearEchoes([*INSTRUCTIONS, *TONE.values()])
+
+
+def near_echoes(text: str) -> object:
+    return NEAR_ECHOES.strip(text)
+
+
 def unsupported_details(text: str) -> object:
     return unsupported(text, ["Ran 18 km along the Tagus with Ines on 2026-03-14."])
 
@@ -132,6 +140,10 @@ HUGE_REPLIES: dict[str, Callable[[int], str]] = {
     "brackets": lambda n: "Answer.\n" + "[" * (n // 2) + "]" * (n // 2),
     "open brackets": lambda n: "[{(" * (n // 3),
     "prose": lambda n: ("Ran 18 km with Ines on 2026-03-14 at 7:30. " * (n // 43 + 1))[:n],
+    "echoed instructions": lambda n: (
+        'Reply in plain prose, warmly and concretely, speaking to them as "you".\n' * (n // 72 + 1)
+    )[:n],
+    "dotted words": lambda n: "a." * (n // 2),
     "distinct lines twice": lambda n: "".join(
         f"this is line number {i:07d} of the reply\n" * 2 for i in range(n // 80 + 1)
     ),
@@ -144,6 +156,7 @@ CHECKS: dict[str, tuple[Callable[[str], object], int]] = {
     "citations in the reply": (citations_of_the_reply, 4000),
     "citations tail": (citations_of_the_tail, 4000),
     "unsupported details": (unsupported_details, 4000),
+    "near echoes": (near_echoes, 4000),
     "title": (make_title, 20000),
 }
 

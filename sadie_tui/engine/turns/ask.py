@@ -218,7 +218,7 @@ async def run_ask(
     ) -> tuple[Grounded, str | None]:
         text, thought = await _complete(reasoner, briefing, question, messages)
         filtered = Filtered(briefing, max_chars)
-        visible = filtered.whole(text)
+        visible = filtered.unecho(filtered.whole(text))
         if required and not visible.strip():
             # Only reasoning (an unclosed <think>): a model error, answered offline below.
             raise no_answer(filtered, reasoner, thought)

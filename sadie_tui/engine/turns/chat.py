@@ -73,6 +73,8 @@ THINKING_EVERY = 0.25
 EMBEDDER_WAIT = 3.0
 WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
+# The Replace reason when sentences the model wrote back in other words were taken out.
+ECHO_REASON = "removing echoed instructions"
 
 
 @dataclass
@@ -118,7 +120,6 @@ class ChatTurn:
     pieces: int = 0
     gen_seconds: float = 0.0
     cut: str | None = None
-    echoes_hidden: int = 0
     # check
     grounded: Grounded | None = None
 
@@ -351,14 +352,17 @@ class ChatTurn:
             raise no_answer(filtered, self.reasoner, thought)
         self.gen_seconds = max(1e-6, time.perf_counter() - started)
         self.cut = filtered.cut(self.reasoner)
-        self.echoes_hidden = len(filtered.guard.dropped)
 
     # -- check and persist: citations, policies, unsupported details, the stored rows ---------
     async def check_and_persist(self) -> AsyncIterator[Event]:
         briefing, result, reasoner = self.briefing, self.result, self.reasoner
         assert briefing is not None and result is not None
-        tail = self._filtered.filter
-        grounded = own_citations(self.shown, tail.tail, tail.diverted, briefing.shown)
+        filtered = self._filtered
+        tail = filtered.filter
+        text = await asyncio.to_thread(filtered.unecho, self.shown)
+        if not text.strip():
+            raise no_answer(filtered, reasoner, False)
+        grounded = own_citations(text, tail.tail, tail.diverted, briefing.shown)
         self.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
         if needs_pass(reasoner, grounded):
             yield Checking()
@@ -375,6 +379,8 @@ class ChatTurn:
         for name in outcome.skipped:
             yield Status(skip_notice(name))
         reason = "citations list" if grounded.list_removed else ""
+        if filtered.near_echoes:
+            reason = ECHO_REASON
         if outcome.changed:
             final_text = outcome.text
             blocked = outcome.blocked_by
@@ -446,7 +452,7 @@ class ChatTurn:
             "unsupported": [sp.as_json() for sp in spans],
             "found_by_sadie": [v.as_json() for v in found],
             "cut": self.cut,
-            "echoes_hidden": self.echoes_hidden,
+            "echoes_hidden": self._filtered.echoes,
         }
         if outcome.blocked_by is not None:
             metadata["blocked_by"] = outcome.blocked_by.name

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..details import find_details
 from ..errors import ModelNoAnswer
 from ..events import CitationView
+from ..near_echo import NearEchoes
 from ..prompt import Attached, Briefing, Excerpt
 from ..reply_guard import ReplyGuard
 from ..retrieval.recency import by_date
@@ -70,7 +71,20 @@ class Filtered:
 
     def __init__(self, briefing: Briefing, max_chars: int) -> None:
         self.filter = StreamFilter()
-        self.guard = ReplyGuard(briefing.instructions(), max_chars=max_chars)
+        self._instructions = briefing.instructions()
+        self.guard = ReplyGuard(self._instructions, max_chars=max_chars)
+        self.near_echoes: list[str] = []  # the sentences ``unecho`` took out
+
+    def unecho(self, text: str) -> str:
+        """The finished ``text`` without the instruction sentences the model wrote back in
+        other words (``near_echo``)."""
+        kept, self.near_echoes = NearEchoes(self._instructions).strip(text)
+        return kept
+
+    @property
+    def echoes(self) -> int:
+        """How many echoes were kept from the screen: word for word, or in other words."""
+        return len(self.guard.dropped) + len(self.near_echoes)
 
     def feed(self, piece: str) -> str:
         return self.guard.feed(self.filter.feed(piece))
@@ -99,6 +113,8 @@ def no_answer(filtered: Filtered, reasoner: Any, thought: bool) -> ModelNoAnswer
         message = "the model only reasoned and gave no answer"
         if filtered.filter.thinking:
             message += " (its <think> block never closed)"
+    elif filtered.echoes:
+        message = "the model only wrote its instructions back"
     else:
         message = "the model's reply had nothing to show"
     if out_of_tokens:
