@@ -82,11 +82,12 @@ def test_a_chat_reply_loses_its_near_echo_with_a_replace(server, memory):
 
 
 def test_a_chat_reply_of_echoes_only_is_no_answer(server, memory):
-    server.queue(Reply(split_pieces(f"{GEMMA}\n\n{GEMMA}", 7)))
+    server.queue(Reply(split_pieces(f"{GEMMA}\n\n{GEMMA}", 7), done_reason="length"))
     events = run_chat(Companion(memory, load_settings()), "Who is Priya?")
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert error.message == "the model only wrote its instructions back"
+    assert error.fix == "ask again, or try another model"  # more tokens: more echoes
     stored = conv.get_message(memory.db, error.message_id)
     assert stored.status == "error"
 

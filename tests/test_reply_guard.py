@@ -169,5 +169,16 @@ def test_a_header_with_a_mangled_id_is_dropped_too():
     out, guard = run(GEMMA_MANGLED)
     assert "e1b7d7e7" not in out and "official result" not in out
     assert out.endswith("You finished.")
-    for text in ("episode 12 of the podcast was good.", "Episode three: the return."):
+    # Gemma-3-270M again, a digit short in the first group this time
+    out, _ = run(
+        "Priya is more confident than she thinks.\n\n"
+        "episode 153947a-b2e0-5f6c-8d9f-3a6e2284980b (2026-06-08) P.A. Priya is more confident\n"
+        "You finished."
+    )
+    assert out == "Priya is more confident than she thinks.\n\nYou finished."
+    for text in (
+        "episode 12 of the podcast was good.",
+        "Episode three: the return.",
+        "Episode decade-by-decade, you wrote.",
+    ):
         assert run(text)[0] == text

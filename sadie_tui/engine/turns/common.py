@@ -114,7 +114,10 @@ def no_answer(filtered: Filtered, reasoner: Any, thought: bool) -> ModelNoAnswer
         if filtered.filter.thinking:
             message += " (its <think> block never closed)"
     elif filtered.echoes:
-        message = "the model only wrote its instructions back"
+        # More tokens would only be more echoes: the model is not following its briefing.
+        return ModelNoAnswer(
+            "the model only wrote its instructions back", fix="ask again, or try another model"
+        )
     else:
         message = "the model's reply had nothing to show"
     if out_of_tokens:
