@@ -67,6 +67,7 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "database",
         "vector index",
         "keyword index",
+        "personas",
         "embedding model",
         "ollama",
         "model",
@@ -134,8 +135,31 @@ def test_doctor_subprocess_one_line_per_check(tmp_home: Path) -> None:
     assert "Traceback" not in result.stderr
     lines = result.stdout.strip().splitlines()
     # Piped output is not wrapped: every check is exactly one line.
-    assert len(lines) == len(_lines(result.stdout)) == 6
+    assert len(lines) == len(_lines(result.stdout)) == 7
     assert "→ start it with `ollama serve`, or set OLLAMA_HOST" in _lines(result.stdout)["ollama"]
+
+
+def test_a_broken_persona_file_is_named_and_the_others_still_work(
+    memory_home: Path, server
+) -> None:
+    """One typo in a persona of your own: doctor and `sadie personas` name the file, and
+    chat with the default persona goes on."""
+    broken = Path(os.environ["SADIE_CONFIG"]) / "personas" / "gardener.toml"
+    broken.parent.mkdir(parents=True)
+    broken.write_text("chunks = [1,\n", encoding="utf-8")
+    lines = _lines(_doctor("--quick").stdout)
+    assert lines["personas"].startswith(f"! personas: persona file {broken}: invalid TOML")
+    assert lines["personas"].endswith(f"→ fix or remove {broken}")
+
+    listed = CliRunner().invoke(main_group, ["personas"], terminal_width=300)
+    assert listed.exit_code == 0
+    assert "friend" in listed.stdout and "gardener" not in listed.stdout
+    assert listed.stderr.startswith(f"sadie: skipped persona file {broken}: invalid TOML")
+
+    chat = CliRunner().invoke(main_group, ["chat", "How was the marathon?"])
+    assert chat.exit_code == 0, chat.output
+    asked = CliRunner().invoke(main_group, ["chat", "--persona", "gardener", "Hello?"])
+    assert asked.exit_code != 0 and "invalid TOML" in asked.stderr
 
 
 def test_doctor_subprocess_missing_model_exit_1(tmp_home: Path) -> None:

@@ -110,14 +110,29 @@ def test_invalid_files_name_file_and_field(
     old, new = change
     assert old in GOOD
     path = write(tmp_path / "personas", "gardener", GOOD.replace(old, new, 1))
-    with pytest.raises(ConfigError) as info:
-        load_personas(path.parent)
-    assert str(path) in info.value.message
-    assert f"'{field}'" in info.value.message
+    personas = load_personas(path.parent)
+    assert "gardener" not in personas and "friend" in personas  # set aside, the rest load
+    [(where, problem)] = personas.problems
+    assert where == path
+    assert str(path) in problem.message
+    assert f"'{field}'" in problem.message
+    with pytest.raises(ConfigError) as info:  # asked for by name: its own error
+        get_persona("gardener", path.parent)
+    assert info.value.message == problem.message
 
 
 def test_broken_toml_names_the_file(tmp_path: Path) -> None:
     path = write(tmp_path / "personas", "broken", "chunks = [1,\n")
+    [(_, problem)] = load_personas(path.parent).problems
+    assert str(path) in problem.message and "TOML" in problem.message
+
+
+def test_one_broken_file_leaves_the_others_working(tmp_path: Path) -> None:
+    folder = tmp_path / "personas"
+    write(folder, "gardener", GOOD)
+    write(folder, "broken", "chunks = [1,\n")
+    assert get_persona("gardener", folder).chunks == 7
+    assert get_persona("friend", folder).name == "friend"
     with pytest.raises(ConfigError) as info:
-        load_personas(path.parent)
-    assert str(path) in info.value.message and "TOML" in info.value.message
+        get_persona("pirate", folder)
+    assert "1 persona file(s) could not be loaded" in info.value.message

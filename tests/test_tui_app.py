@@ -242,6 +242,22 @@ async def test_switching_persona_changes_the_next_reply_and_is_remembered(ctx, o
         assert get_conversation(app.session.db, chat.conversation_id).persona == "coach"
 
 
+async def test_a_broken_persona_file_is_named_and_left_out_of_the_chooser(ctx) -> None:
+    from sadie_tui.paths import config_dir
+
+    broken = config_dir() / "personas" / "gardener.toml"
+    broken.parent.mkdir(parents=True, exist_ok=True)
+    broken.write_text("chunks = [1,\n", encoding="utf-8")
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("f2")
+        chooser = await wait_until(pilot, lambda: isinstance(app.screen, Choose) and app.screen)
+        assert {"analyst", "coach", "friend", "skeptic"} == {v for v, _ in chooser.options}
+        notes = [n.message for n in app._notifications]
+        assert any(str(broken) in n and "invalid TOML" in n for n in notes), notes
+
+
 @pytest.mark.parametrize("size", [(60, 20), (250, 70), (50, 12)])
 async def test_small_and_large_terminals_stay_usable(ctx, size) -> None:
     app = make_app(ctx)

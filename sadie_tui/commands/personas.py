@@ -9,7 +9,7 @@ from rich.table import Table
 from ..engine.personas import load_personas
 from ..paths import config_dir
 from .context import Context
-from .output import console, print_json
+from .output import console, error_line, print_json
 
 
 @click.command("personas")
@@ -18,6 +18,8 @@ from .output import console, print_json
 def command(ctx: Context, as_json: bool) -> None:
     """List the personas (add your own in the config folder's personas/)."""
     personas = load_personas(config_dir() / "personas")
+    for _path, problem in personas.problems:  # left out; the others are listed
+        error_line(f"skipped {problem.message}")
     defaults = {ctx.settings.chat_persona: "chat", ctx.settings.ask_persona: "ask"}
     if as_json:
         print_json(

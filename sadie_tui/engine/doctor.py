@@ -156,9 +156,26 @@ def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
     return checks
 
 
+def check_personas() -> list[Check]:
+    """One warning for each persona file left out (the others work), else one ok line."""
+    from .personas import load_personas
+
+    try:
+        personas = load_personas()
+    except SadieError as exc:
+        return [Check("personas", "warn", exc.one_line())]
+    if not personas.problems:
+        return [Check("personas", "ok", ", ".join(sorted(personas)))]
+    return [
+        Check("personas", "warn", problem.message, f"fix or remove {path}")
+        for path, problem in personas.problems
+    ]
+
+
 def run_checks(home: Path, host: str, model: str, *, load_model: bool = True) -> list[Check]:
     checks = [check_home(home)]
     checks.extend(check_database(home))
+    checks.extend(check_personas())
     checks.append(check_embedder(load=load_model))
     checks.extend(check_ollama(host, model))
     return checks

@@ -6,8 +6,8 @@ window and recency half-life, the channel weights, which channels take part (gra
 contested beliefs, observations and how much observations weigh), the ask stages and a short
 voice instruction. Every field is checked — numbers are finite and within a range of their
 own, so a NaN weight or a window of a billion years never reaches retrieval; a bad file is a
-``ConfigError`` naming the file and the field. The format is documented in the README and by
-the shipped files themselves.
+``ConfigError`` naming the file and the field, set aside while the other files load. The
+format is documented in the README and by the shipped files themselves.
 """
 
 from __future__ import annotations
@@ -220,17 +220,32 @@ def _user_dir() -> Path:
     return config_dir() / "personas"
 
 
-def load_personas(extra_dir: Path | None = None) -> dict[str, Persona]:
-    """Shipped personas, then the user's (from ``extra_dir``, default the config folder)."""
+class Personas(dict[str, Persona]):
+    """The personas that loaded, by name; ``problems``: one error for each file that did not
+    (it is left out, and the others still work)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.problems: list[tuple[Path, ConfigError]] = []
+
+
+def load_personas(extra_dir: Path | None = None) -> Personas:
+    """Shipped personas, then the user's (from ``extra_dir``, default the config folder). A
+    file that cannot be read or is not a valid persona is left out, with its error kept in
+    ``problems``: one typo in a persona of your own must not stop every other one."""
     from ..paths import shipped_personas
 
-    found: dict[str, Persona] = {}
+    found = Personas()
     user = extra_dir if extra_dir is not None else _user_dir()
     for folder in (shipped_personas(), user):
         if not folder.is_dir():
             continue
         for path in sorted(folder.glob("*.toml")):
-            persona = load_persona_file(path)
+            try:
+                persona = load_persona_file(path)
+            except ConfigError as exc:
+                found.problems.append((path, exc))
+                continue
             found[persona.name] = persona
     return found
 
@@ -238,7 +253,13 @@ def load_personas(extra_dir: Path | None = None) -> dict[str, Persona]:
 def get_persona(name: str, extra_dir: Path | None = None) -> Persona:
     personas = load_personas(extra_dir)
     key = name.strip().lower()
-    if key not in personas:
-        known = ", ".join(sorted(personas)) or "none"
-        raise ConfigError(f"unknown persona {name!r} (known: {known})", title="Persona")
-    return personas[key]
+    if key in personas:
+        return personas[key]
+    for path, problem in personas.problems:
+        if path.stem.lower() == key:
+            raise problem  # the persona asked for is the one whose file is broken
+    known = ", ".join(sorted(personas)) or "none"
+    message = f"unknown persona {name!r} (known: {known})"
+    if personas.problems:
+        message += f"; {len(personas.problems)} persona file(s) could not be loaded"
+    raise ConfigError(message, title="Persona")

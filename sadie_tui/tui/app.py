@@ -195,10 +195,13 @@ class SadieApp(App[None]):
         from ..engine.personas import load_personas
 
         try:
-            return {name: p.description for name, p in load_personas().items()}
-        except SadieError as exc:  # a broken user persona file must not take the app down
+            personas = load_personas()
+        except SadieError as exc:  # the folder itself unreadable: the app stays up
             self.notify(exc.one_line(), title="Personas", severity="error")
             return {self.persona: ""}
+        for _path, problem in personas.problems:  # left out of the list, named here
+            self.notify(problem.one_line(), title="Persona skipped", severity="warning")
+        return {name: p.description for name, p in personas.items()}
 
     def set_persona(self, name: str) -> None:
         self.persona = name
