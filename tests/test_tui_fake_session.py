@@ -24,6 +24,7 @@ from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
 from sadie_tui.tui.widgets.sigil import EmotionSigil
+from sadie_tui.tui.widgets.status import StatusLine
 from sadie_tui.tui.widgets.transcript import AssistantMessage, UserMessage
 from tests.support.fake_session import FakeSession, now
 from tests.support.tui import wait_until
@@ -132,3 +133,28 @@ async def test_a_turn_slow_to_send_shows_the_message_all_the_same(tmp_path, monk
         assert reply is chat.reply and chat.streaming
         await pilot.press("escape")
         await wait_until(pilot, lambda: reply.status == "interrupted" and not chat.streaming)
+
+
+@pytest.mark.asyncio
+async def test_the_last_replys_rate_is_gone_once_the_next_one_starts(tmp_path, monkeypatch) -> None:
+    held = asyncio.Event()
+    meta = Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden")
+    app, fake = _app(tmp_path, monkeypatch, [
+        [meta, Token("One."), Done("m2", 12.0, 3, tokens=40, tokens_per_s=25.0)],
+        [Meta("c1", "fake:1b", "friend", False, "m4", "m3", "Warden"), held],
+    ])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        chat = app.chat_screen
+        status = chat.query_one(StatusLine)
+        for text in ("First?", "Second?"):
+            chat.query_one(PromptInput).insert(text)
+            await pilot.press("enter")
+            await wait_until(pilot, lambda text=text: fake.asked[-1:] == [text])
+            if text == "First?":
+                await wait_until(pilot, lambda: not chat.streaming and status.tokens_per_s == 25.0)
+        await wait_until(pilot, lambda: fake.waiting is held and chat.reply.message_id == "m4")
+        assert status.tokens_per_s is None
+        assert "tok/s" not in str(status.render())
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not chat.streaming)

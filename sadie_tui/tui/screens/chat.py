@@ -416,6 +416,7 @@ class ChatScreen(Screen[None]):
         match event:
             case Meta():
                 reply.message_id = event.message_id
+                status.tokens_per_s = None  # the last reply's rate is not this one's
                 status.model = event.model
                 status.online = not event.offline
                 status.persona = event.persona
