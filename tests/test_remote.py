@@ -282,3 +282,39 @@ def test_a_second_holder_does_not_steal_a_live_socket(memory_home: Path, tmp_pat
         assert (memory_home / "sadie.sock").is_socket()  # still the other one's
     finally:
         other.close()
+
+
+def test_a_client_asks_for_its_own_model_not_the_holders(tmp_path: Path) -> None:
+    """A second terminal started with SADIE_MODEL=X answers with X: each turn and each model
+    check names this process's model (an F4 choice still wins)."""
+    import asyncio
+    import dataclasses
+
+    from sadie_tui.config import Settings
+    from sadie_tui.serve.remote import RemoteSession
+
+    settings = dataclasses.replace(Settings(), model="smollm2:135m")
+    session = RemoteSession(tmp_path, settings, tmp_path / "sadie.sock", holder="another sadie")
+    sent: list[dict] = []
+    asked: list[dict] = []
+
+    async def capture(body):  # type: ignore[no-untyped-def]
+        sent.append(body)
+        return
+        yield
+
+    def health(url, **params):  # type: ignore[no-untyped-def]
+        asked.append(params)
+        return {"model": {"online": True, "model": params["model"], "host": "h", "detail": ""}}
+
+    session._chat = capture  # type: ignore[method-assign]
+    session._get = health  # type: ignore[method-assign]
+
+    async def go() -> None:
+        [e async for e in session.chat("hello")]
+        [e async for e in session.chat("hello", model="gemma3:270m")]
+        await session.check_model()
+
+    asyncio.run(go())
+    assert [b["model"] for b in sent] == ["smollm2:135m", "gemma3:270m"]
+    assert asked[0]["model"] == "smollm2:135m"

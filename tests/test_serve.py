@@ -181,7 +181,12 @@ def test_auto_continue_streams_from_the_first_event_when_attached_late(model, se
         assert resp.headers["location"] == started["stream"] == f"/api/chat/{cid}/stream"
         # The turn is already talking to the model before anyone attaches.
         wait_for(lambda: any(r.get("stream", True) for r in server.requests), "the model call")
-        wait_for(lambda: session.messages(cid)[-1].content, "a first saved piece")
+
+        def saved_piece() -> str:
+            rows = session.messages(cid)  # none until the request is out
+            return rows[-1].content if rows else ""
+
+        wait_for(saved_piece, "a first saved piece")
         with c.stream("GET", started["stream"]) as streamed:
             assert streamed.status_code == 200
             lines = [json.loads(line) for line in streamed.iter_lines() if line]

@@ -291,8 +291,9 @@ class RemoteSession:
             body["persona"] = persona
         if regenerate:
             body["regenerate"] = True
-        if model is not None:
-            body["model"] = model
+        # This process's model (its config, or SADIE_MODEL in its environment), not the
+        # holder's: a second terminal answers with the model it was started with.
+        body["model"] = model if model is not None else self.settings.model
         return self._chat(body)
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
@@ -341,6 +342,7 @@ class RemoteSession:
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
         from ..engine.companion import ModelStatus
 
+        model = model if model is not None else self.settings.model
         data = self._get("/v1/health", model=model, fresh="true" if fresh else None)
         return ModelStatus(**data["model"])
 
