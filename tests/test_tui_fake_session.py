@@ -80,6 +80,17 @@ def _app(tmp_path, monkeypatch, replies):
     return app, fake
 
 
+async def _send_to_gate(pilot, fake, text, gate):  # type: ignore[no-untyped-def]
+    """Send ``text`` and wait until the fake turn waits at ``gate``; the chat screen."""
+    app = pilot.app
+    await wait_until(pilot, app.memory_ready.is_set)
+    chat = app.chat_screen
+    chat.query_one(PromptInput).insert(text)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: fake.waiting is gate)
+    return chat
+
+
 @pytest.mark.asyncio
 async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkeypatch) -> None:
     """Meta and the register are shown at once; the two messages wait for the budget (the
@@ -96,11 +107,7 @@ async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkey
         Done("m2", 12.0, 3),
     ]])
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.memory_ready.is_set)
-        chat = app.chat_screen
-        chat.query_one(PromptInput).insert("How did Warden go?")
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: fake.waiting is sent)
+        chat = await _send_to_gate(pilot, fake, "How did Warden go?", sent)
         await pilot.pause()
         assert chat.conversation_id == "c1" and chat.title_text == "Warden"
         assert chat.query_one(EmotionSigil).emotion == "reflective"
@@ -122,11 +129,7 @@ async def test_a_turn_slow_to_send_shows_the_message_all_the_same(tmp_path, monk
         never,
     ]])
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, app.memory_ready.is_set)
-        chat = app.chat_screen
-        chat.query_one(PromptInput).insert("Are you there?")
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: fake.waiting is never)
+        chat = await _send_to_gate(pilot, fake, "Are you there?", never)
         user = await wait_until(pilot, lambda: next(iter(chat.query(UserMessage)), None))
         assert user.text == "Are you there?"
         reply = await wait_until(pilot, lambda: next(iter(chat.query(AssistantMessage)), None))
