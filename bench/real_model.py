@@ -118,6 +118,7 @@ async def chat_once(companion: Companion, question: str, persona: str | None) ->
             )
             meta = json.loads(row[0]) if row and row[0] else {}
             record["dropped"] = int(meta.get("dropped_citations") or 0)
+            record["echoes"] = int(meta.get("echoes_hidden") or 0)
         elif isinstance(event, ErrorEvent):
             record["error"] = event.message
     record.update(
@@ -182,6 +183,9 @@ def summarise(model: str, records: list[dict], known_ids: set[str]) -> dict:
         "abstained": sum(1 for r in records if r.get("abstained")),
         "cut": sum(1 for r in records if r.get("cut")),
         "errors": sum(1 for r in records if r.get("error")),
+        "echoes_hidden": sum(r.get("echoes", 0) for r in records),
+        "replies_hiding_echoes": sum(1 for r in records if r.get("echoes")),
+        "echoes_only": sum(1 for r in records if "instructions back" in (r.get("error") or "")),
         "leaks": leaks,
         "fabricated_ids_shown": fabricated,
         "first_token_p50_s": round(pct(firsts, 0.5), 1),

@@ -39,6 +39,12 @@ def test_a_paraphrased_instruction_is_taken_out_and_the_answer_kept():
     text, echoed = echoes.strip(f"Priya is your sister.\n\n{GEMMA}\n\nShe called on Sunday.")
     assert text == "Priya is your sister.\n\nShe called on Sunday."
     assert echoes.strip(GEMMA) == ("", [GEMMA])
+    # and with words of its own added at the end (13 of its 18 words from the instruction)
+    padded = (
+        "Reply in plain prose, warmly and concretely, speaking to them as you would if they "
+        "were your parents."
+    )
+    assert echoes.strip(f"{padded} Priya is your sister.") == ("Priya is your sister.", [padded])
 
 
 def test_ordinary_sentences_are_never_echoes():

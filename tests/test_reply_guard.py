@@ -68,6 +68,26 @@ def test_a_line_of_short_instruction_sentences_is_an_echo_whole_or_from_any_sent
         assert guard.feed(text + " Then more.") + guard.finish() == text + " Then more."
 
 
+def test_the_briefings_headings_are_echoes_and_a_short_start_ends_an_echoing_reply():
+    from sadie_tui.engine.prompt import build_briefing
+
+    briefing = build_briefing(
+        message="Who is Priya?", excerpts=[], soul="Maya is 34.", voice="Talk like a close friend."
+    )
+    # Gemma-3-270M wrote the soul heading back, then the summary under it
+    guard = ReplyGuard(briefing.instructions())
+    out = guard.feed("Who this person is (their soul summary):\nMaya is 34.") + guard.finish()
+    assert out == "Maya is 34."
+    # ... and after a run of echoes the token cap ended it inside another: that start goes
+    guard = ReplyGuard(briefing.instructions())
+    echoes = "Never invent events, people, dates or quotes.\n"
+    out = guard.feed(echoes * 3 + "Talk like a close") + guard.finish()
+    assert out == "" and len(guard.dropped) == 4
+    # with no echo before it, the same few words are the reply's own
+    guard = ReplyGuard(briefing.instructions())
+    assert guard.feed("Talk like a close") + guard.finish() == "Talk like a close"
+
+
 def test_a_header_line_anywhere_is_dropped_whole():
     out, _ = run(f"You shipped it.\n{HEADER}\nAnd then you rested.")
     assert out == "You shipped it.\nAnd then you rested."

@@ -24,7 +24,7 @@ __all__ = ["NearEchoes", "sentences"]
 
 MIN_WORDS = 6  # a shorter sentence is never called an echo
 MAX_WORDS = 80  # a longer sentence is not one sentence of the instructions
-SHARE = 0.8  # of the sentence's words, in order, in one instruction sentence
+SHARE = 0.7  # of the sentence's words, in order, in one instruction sentence
 
 _WORD = re.compile(r"\w+")
 # A sentence ends at . ! ? (and the spaces after) or a line break; the breaks are kept.

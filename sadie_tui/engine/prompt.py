@@ -75,6 +75,11 @@ OPINION_RULE = (
 
 
 # How the excerpts are ordered for a question about the last / first time.
+SOUL_HEADING = "Who this person is (their soul summary):"
+BELIEFS_HEADING = "Beliefs (conclusions derived from the notes, not the person's own words):"
+OBSERVATIONS_HEADING = (
+    "Observations (independent records from devices and services, not the person's words"
+)
 ORDER_NOTES = {
     "newest": "the question asks about the most recent time: newest first, by date",
     "oldest": "the question asks about the first time: oldest first, by date",
@@ -131,6 +136,11 @@ class Briefing:
             CITATION_RULES,
             OPINION_RULE,
             EMPTY_MEMORY_NOTE,
+            # the briefing's own headings (an echoed heading is as foreign to a reply)
+            SOUL_HEADING,
+            BELIEFS_HEADING,
+            OBSERVATIONS_HEADING,
+            *(f"Excerpts ({note}):" for note in ORDER_NOTES.values()),
             *self.extra.get("voice", ()),
         ]
 
@@ -164,7 +174,7 @@ def strip_front_matter(text: str) -> str:
 def render_beliefs(beliefs: Sequence[Any]) -> str:
     if not beliefs:
         return ""
-    lines = ["Beliefs (conclusions derived from the notes, not the person's own words):"]
+    lines = [BELIEFS_HEADING]
     for b in beliefs:
         outside = ", outside the asked time" if getattr(b, "in_window", None) is False else ""
         lines.append(f"- [{b.status}, confidence {b.confidence:.1f}{outside}] {b.statement}")
@@ -174,7 +184,7 @@ def render_beliefs(beliefs: Sequence[Any]) -> str:
 def render_observations(observations: Sequence[Any], weigh_above: bool = False) -> str:
     if not observations:
         return ""
-    head = "Observations (independent records from devices and services, not the person's words"
+    head = OBSERVATIONS_HEADING
     head += "; weigh them above self-report):" if weigh_above else "):"
     lines = [head]
     for o in observations:
@@ -225,7 +235,7 @@ def build_briefing(
         system.append(tone.strip())
     soul = strip_front_matter(soul)
     if soul.strip():
-        system.append("Who this person is (their soul summary):\n" + soul.strip())
+        system.append(f"{SOUL_HEADING}\n" + soul.strip())
     if guardrails.strip():
         system.append(guardrails.strip())
     if mode == "ask":

@@ -209,8 +209,9 @@ class ReplyGuard:
             if not final:
                 self._park(start)
                 return False
-            if len(norm) >= MIN_ECHO:
-                # The stream ended inside an echoed instruction (a marker in it cut it off).
+            if len(norm) >= MIN_ECHO or self._dropped:
+                # The stream ended inside an echoed instruction (a marker in it cut it off,
+                # or the token cap: after other echoes, even a short start is one).
                 self._drop(len(held))
                 return True
         if undecided and not final and loop_ahead:
