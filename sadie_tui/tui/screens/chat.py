@@ -62,24 +62,21 @@ class Showing:
     """Mounting a sent message and its reply, once, whoever asks first: the turn when its
     request is out (or it has something to say sooner), or the SHOW_WITHIN timer."""
 
-    def __init__(self, mount: Callable[[], Awaitable[None]] | None) -> None:
+    def __init__(self, mount: Callable[[], Awaitable[None]]) -> None:
         self._mount = mount
         self._task: asyncio.Future[None] | None = None
 
     @property
     def done(self) -> bool:
-        return self._mount is None or (self._task is not None and self._task.done())
+        return self._task is not None and self._task.done()
 
-    def start(self) -> None:
-        if self._task is None and self._mount is not None:
+    def start(self) -> asyncio.Future[None]:
+        if self._task is None:
             self._task = asyncio.ensure_future(self._mount())
+        return self._task
 
     async def wait(self) -> None:
-        if self._mount is None:
-            return
-        self.start()
-        assert self._task is not None
-        await asyncio.shield(self._task)  # shared: a stopped turn must not cancel it
+        await asyncio.shield(self.start())  # shared: a stopped turn must not cancel it
 
 
 class ChatScreen(Screen[None]):
@@ -364,11 +361,10 @@ class ChatScreen(Screen[None]):
         self,
         text: str,
         reply: AssistantMessage,
-        regenerate: bool = False,
-        showing: Showing | None = None,
+        regenerate: bool,
+        showing: Showing,
     ) -> None:
         app = self.sadie
-        showing = showing or Showing(None)
         if not app.memory_ready.is_set() or app.session is None:
             await showing.wait()  # the reply is written to at once: it must be on screen
         if not app.memory_ready.is_set():
