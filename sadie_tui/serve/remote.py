@@ -50,8 +50,6 @@ if TYPE_CHECKING:
     from ..engine.turns.ask import AskResult
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
-# Plain HTTP on a Unix socket: the transports get ``verify=False`` so that they make no TLS
-# context they never use (making one loads the CA bundle, ~20 ms, at every chat turn).
 CONNECT_SECONDS = 5.0
 HEALTH_SECONDS = 10.0
 WARM_POLL_SECONDS = 0.5
@@ -62,13 +60,24 @@ def _timeout() -> httpx.Timeout:
     return httpx.Timeout(None, connect=CONNECT_SECONDS)  # answers may take the model's time
 
 
+def _transport(path: Path) -> httpx.HTTPTransport:
+    """Plain HTTP on the Unix socket. ``verify=False``: no TLS context that is never used
+    (making one loads the CA bundle, ~20 ms, at every chat turn)."""
+    return httpx.HTTPTransport(uds=str(path), verify=False)
+
+
+def _async_transport(path: Path) -> httpx.AsyncHTTPTransport:
+    """``_transport`` for the async client."""
+    return httpx.AsyncHTTPTransport(uds=str(path), verify=False)
+
+
 def answers(path: Path, timeout: float = HEALTH_SECONDS) -> bool:
     """Whether a sadie server answers ``GET /v1/health`` on the socket at ``path``."""
     if not Path(path).is_socket():
         return False
     try:
         with httpx.Client(
-            transport=httpx.HTTPTransport(uds=str(path), verify=False),
+            transport=_transport(path),
             base_url=BASE_URL,
             timeout=timeout,
         ) as client:
@@ -243,7 +252,7 @@ class RemoteSession:
         self.path = Path(path)
         self.holder = holder  # "another sadie (pid 123)", for the refusals
         self._client = httpx.Client(
-            transport=httpx.HTTPTransport(uds=str(self.path), verify=False),
+            transport=_transport(self.path),
             base_url=BASE_URL,
             timeout=_timeout(),
         )
@@ -297,7 +306,7 @@ class RemoteSession:
         return self._chat(body)
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
-        transport = httpx.AsyncHTTPTransport(uds=str(self.path), verify=False)
+        transport = _async_transport(self.path)
         async with (
             httpx.AsyncClient(transport=transport, base_url=BASE_URL, timeout=_timeout()) as c,
             c.stream("POST", "/api/chat", json=body) as response,
@@ -315,7 +324,7 @@ class RemoteSession:
         body: dict[str, Any] = {"question": question}
         if persona is not None:
             body["persona"] = persona
-        transport = httpx.AsyncHTTPTransport(uds=str(self.path), verify=False)
+        transport = _async_transport(self.path)
         async with httpx.AsyncClient(
             transport=transport, base_url=BASE_URL, timeout=_timeout()
         ) as c:
