@@ -321,22 +321,12 @@ class App:
     env: dict[str, str] = field(default_factory=dict)
 
     def launch_env(self, home: Path) -> dict[str, str]:
-        env = {
-            "HOME": str(home),
-            "XDG_CONFIG_HOME": str(home / ".config"),
-            "XDG_DATA_HOME": str(home / ".local/share"),
-            "XDG_CACHE_HOME": str(home / ".cache"),
-            "XDG_STATE_HOME": str(home / ".local/state"),
-            "TERM": "xterm-256color",
-            "COLORTERM": "truecolor",
-            "PYTHONPATH": "",
-        }
-        return {**env, **self.env}
+        return {**own_home(home), "TERM": "xterm-256color", "COLORTERM": "truecolor", **self.env}
 
 
-def isolated(home: Path) -> dict[str, str]:
+def own_home(home: Path) -> dict[str, str]:
+    """HOME and the XDG folders under ``home``, and no PYTHONPATH: an app sees nothing else."""
     return {
-        **os.environ,
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local/share"),
@@ -344,6 +334,10 @@ def isolated(home: Path) -> dict[str, str]:
         "XDG_STATE_HOME": str(home / ".local/state"),
         "PYTHONPATH": "",
     }
+
+
+def isolated(home: Path) -> dict[str, str]:
+    return {**os.environ, **own_home(home)}
 
 
 def sadie_app(scratch: Path, sadie_cache: Path) -> App:

@@ -74,12 +74,13 @@ OPINION_RULE = (
 )
 
 
-# How the excerpts are ordered for a question about the last / first time.
+# The briefing's block headings (the observations' ends with how to weigh them).
 SOUL_HEADING = "Who this person is (their soul summary):"
 BELIEFS_HEADING = "Beliefs (conclusions derived from the notes, not the person's own words):"
 OBSERVATIONS_HEADING = (
     "Observations (independent records from devices and services, not the person's words"
 )
+# How the excerpts are ordered for a question about the last / first time.
 ORDER_NOTES = {
     "newest": "the question asks about the most recent time: newest first, by date",
     "oldest": "the question asks about the first time: oldest first, by date",
