@@ -23,6 +23,7 @@ from .paths import config_dir
 DEFAULT_MODEL = "qwen3:1.7b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
 REASONERS = ("auto", "ollama", "offline")
+THINK = ("auto", "on", "off")
 
 
 @dataclass
@@ -36,7 +37,12 @@ class Settings:
     connect_timeout: float = 3.0
     read_timeout: float = 120.0  # the longest stall between two pieces of a reply
     first_token_timeout: float = 900.0  # reading a long briefing on a CPU takes minutes
-    citation_pass_timeout: float = 30.0
+    # The cap on the citation pass: its budget comes from the model's measured speed, and a
+    # pass that is still writing is not cut before this.
+    citation_pass_timeout: float = 300.0
+    think: str = "auto"  # auto (the model's default) | on | off: Ollama's think option
+    keep_alive: str = "30m"  # how long Ollama keeps the model loaded after a reply
+    num_ctx: int = 8192  # the smallest context asked for; grown (and kept) when a briefing needs more
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
@@ -108,6 +114,25 @@ def _reasoner(value: Any) -> str:
     return choice
 
 
+def _think(value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    choice = _text(value).lower()
+    if choice not in THINK:
+        raise ValueError("must be one of " + ", ".join(THINK))
+    return choice
+
+
+def _duration(value: Any) -> str:
+    """Ollama's keep_alive: a duration ("30m", "2h", "90s") or a number of seconds."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"{int(value)}s"
+    text = _text(value)
+    if not re.fullmatch(r"-?\d+(?:\.\d+)?[smh]?", text):
+        raise ValueError('must be a duration such as "30m", "2h" or "90s"')
+    return text
+
+
 def _host(value: Any) -> str:
     return normalise_host(_text(value))
 
@@ -125,10 +150,18 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "first_token_timeout": _seconds,
     "citation_pass_timeout": _seconds,
     "reply_tokens": _count(16, 131072),
+    "think": _think,
+    "keep_alive": _duration,
+    "num_ctx": _count(2048, 131072),
     "reply_max_chars": _count(200, 10_000_000),
     "open_last": _flag,
 }
-ENVIRONMENT = {"SADIE_MODEL": "model", "OLLAMA_HOST": "ollama_host", "SADIE_REASONER": "reasoner"}
+ENVIRONMENT = {
+    "SADIE_MODEL": "model",
+    "OLLAMA_HOST": "ollama_host",
+    "SADIE_REASONER": "reasoner",
+    "SADIE_THINK": "think",
+}
 
 
 def load_settings(path: Path | None = None) -> Settings:

@@ -16,10 +16,9 @@ from sadie_tui.engine.citations import is_placeholder, police, split_trailing_li
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
 from sadie_tui.engine.grounding import (
-    CITE_REQUEST,
-    citation_schema,
+    candidates,
     match_sentences,
-    schema_ids,
+    pass_schema,
     sentences_of,
 )
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
@@ -34,7 +33,16 @@ def shown_ids(body: dict) -> list[str]:
     import re
 
     system = body["messages"][0]["content"]
-    return re.findall(r"^episode ([0-9a-f-]{36}) \(", system, re.M)
+    return re.findall(r"^episode ([0-9a-f-]{8,36}) \(", system, re.M)
+
+
+def handles(schema: dict) -> list[str]:
+    """The sentence handles a pass schema allows."""
+    return schema["properties"]["citations"]["items"]["properties"]["s"]["enum"]
+
+
+def full_ids(memory) -> list[str]:
+    return [r[0] for r in memory.db.fetchall("SELECT id::VARCHAR FROM episodes")]
 
 
 # -- policing: placeholders -----------------------------------------------------------------
@@ -127,23 +135,27 @@ def test_soul_front_matter_is_not_briefed():
     assert strip_front_matter("--- not front matter") == "--- not front matter"
 
 
-def test_schema_limits_episode_to_shown_ids_and_quotes_to_their_sentences():
+def test_the_pass_offers_handles_of_the_shown_sentences_closest_to_the_reply():
     other = "b" * 8 + "-0000-0000-0000-" + "0" * 12
-    shown = {
-        UUID_A: ["Shipped the auth refactor this week. Felt slower than it should have been."],
-        other: ["Ran 18 km along the Tagus with Ines."],
-    }
-    schema = citation_schema(shown)
-    assert schema_ids(schema) == [UUID_A, other]
-    citations = schema["properties"]["citations"]
-    assert citations["minItems"] == 1
-    first, second = citations["items"]["anyOf"]
-    assert first["properties"]["quote"]["enum"] == [
-        "Shipped the auth refactor this week.",
-        "Felt slower than it should have been.",
+    excerpts = [
+        Excerpt(UUID_A, "2026-03-14", "Warden retro",
+                "Shipped the auth refactor this week. Felt slower than it should have been."),
+        Excerpt(other, "2026-03-15", "Long run",
+                "Bought bread on the way home. Ran 18 km along the Tagus with Ines."),
     ]
-    assert second["properties"]["quote"]["enum"] == ["Ran 18 km along the Tagus with Ines."]
-    assert first["properties"]["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
+    offered = candidates("You ran 18 km by the Tagus with Ines.", excerpts)
+    # Only sentences sharing something with the reply; the closest first, a number counting.
+    assert [(c.handle, c.episode_id, c.sentence) for c in offered] == [
+        ("S1", other, "Ran 18 km along the Tagus with Ines.")
+    ]
+    schema = pass_schema(offered)
+    assert handles(schema) == ["S1"]
+    items = schema["properties"]["citations"]
+    assert items["minItems"] == 1 and items["maxItems"] == 4
+    props = items["items"]["properties"]
+    assert props["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
+    # The grammar is small: no excerpt text, no ids in it.
+    assert len(json.dumps(schema)) < 500
 
 
 def test_sentences_of_cuts_long_sentences_at_a_word():
@@ -168,17 +180,19 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
     assert cites.repaired and cites.tail == "missing"
     assert cites.value, "the pass gave policed citations"
 
-    # The pass: non-streaming, the same model, `format` with the enum of exactly the shown ids,
-    # and the briefing's messages byte for byte before the reply and the request.
+    # The pass: streamed (progress shows), the same model, `format` with an enum of short
+    # handles, and the briefing's messages byte for byte before the reply and the request.
     draft, cite_pass = server.requests
-    assert cite_pass["stream"] is False and cite_pass["model"] == draft["model"]
-    enum = schema_ids(cite_pass["format"])
-    assert sorted(enum) == sorted(shown_ids(draft))
+    assert cite_pass["stream"] is True and cite_pass["model"] == draft["model"]
+    offered = handles(cite_pass["format"])
+    assert offered and all(h.startswith("S") for h in offered)
     assert cite_pass["messages"][: len(draft["messages"])] == draft["messages"]
     assert cite_pass["messages"][-2] == {"role": "assistant", "content": PLANTED}
-    assert cite_pass["messages"][-1]["content"] == CITE_REQUEST
+    request = cite_pass["messages"][-1]["content"]
+    assert request.startswith("Which of these sentences") and "S1. " in request
     for c in cites.value:
-        assert c.episode_id in enum
+        assert c.episode_id in full_ids(memory)
+        assert c.backs == PLANTED  # the one sentence of the reply
 
     # The planted time and name are flagged at the right offsets; the known ones are not.
     spans = {(s["text"], s["kind"]) for s in cites.unsupported}
@@ -355,7 +369,10 @@ def test_tokens_per_second_is_the_models_own(server, memory):
 
 
 def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
-    server.queue(Reply(PLANTED))
+    # The draft and its revision both plant a time and a name: the revision is no better
+    # supported, so the draft stays, with its pass citations and its details flagged.
+    passed = '{"citations": [{"s": "S1", "support": "verbatim"}]}'
+    server.queue(Reply(PLANTED), Reply(passed), Reply(PLANTED))
     result = asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
     assert not result.abstained
     assert result.grounding["repaired"] is True and result.grounding["tail"] == "missing"
@@ -368,51 +385,39 @@ def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
     names = [s["name"] for s in result.stages]
     assert "citation_pass" in names
     cite_pass = server.format_requests[0]
-    assert sorted(schema_ids(cite_pass["format"])) == sorted(shown_ids(server.requests[0]))
+    assert handles(cite_pass["format"])
 
 
 def test_ask_revision_shares_the_briefing_prefix(server, memory):
-    # The draft cites an unknown episode: the tail is unusable, the pass finds nothing, so the
-    # persona's revise stage runs — on the same messages, with the draft and the note after.
-    bad = json.dumps([{"episode": "0" * 8 + "-dead-beef-0000-000000000000", "quote": "x"}])
+    # A draft with a detail no excerpt holds is sent back once — on the same messages, with
+    # the draft and the note naming the detail after them.
     server.queue(
-        Reply(f"A draft.\n@@CITATIONS@@\n{bad}"),
-        Reply('{"citations": []}', stream=False),
+        Reply("You ran it in 3:15.\n@@CITATIONS@@\n[]"),
+        Reply('{"citations": [{"s": "S1", "support": "verbatim"}]}', stream=False),
     )
     asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
     draft, _, revision = server.requests[:3]
     assert revision["messages"][: len(draft["messages"])] == draft["messages"]
     assert revision["messages"][-2]["role"] == "assistant"
-    assert "citation check" in revision["messages"][-1]["content"]
+    assert "3:15" in revision["messages"][-1]["content"]
 
 
-def test_a_pass_citation_unrelated_to_the_reply_does_not_ground_it(server, memory):
-    # The schema makes the pass name an excerpt; one sharing no word with the reply is
-    # dropped, so an answer about Everest still abstains.
+def test_a_draft_without_unsupported_details_is_not_revised(server, memory):
+    ep, text = episode_of(memory, "Race day")
+    server.queue(Reply("You finished the Lisbon marathon in 3:58.\n@@CITATIONS@@\n[]"))
+    result = asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    assert "revise" not in [s["name"] for s in result.stages]
+    assert not result.abstained and "3:58" in result.answer
+
+
+def test_a_citation_unrelated_to_the_reply_does_not_ground_it(server, memory):
+    # A verbatim quote that shares nothing with the reply backs none of it: dropped, so an
+    # answer about Everest still abstains.
     ep, text = episode_of(memory, "Long run by the river")
     unrelated = json.dumps(
-        {"citations": [{"episode": ep, "quote": "Ran 18 km along the Tagus with Ines.",
-                        "support": "verbatim"}]}
+        [{"episode": ep, "quote": "Ran 18 km along the Tagus with Ines.", "support": "verbatim"}]
     )
-    server.queue(
-        Reply("You climbed Everest.\n@@CITATIONS@@\n[]"),
-        Reply(unrelated, stream=False),
-        Reply("Still Everest.\n@@CITATIONS@@\n[]"),
-        Reply(unrelated, stream=False),
-    )
+    server.queue(Reply(f"You climbed Everest.\n@@CITATIONS@@\n{unrelated}"))
     result = asyncio.run(Companion(memory, load_settings()).ask("Did I climb Everest?"))
     assert result.abstained
-    assert "unrelated" in result.grounding["dropped_reasons"]
-
-
-def test_schema_offers_the_sentences_closest_to_the_reply_first():
-    other = "b" * 8 + "-0000-0000-0000-" + "0" * 12
-    shown = {
-        UUID_A: ["Shipped the auth refactor this week. Felt slower than it should have been."],
-        other: ["Bought bread on the way home. Ran 18 km along the Tagus with Ines."],
-    }
-    schema = citation_schema(shown, "You ran 18 km by the Tagus with Ines.")
-    assert sorted(schema_ids(schema)) == sorted(shown)  # the same choices, in another order
-    first = schema["properties"]["citations"]["items"]["anyOf"][0]["properties"]
-    assert first["episode"]["enum"] == [other]
-    assert first["quote"]["enum"][0] == "Ran 18 km along the Tagus with Ines."
+    assert "unrelated to the reply" in result.grounding["dropped_reasons"]

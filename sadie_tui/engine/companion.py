@@ -21,6 +21,7 @@ from .prompt import Attached, Excerpt
 from .reasoners.base import Reasoner
 from .reasoners.offline import OfflineReasoner
 from .reasoners.ollama import ModelInfo, OllamaReasoner, list_models, model_status
+from .reasoners.rates import RATES_FILE, Rates
 from .turns.ask import AskResult, run_ask
 from .turns.chat import ChatTurn
 
@@ -61,6 +62,8 @@ class Companion:
         self._reasoner = reasoner
         self.emotions = classifier_for(memory.embedder)
         self._status: dict[str, tuple[float, ModelStatus]] = {}
+        # Each model's measured speed, shared by every turn and kept beside the memory.
+        self.rates = Rates(None if memory.db.read_only else memory.home / RATES_FILE)
 
     def warm(self) -> None:
         """Load the embedding model and the emotion prototypes (blocking; run it in a thread)."""
@@ -113,6 +116,10 @@ class Companion:
             read_timeout=s.read_timeout,
             first_token_timeout=s.first_token_timeout,
             reply_tokens=s.reply_tokens,
+            rates=self.rates,
+            think=s.think,
+            keep_alive=s.keep_alive,
+            num_ctx=s.num_ctx,
         )
         if self.mode == "ollama":
             return ollama, None

@@ -107,7 +107,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
-__all__ = ["KINDS", "SourceIndex", "Span", "find_details", "unsupported"]
+__all__ = ["KINDS", "SourceIndex", "Span", "find_details", "unsupported", "unsupported_within"]
 
 KINDS = ("number", "time", "date", "amount", "name")
 
@@ -837,3 +837,22 @@ def unsupported(text: str, sources: Sequence[str] | SourceIndex) -> list[Span]:
         for span, value in _details(text, index._lower)
         if value is None or not index._supports(span.kind, value)
     ]
+
+
+def unsupported_within(
+    text: str,
+    sources: Sequence[str] | SourceIndex,
+    narrow: Sequence[tuple[int, int, Sequence[str]]],
+) -> list[Span]:
+    """:func:`unsupported`, where a detail inside one of the ``narrow`` ranges ``(start, end,
+    texts)`` of ``text`` must be held by that range's own texts (a reply sentence and the
+    excerpts it cites), not merely by some source. Which words are details is decided
+    against all ``sources``, as :func:`unsupported` does."""
+    index = sources if isinstance(sources, SourceIndex) else SourceIndex(sources)
+    ranges = [(start, end, SourceIndex(texts)) for start, end, texts in narrow]
+    found = []
+    for span, value in _details(text, index._lower):
+        own = next((i for s, e, i in ranges if s <= span.start and span.end <= e), index)
+        if value is None or not own._supports(span.kind, value):
+            found.append(span)
+    return found

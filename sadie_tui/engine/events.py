@@ -23,6 +23,8 @@ class CitationView:
     title: str = ""
     date: str = ""
     origin: str = "model"  # model (its tail or the citation pass) | sadie (matched mechanically)
+    backs: str = ""  # the sentence of the reply this citation supports
+    unbacked: tuple[str, ...] = ()  # details of that sentence the cited note does not hold
 
     @property
     def label(self) -> str:
@@ -32,7 +34,7 @@ class CitationView:
 
     def as_json(self) -> dict[str, Any]:
         """The one stored and printed shape (messages, NDJSON, ``--ask --json``, exports)."""
-        return {**asdict(self), "label": self.label}
+        return {**asdict(self), "unbacked": list(self.unbacked), "label": self.label}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CitationView:
@@ -45,6 +47,8 @@ class CitationView:
             title=str(data.get("title") or ""),
             date=str(data.get("date") or ""),
             origin=str(data.get("origin") or "model"),
+            backs=str(data.get("backs") or ""),
+            unbacked=tuple(str(d) for d in data.get("unbacked") or () if isinstance(d, str)),
         )
 
 
@@ -103,6 +107,7 @@ class Checking:
     """The reply's text is complete and its sources are being checked (the citation pass)."""
 
     value: str = "checking sources…"
+    elapsed: float = 0.0  # seconds since the check began (sent again every second)
     type: str = field(default="checking", init=False)
 
 

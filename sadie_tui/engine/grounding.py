@@ -17,23 +17,28 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .backing import Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, police
+from .details import find_details
 from .errors import ModelError
+from .reasoners.rates import Rates
 
 if TYPE_CHECKING:
     from .prompt import Briefing, Excerpt
     from .reasoners.base import Reasoner
 
 __all__ = [
-    "CITE_REQUEST",
+    "PASS_REQUEST",
+    "Candidate",
     "PassOutcome",
+    "candidates",
     "citation_pass",
-    "citation_schema",
-    "schema_ids",
+    "pass_schema",
     "sentences_of",
     "match_sentences",
     "pass_messages",
@@ -41,15 +46,17 @@ __all__ = [
 
 SUPPORT = ["verbatim", "paraphrase", "inference"]
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
-MAX_PASS_CITATIONS = 6
+MAX_PASS_CITATIONS = 4
+# The excerpt sentences the pass offers: the ones sharing most with the reply. Each costs the
+# model ~30 tokens to read; the handles it answers with cost one or two to write.
+MAX_CANDIDATES = 8
 
-CITE_REQUEST = (
-    "Now say which excerpts above your reply rests on. For each part of your reply that comes "
-    "from an excerpt, pick that excerpt's episode id and the sentence of it you relied on, and "
-    "whether your reply says it verbatim, as a paraphrase, or as an inference. Answer only "
-    'with JSON: {"citations": [...]}.'
+PASS_REQUEST = (
+    "Which of these sentences from the excerpts does your reply rest on?\n{listing}\n"
+    'Answer only with JSON like {{"citations": [{{"s": "S1", "support": "verbatim"}}]}}: '
+    '"verbatim" if your reply repeats the sentence, "paraphrase" if it says it in other '
+    'words, "inference" if it only follows from it.'
 )
-MAX_SENTENCES = 16
 MAX_QUOTE = 300
 
 
@@ -70,48 +77,49 @@ def sentences_of(text: str) -> list[str]:
     return found
 
 
-def citation_schema(shown: Mapping[str, Sequence[str]], reply: str = "") -> dict[str, Any]:
-    """The structured-output schema. Each citation is one of the shown episodes (its id a
-    ``const``, so the ids allowed are exactly the shown ones) with a quote that is one of that
-    excerpt's own sentences (an ``enum``), so the model can point but not misquote.
+@dataclass(frozen=True)
+class Candidate:
+    """One excerpt sentence the citation pass may point at, by its handle (``S1``…)."""
 
-    Given the ``reply``, the sentences sharing most words with it come first, and so do their
-    episodes: a small model under a grammar tends to take the first choices it is offered.
-    What it may choose is the same either way."""
-    stems = _stems(reply) if reply else set()
+    handle: str
+    episode_id: str
+    sentence: str
 
-    def overlap(sentence: str) -> int:
-        return len(stems & _stems(sentence))
 
-    ranked: list[tuple[int, int, str, list[str]]] = []
-    for position, (episode_id, texts) in enumerate(shown.items()):
-        quotes: list[str] = []
-        for text in texts:
-            quotes.extend(q for q in sentences_of(text) if q not in quotes and _enum_safe(q))
-        if stems:
-            quotes.sort(key=overlap, reverse=True)  # stable: ties keep the excerpt's order
-        best = overlap(quotes[0]) if quotes and stems else 0
-        ranked.append((-best, position, episode_id, quotes))
-    if stems:
-        ranked.sort()
-    branches = []
-    for _, _, episode_id, quotes in ranked:
-        # A sentence with a straight quote or a backslash breaks some servers' schema-to-grammar
-        # conversion (llama.cpp's among them): such an excerpt's quote is free text instead.
-        quote: dict[str, Any] = {"type": "string", "minLength": 1}
-        if quotes:
-            quote["enum"] = quotes[:MAX_SENTENCES]
-        branches.append(
-            {
-                "type": "object",
-                "properties": {
-                    "episode": {"type": "string", "enum": [episode_id]},
-                    "quote": quote,
-                    "support": {"type": "string", "enum": SUPPORT},
-                },
-                "required": ["episode", "quote", "support"],
-            }
-        )
+def candidates(reply: str, excerpts: Sequence[Excerpt], limit: int = MAX_CANDIDATES) -> list[Candidate]:
+    """The shown sentences most like the reply: content words shared with one of its
+    sentences, a detail of the reply (a number, a name) counting double. None shares
+    nothing with the reply."""
+    replies = [reply[a:b] for a, b in sentence_spans(reply)] or [reply]
+    reply_stems = [stems(r) for r in replies]
+    details = [normalise(d.text) for d in find_details(reply)]
+    scored: list[tuple[int, int, str, str]] = []
+    seen: set[str] = set()
+    for e in excerpts:
+        for sentence in sentences_of(e.text):
+            key = normalise(sentence)
+            if key in seen:
+                continue
+            seen.add(key)
+            own = stems(sentence)
+            shared = max((len(own & r) for r in reply_stems), default=0)
+            held = sum(1 for d in details if d and d in key)
+            score = shared + 2 * held
+            if score > 0:
+                scored.append((-score, len(scored), e.episode_id, sentence))
+    scored.sort()
+    return [
+        Candidate(f"S{n}", episode_id, sentence)
+        for n, (_, _, episode_id, sentence) in enumerate(scored[:limit], 1)
+    ]
+
+
+def pass_schema(offered: Sequence[Candidate]) -> dict[str, Any]:
+    """The structured-output schema: a short list of handles, each one of ``offered``.
+
+    The grammar is tiny (an enum of two-character handles and the three labels), so the
+    model writes it at nearly its free speed; sadie maps each handle back to its episode and
+    sentence, so the model can point but cannot name what it was not shown or misquote."""
     return {
         "type": "object",
         "properties": {
@@ -119,30 +127,55 @@ def citation_schema(shown: Mapping[str, Sequence[str]], reply: str = "") -> dict
                 "type": "array",
                 "minItems": 1,
                 "maxItems": MAX_PASS_CITATIONS,
-                "items": {"anyOf": branches},
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "s": {"type": "string", "enum": [c.handle for c in offered]},
+                        "support": {"type": "string", "enum": SUPPORT},
+                    },
+                    "required": ["s", "support"],
+                },
             }
         },
         "required": ["citations"],
     }
 
 
-def _enum_safe(text: str) -> bool:
-    return '"' not in text and "\\" not in text and text.isprintable()
-
-
-def schema_ids(schema: dict[str, Any]) -> list[str]:
-    """The episode ids a citation schema allows."""
-    items = schema["properties"]["citations"]["items"]
-    return [e for branch in items["anyOf"] for e in branch["properties"]["episode"]["enum"]]
-
-
-def pass_messages(briefing: Briefing, reply: str) -> list[dict[str, str]]:
-    """The briefing's own messages, unchanged, then the reply and the request."""
+def pass_messages(
+    briefing: Briefing, reply: str, offered: Sequence[Candidate]
+) -> list[dict[str, str]]:
+    """The briefing's own messages, unchanged (the server's prompt cache reads them once),
+    then the reply and the request with the offered sentences."""
+    listing = "\n".join(f"{c.handle}. {' '.join(c.sentence.split())}" for c in offered)
     return [
         *briefing.messages,
         {"role": "assistant", "content": reply},
-        {"role": "user", "content": CITE_REQUEST},
+        {"role": "user", "content": PASS_REQUEST.format(listing=listing)},
     ]
+
+
+def resolve(value: Any, offered: Sequence[Candidate]) -> list[dict[str, Any]] | None:
+    """The pass's JSON as citation entries (episode, quote, support), or None when it is not
+    the shape asked for. A handle that was not offered is kept, to be dropped by policing."""
+    items = value.get("citations") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        return None
+    by_handle = {c.handle.casefold(): c for c in offered}
+    entries: list[dict[str, Any]] = []
+    for item in items:
+        if not isinstance(item, dict):
+            entries.append({"entry": item})
+            continue
+        handle = str(item.get("s") or item.get("sentence") or "").strip().casefold()
+        chosen = by_handle.get(handle)
+        support = item.get("support", "verbatim")
+        if chosen is None:
+            entries.append({"episode": f"handle {handle or '?'}", "quote": "", "support": support})
+        else:
+            entries.append(
+                {"episode": chosen.episode_id, "quote": chosen.sentence, "support": support}
+            )
+    return entries
 
 
 @dataclass(frozen=True)
@@ -153,21 +186,37 @@ class PassOutcome:
 
 
 async def citation_pass(
-    reasoner: Reasoner, briefing: Briefing, reply: str, *, timeout: float
+    reasoner: Reasoner,
+    briefing: Briefing,
+    reply: str,
+    *,
+    cap: float,
+    progress: Callable[[int], None] | None = None,
 ) -> PassOutcome:
-    """Ask the model for its citations with the shown ids as an enum; police the answer."""
-    import time
+    """Ask the model which offered sentences its reply rests on; police the answer.
 
+    The budget comes from the model's measured rates (``reasoners.rates``): reading what the
+    server may not have cached, then writing; ``cap`` bounds it all."""
     if not briefing.shown:
         return PassOutcome(None, "no excerpt was shown")
     structured = getattr(reasoner, "structured", None)
     if structured is None:
         return PassOutcome(None, "this reasoner has no structured outputs")
+    offered = candidates(reply, [*briefing.excerpts, *briefing.attached_excerpts()])
+    if not offered:
+        return PassOutcome(None, "no shown excerpt shares a word with the reply")
+    messages = pass_messages(briefing, reply, offered)
+    rates = getattr(reasoner, "rates", None) or Rates()
+    budget = rates.budget(
+        reasoner.model,
+        prompt_chars=sum(len(m["content"]) for m in messages),
+        structured=True,
+        cap=cap,
+    )
     started = time.perf_counter()
     try:
         text = await structured(
-            briefing, pass_messages(briefing, reply), citation_schema(briefing.shown, reply),
-            timeout=timeout,
+            briefing, messages, pass_schema(offered), budget=budget, progress=progress
         )
     except ModelError as exc:
         return PassOutcome(None, exc.one_line(), (time.perf_counter() - started) * 1000)
@@ -176,49 +225,19 @@ async def citation_pass(
         value = json.loads(text)
     except ValueError:
         return PassOutcome(None, "the citation pass answered something that is not JSON", ms)
-    items = value.get("citations") if isinstance(value, dict) else value
-    if not isinstance(items, list):
+    entries = resolve(value, offered)
+    if entries is None:
         return PassOutcome(None, "the citation pass answered JSON without a citations list", ms)
-    policed = related(police(json.dumps(items, ensure_ascii=False), briefing.shown), reply)
+    policed = police(json.dumps(entries, ensure_ascii=False), briefing.shown)
     if not policed.citations:
         return PassOutcome(policed, "the citation pass found no supporting excerpt", ms)
     return PassOutcome(policed, "", ms)
 
 
-def _stems(text: str) -> set[str]:
-    """Content words cut to five letters: a crude stem ("marathoner" meets "marathon")."""
-    return {w[:5] for w in _content_words(text) if len(w) >= 3 or w.isdigit()}
-
-
-def related(policed: PolicedCitations, reply: str) -> PolicedCitations:
-    """Only pass citations whose quote shares a content word with the reply: the pass must
-    name at least one excerpt, and one that has nothing in common with the reply cannot be
-    what it rests on (so an answer about Everest never gets a run by the river as support)."""
-    words = _stems(reply)
-    kept, dropped = [], list(policed.dropped)
-    for c in policed.citations:
-        if words & _stems(c.quote):
-            kept.append(c)
-        else:
-            dropped.append({"episode": c.episode_id, "quote": c.quote, "reason": "unrelated"})
-    return PolicedCitations(tuple(kept), tuple(dropped), policed.parse_error)
-
-
 # -- found by sadie ------------------------------------------------------------------------
 
-_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
-_STOP = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his "
-    "how i if in into is it its me my of on or our she so that the their them then there they "
-    "this to was we were what when where which who why will with would you your about after "
-    "again all am any before just very really also not no yes".split()
-)
 MIN_SHARED = 3
 MIN_OVERLAP = 0.5
-
-
-def _content_words(text: str) -> set[str]:
-    return {w.casefold() for w in _WORD.findall(text) if w.casefold() not in _STOP}
 
 
 @dataclass(frozen=True)
@@ -241,12 +260,12 @@ def match_sentences(
     for e in excerpts:
         whole = normalise(e.text)
         for sentence in sentences_of(e.text):
-            candidates.append((e.episode_id, sentence, _content_words(sentence), whole))
+            candidates.append((e.episode_id, sentence, content_words(sentence), whole))
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
     for sentence in _SENTENCE.split(reply):
         sentence = sentence.strip()
-        words = _content_words(sentence)
+        words = content_words(sentence)
         if len(words) < MIN_SHARED:
             continue
         best: tuple[float, str, str, str] | None = None
@@ -285,6 +304,7 @@ class Grounded:
     pass_ms: float = 0.0
     found: list[Match] | None = None
     list_removed: bool = False
+    backed: Backed | None = None  # once settled: the sentence each citation backs
 
 
 def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
@@ -322,11 +342,16 @@ def needs_pass(reasoner: Reasoner, grounded: Grounded) -> bool:
 
 
 async def repair(
-    reasoner: Reasoner, briefing: Briefing, grounded: Grounded, *, timeout: float
+    reasoner: Reasoner,
+    briefing: Briefing,
+    grounded: Grounded,
+    *,
+    cap: float,
+    progress: Callable[[int], None] | None = None,
 ) -> None:
     """Run the citation pass; its citations stand in for the tail's (what the tail dropped
     is kept in ``dropped``), or ``pass_reason`` says why there are none."""
-    outcome = await citation_pass(reasoner, briefing, grounded.text, timeout=timeout)
+    outcome = await citation_pass(reasoner, briefing, grounded.text, cap=cap, progress=progress)
     grounded.pass_ms = outcome.ms
     if outcome.policed is not None and outcome.policed.citations:
         grounded.policed = PolicedCitations(
@@ -346,6 +371,18 @@ async def repair(
 
 
 def settle(briefing: Briefing, grounded: Grounded) -> None:
-    """With no citation left, sadie's own sentence matches (labelled as such)."""
-    if not grounded.policed.citations:
+    """Each citation attached to the sentence it backs (one that backs none is dropped);
+    with no citation left, sadie's own sentence matches (labelled as such)."""
+    backed = back(
+        grounded.policed,
+        grounded.text,
+        briefing.shown,
+        headers=briefing.headers(),
+        message=briefing.message,
+    )
+    grounded.policed, grounded.backed = backed.policed, backed
+    if not backed.policed.citations:
+        if grounded.repaired:
+            grounded.repaired = False
+            grounded.pass_reason = "the citation pass named only sentences unrelated to the reply"
         grounded.found = match_sentences(grounded.text, briefing.excerpts)

@@ -1,18 +1,21 @@
 """The briefing: everything the reasoner is told, in a fixed shape.
 
-Order: standing system prompt (persona voice, tone, soul summary, guardrail block, the
-citation instruction), then the memory blocks (Excerpts, Beliefs, Observations, Attached
-context), then — in chat — the last 12 messages, then the person's message. Each excerpt
-renders with its provenance, exactly ``episode <uuid> (<YYYY-MM-DD>) <title>``.
+Order: what stays the same between turns first (the standing system prompt and the citation
+instruction, the persona's voice, the soul summary, the guardrail block), then this
+message's tone, then the memory blocks (Excerpts, Beliefs, Observations, Attached context),
+then — in chat — the last 12 messages, then the person's message. Each excerpt renders with
+its provenance, ``episode <id> (<YYYY-MM-DD>) <title>``, the id shortened to its shortest
+unique prefix of 8 or more characters (``short_refs``).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-PROMPT_VERSION = "sadie-brief-3"
+PROMPT_VERSION = "sadie-brief-4"
 HISTORY_LIMIT = 12
 CHUNK_CAP = 1600
 EMPTY_ASK = "there is nothing in the memory yet to answer from"
@@ -35,7 +38,7 @@ CITATION_RULES = (
     "After your reply, on a line of its own, write @@CITATIONS@@ and then a JSON array of the "
     "excerpts your reply rests on, like this:\n"
     "@@CITATIONS@@\n"
-    '[{"episode": "<episode uuid>", "quote": "<words copied exactly from that excerpt>", '
+    '[{"episode": "<episode id>", "quote": "<words copied exactly from that excerpt>", '
     '"support": "verbatim"}]\n'
     'Use "verbatim" when the quote is copied word for word, "paraphrase" when it restates the '
     'excerpt in other words, and "inference" when you are connecting dots the notes do not state. '
@@ -98,16 +101,41 @@ class Excerpt:
     # The asked time ("in March") when this note lies outside it: it only fills in because
     # the window held too few notes, and its header says so.
     outside: str = ""
+    # How the briefing names the episode: the shortest unique prefix of its id (``short_refs``)
+    ref: str = ""
 
-    def render(self) -> str:
+    def header(self) -> str:
         title = " ".join(self.title.split()) or "untitled"
         note = (
             f" [outside the asked time: {' '.join(self.outside.split())}]" if self.outside else ""
         )
-        return (
-            f"episode {self.episode_id} ({self.date}) {title}{note}\n"
-            f"{self.text[:CHUNK_CAP].strip()}\n"
-        )
+        return f"episode {self.ref or self.episode_id} ({self.date}) {title}{note}"
+
+    def render(self) -> str:
+        return f"{self.header()}\n{self.text[:CHUNK_CAP].strip()}\n"
+
+
+_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
+SHORT_REF = 8
+
+
+def short_refs(ids: Sequence[str]) -> dict[str, str]:
+    """Each UUID's shortest prefix of at least 8 characters that no other of ``ids`` shares
+    (``3f7f7a68``): a 36-character id costs the model ~25 tokens to read at every mention, a
+    prefix ~5, and citation policing resolves a unique prefix to the whole id. Other ids are
+    kept whole."""
+    uuids = sorted({i.lower() for i in ids if _UUID.match(i)})
+    refs: dict[str, str] = {}
+    for i in ids:
+        key = i.lower()
+        if key not in uuids:
+            refs[i] = i
+            continue
+        n = SHORT_REF
+        while any(o != key and o.startswith(key[:n]) for o in uuids) or key[n - 1] == "-":
+            n += 1
+        refs[i] = key[:n]
+    return refs
 
 
 @dataclass(frozen=True)
@@ -129,6 +157,23 @@ class Briefing:
     version: str = PROMPT_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
     attached: list[Attached] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """The person's own message (the last one of the briefing)."""
+        return self.messages[-1]["content"] if self.messages else ""
+
+    def attached_excerpts(self) -> list[Excerpt]:
+        """The source chips, as citable excerpts."""
+        return [a.excerpt for a in self.attached if a.excerpt is not None]
+
+    def headers(self) -> dict[str, list[str]]:
+        """The provenance line of every shown excerpt, by episode id (its date and title are
+        part of what the excerpt says)."""
+        found: dict[str, list[str]] = {}
+        for e in [*self.excerpts, *self.attached_excerpts()]:
+            found.setdefault(e.episode_id.lower(), []).append(e.header())
+        return found
 
     def instructions(self) -> list[str]:
         """The standing texts a model may echo back (never to be shown as its reply)."""
@@ -229,19 +274,32 @@ def build_briefing(
 
     ``excerpt_order``: "newest" / "oldest" when the question asks for the last / first time
     and the excerpts come in date order (said at the top of the block)."""
-    system: list[str] = [STANDING]
+    # What does not change from turn to turn comes first, byte for byte, so the model
+    # server's prompt cache reads it once: the standing texts, the voice, the soul summary and
+    # the guardrails; then the tone of this message's register; then this turn's memory.
+    system: list[str] = [STANDING, CITATION_RULES]
+    if mode == "ask":
+        system.append(OPINION_RULE)
     if voice:
         system.append(voice.strip())
-    if tone:
-        system.append(tone.strip())
     soul = strip_front_matter(soul)
     if soul.strip():
         system.append(f"{SOUL_HEADING}\n" + soul.strip())
     if guardrails.strip():
         system.append(guardrails.strip())
-    if mode == "ask":
-        system.append(OPINION_RULE)
-    system.append(CITATION_RULES)
+    if tone:
+        system.append(tone.strip())
+    refs = short_refs(
+        [e.episode_id for e in excerpts]
+        + [a.excerpt.episode_id for a in attached if a.excerpt is not None]
+    )
+    excerpts = [replace(e, ref=refs[e.episode_id]) for e in excerpts]
+    attached = [
+        replace(a, excerpt=replace(a.excerpt, ref=refs[a.excerpt.episode_id]))
+        if a.excerpt is not None
+        else a
+        for a in attached
+    ]
 
     memory: list[str] = []
     if memory_empty:

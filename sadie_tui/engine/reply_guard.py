@@ -40,7 +40,13 @@ MAX_WRAPS = 4  # line breaks an echoed instruction sentence may be wrapped over
 # An excerpt's provenance line, also with the id mangled (a small model dropped a digit of
 # its last group: "episode e1b7d7e7-6c69-5a1f-8c56-544d6f15b06 (2026-07-17) …", or of its
 # first: "episode 153947a-b2e0-5f6c-8d9f-3a6e2284980b (2026-06-08) …").
-_HEADER = re.compile(r"episode\s+[0-9a-f]{6,8}(?:-?[0-9a-f]{2,12}){1,4}(?![0-9a-z])", re.IGNORECASE)
+# The briefing names an episode by a short prefix of its id ("episode 3f7f7a68 (2026-03-14) …"):
+# such a line is a header too when a date follows.
+_HEADER = re.compile(
+    r"episode\s+[0-9a-f]{6,8}(?:(?:-?[0-9a-f]{2,12}){1,4}|(?=[0-9a-f-]*\s+\(\d{4}-\d\d-\d\d\)))"
+    r"[0-9a-f-]*(?![0-9a-z])",
+    re.IGNORECASE,
+)
 # What a header line may look like before its uuid is complete.
 _HEADER_PREFIX = re.compile(r"^[\s>*_#-]*(?:e(?:p(?:i(?:s(?:o(?:d(?:e(?:\s+[0-9a-f-]*)?)?)?)?)?)?)?)?$", re.I)
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n")

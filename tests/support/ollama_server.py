@@ -58,6 +58,7 @@ from typing import Any, Self
 
 __all__ = [
     "CITATIONS_MARKER",
+    "CpuModel",
     "DEFAULT_MODEL",
     "FakeOllama",
     "Reply",
@@ -129,6 +130,11 @@ class Reply:
     status: int = 200
     stream: bool | None = None
     done_reason: str = "stop"
+    # Set by a ``CpuModel``: the wait before the first line (reading the prompt), before each
+    # content piece (writing), and the done line's counters.
+    read_seconds: float = 0.0
+    piece_seconds: Sequence[float] = ()
+    counters: dict | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.content, str):
@@ -143,6 +149,48 @@ class Reply:
         return "".join(self.content)
 
 
+@dataclass(frozen=True)
+class CpuModel:
+    """A model on a CPU, its time scaled by ``scale`` (0.01: a reported second takes 10 ms).
+
+    Reading the prompt costs ``1 / read_tps`` a token for the tokens not shared with the
+    previous request's prompt (the server's prompt cache); writing costs ``1 / free_tps`` a
+    token, or ``1 / structured_tps`` under a ``format`` (the grammar checked for every
+    candidate token). The done line reports the unscaled figures, as a real server would."""
+
+    read_tps: float = 30.0
+    free_tps: float = 8.0
+    structured_tps: float = 1.0
+    scale: float = 0.01
+
+    def pace(self, reply: Reply, body: dict, previous: str) -> tuple[Reply, str]:
+        prompt = "\n".join(
+            f"{m.get('role')}:{_message_text(m)}"
+            for m in body.get("messages") or []
+            if isinstance(m, dict)
+        )
+        shared = 0
+        for a, b in zip(prompt, previous, strict=False):
+            if a != b:
+                break
+            shared += 1
+        new_tokens = max(1, (len(prompt) - shared) // 4)
+        tps = self.structured_tps if _format_of(body) is not None else self.free_tps
+        tokens = [max(1, len(piece) // 4) for piece in reply.content]
+        reading = new_tokens / self.read_tps
+        writing = sum(tokens) / tps
+        paced = copy.copy(reply)
+        paced.read_seconds = reading * self.scale
+        paced.piece_seconds = [n / tps * self.scale for n in tokens]
+        paced.counters = {
+            "prompt_eval_count": new_tokens,
+            "prompt_eval_duration": int(reading * 1e9),
+            "eval_count": sum(tokens),
+            "eval_duration": int(writing * 1e9),
+        }
+        return paced, prompt
+
+
 def _as_reply(value: Reply | str) -> Reply:
     if isinstance(value, Reply):
         return value
@@ -155,7 +203,7 @@ def _as_reply(value: Reply | str) -> Reply:
 
 _UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 _EPISODE_RE = re.compile(
-    rf"\bepisode\s+(?P<uuid>{_UUID})\s+\((?P<date>\d{{4}}-\d{{2}}-\d{{2}})\)\s*(?P<title>.*)$",
+    rf"\bepisode\s+(?P<uuid>{_UUID}|[0-9a-f]{{8,}}(?:-[0-9a-f]+)*)\s+\((?P<date>\d{{4}}-\d{{2}}-\d{{2}})\)\s*(?P<title>.*)$",
     re.IGNORECASE,
 )
 _QUOTE_WORDS = 6
@@ -767,6 +815,8 @@ class _Handler(BaseHTTPRequestHandler):
             else body.get("stream", True) is not False
         )
         prompt_tokens = _prompt_tokens(body)
+        if fake.cpu is not None and chat:
+            reply, fake._last_prompt = fake.cpu.pace(reply, body, fake._last_prompt)
         if streaming:
             self._stream(model, chat, reply, started, prompt_tokens)
         else:
@@ -814,6 +864,8 @@ class _Handler(BaseHTTPRequestHandler):
             eval_count=eval_count,
             eval_duration=eval_ns,
         )
+        if reply.counters:
+            frame.update(reply.counters)
         if "response" in frame:
             frame["context"] = list(range(1, min(prompt_tokens + eval_count, 32) + 1))
         return frame
@@ -850,6 +902,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._write_line(self._frame(model, chat, content="", thinking=piece))
 
         first_content: int | None = None
+        self._wait(reply.read_seconds)
         for index, piece in enumerate([*reply.content, None]):
             if reply.error_after is not None and index == reply.error_after:
                 self._wait(reply.delay)
@@ -861,7 +914,9 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stall(reply)
             if piece is None:
                 break
-            self._wait(reply.delay)
+            self._wait(
+                reply.piece_seconds[index] if index < len(reply.piece_seconds) else reply.delay
+            )
             if first_content is None:
                 first_content = time.monotonic_ns()
             self._write_line(self._frame(model, chat, content=piece))
@@ -890,7 +945,7 @@ class _Handler(BaseHTTPRequestHandler):
             cuts.append((reply.stall_after, 1, "stall"))
         cut = min(cuts) if cuts else None
         lines = len(reply.thinking) + (cut[0] if cut else n) + 1
-        self._wait(reply.delay * lines)
+        self._wait(reply.delay * lines + reply.read_seconds + sum(reply.piece_seconds))
         if cut and cut[2] == "error":
             self._send_error_json(500, reply.error_message)
             return
@@ -939,8 +994,11 @@ class FakeOllama:
         port: int = 0,
         *,
         context_length: int = DEFAULT_CONTEXT_LENGTH,
+        cpu: CpuModel | None = None,
     ) -> None:
         self.models: list[str] = list(models)
+        self.cpu = cpu  # paces replies like a model on a CPU (``CpuModel``)
+        self._last_prompt = ""
         self.responder = responder
         self.host = host
         self.port = port

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from ..prompt import Briefing
+    from .rates import Budget
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,9 @@ class StructuredReasoner(Reasoner, Protocol):
         messages: list[dict[str, str]],
         schema: dict[str, Any],
         *,
-        timeout: float,
-        max_tokens: int = 768,
+        budget: Budget,
+        max_tokens: int = 256,
+        progress: Callable[[int], None] | None = None,
     ) -> str: ...
 
 

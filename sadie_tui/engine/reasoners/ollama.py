@@ -18,6 +18,7 @@ import httpx
 
 from ..errors import ModelError, ModelMissing, ModelStreamError, ModelTimeout, ModelUnreachable
 from .base import Piece
+from .rates import Budget, Rates
 
 if TYPE_CHECKING:
     from ..prompt import Briefing
@@ -102,6 +103,10 @@ class OllamaReasoner:
         read_timeout: float = 120.0,
         first_token_timeout: float | None = None,
         reply_tokens: int | None = None,
+        rates: Rates | None = None,
+        think: str = "auto",
+        keep_alive: str | None = None,
+        num_ctx: int = 0,
     ) -> None:
         self.host = host
         self.model = model
@@ -109,16 +114,51 @@ class OllamaReasoner:
         self.read_timeout = read_timeout  # the stall between two pieces
         self.first_token_timeout = max(first_token_timeout or read_timeout, read_timeout)
         self.reply_tokens = reply_tokens
+        self.rates = rates if rates is not None else Rates()
+        self.think = think  # auto (the model's default) | on | off
+        self.keep_alive = keep_alive  # how long Ollama keeps the model loaded after a reply
+        self.num_ctx = num_ctx  # the smallest context to ask for (config ``num_ctx``)
         self.last_eval_count = 0
         self.last_eval_seconds = 0.0
+        self.last_prompt_count = 0
+        self.last_prompt_seconds = 0.0
         self.last_done_reason = ""
 
     def _options(self, briefing: Briefing, **extra: Any) -> dict[str, Any]:
-        options: dict[str, Any] = {"num_ctx": briefing.num_ctx(), "temperature": 0.4}
+        # The same num_ctx for every request of this model (a different one makes Ollama
+        # reload it): the largest asked for so far, grown only when a briefing needs more.
+        num_ctx = self.rates.context(self.model, max(self.num_ctx, briefing.num_ctx()))
+        options: dict[str, Any] = {"num_ctx": num_ctx, "temperature": 0.4}
         if self.reply_tokens:
             options["num_predict"] = self.reply_tokens
         options.update(extra)
         return options
+
+    def _request(self) -> dict[str, Any]:
+        """What every chat request carries besides the messages: ``think`` unless left to the
+        model (a qwen3 asked not to think answers in seconds, not minutes), ``keep_alive``."""
+        extra: dict[str, Any] = {}
+        if self.think in ("on", "off"):
+            extra["think"] = self.think == "on"
+        if self.keep_alive:
+            extra["keep_alive"] = self.keep_alive
+        return extra
+
+    def _done(self, part: Any, *, structured: bool = False) -> None:
+        """The done line's counters: kept for the turn, folded into the model's rates."""
+        self.last_eval_count = int(part.eval_count or 0)
+        self.last_eval_seconds = float(part.eval_duration or 0) / 1e9
+        self.last_prompt_count = int(getattr(part, "prompt_eval_count", 0) or 0)
+        self.last_prompt_seconds = float(getattr(part, "prompt_eval_duration", 0) or 0) / 1e9
+        self.last_done_reason = str(part.done_reason or "")
+        self.rates.record(
+            self.model,
+            prompt_tokens=self.last_prompt_count,
+            prompt_seconds=self.last_prompt_seconds,
+            eval_tokens=self.last_eval_count,
+            eval_seconds=self.last_eval_seconds,
+            structured=structured,
+        )
 
     async def stream(
         self,
@@ -139,6 +179,7 @@ class OllamaReasoner:
                 messages=messages or briefing.messages,
                 stream=True,
                 options=self._options(briefing),
+                **self._request(),
             )
             parts = response.__aiter__()
             first = True
@@ -159,9 +200,7 @@ class OllamaReasoner:
                 if message.content:
                     yield Piece("content", message.content)
                 if part.done:
-                    self.last_eval_count = int(part.eval_count or 0)
-                    self.last_eval_seconds = float(part.eval_duration or 0) / 1e9
-                    self.last_done_reason = str(part.done_reason or "")
+                    self._done(part)
         except (Exception, ConnectionError) as exc:  # translated, never swallowed
             if isinstance(exc, ModelError):
                 raise
@@ -175,32 +214,65 @@ class OllamaReasoner:
         messages: list[dict[str, str]],
         schema: dict[str, Any],
         *,
-        timeout: float,
-        max_tokens: int = 768,
+        budget: Budget,
+        max_tokens: int = 256,
+        progress: Callable[[int], None] | None = None,
     ) -> str:
-        """One non-streaming reply constrained to ``schema`` (Ollama's structured outputs),
-        bounded by ``timeout`` in all; the JSON text, thinking left out."""
-        client = _client(self.host, self.connect_timeout, timeout)
-        try:
-            response = await asyncio.wait_for(
-                client.chat(
-                    model=self.model,
-                    messages=messages,
-                    stream=False,
-                    format=schema,
-                    options=self._options(briefing, temperature=0.0, num_predict=max_tokens),
-                ),
-                timeout,
+        """One reply constrained to ``schema`` (Ollama's structured outputs), streamed: the
+        first piece may take ``budget.first`` (reading the prompt), each next one
+        ``budget.stall``; all of it at most ``budget.cap``. ``progress`` hears the count of
+        pieces so far. The JSON text, thinking left out."""
+        client = _client(self.host, self.connect_timeout, budget.cap)
+        parts: list[str] = []
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + budget.cap
+
+        async def read() -> None:
+            request = dict(self._request(), think=False) if self.think != "auto" else self._request()
+            response = await client.chat(
+                model=self.model,
+                messages=messages,
+                stream=True,
+                format=schema,
+                options=self._options(briefing, temperature=0.0, num_predict=max_tokens),
+                **request,
             )
-        except TimeoutError as exc:
-            raise ModelTimeout(f"the model did not answer within {timeout:g} s") from exc
+            pieces = response.__aiter__()
+            wait = budget.first_wait()
+            while True:
+                left = deadline - loop.time()
+                try:
+                    part = await asyncio.wait_for(pieces.__anext__(), max(0.0, min(wait, left)))
+                except StopAsyncIteration:
+                    return
+                except TimeoutError as exc:
+                    what = "stopped writing" if parts else "did not start"
+                    spent = budget.cap - left
+                    if left <= 0:
+                        raise ModelTimeout(
+                            f"the model did not finish within the {budget.cap:g} s cap",
+                            fix="raise citation_pass_timeout in config.toml",
+                        ) from exc
+                    raise ModelTimeout(
+                        f"the model {what} within its budget ({spent:.0f} s)"
+                    ) from exc
+                wait = budget.stall_wait()
+                if part.message.content:
+                    parts.append(part.message.content)
+                    if progress is not None:
+                        progress(len(parts))
+                if part.done:
+                    self._done(part, structured=True)
+
+        try:
+            await read()
         except (Exception, ConnectionError) as exc:
             if isinstance(exc, ModelError):
                 raise
             raise translate(exc, self.host, self.model) from exc
         finally:
             await _close(client)
-        return response.message.content or ""
+        return "".join(parts)
 
     async def complete(self, briefing: Briefing) -> str:
         """The whole reply at once (ask's stages); thinking is dropped by the caller's filter."""

@@ -17,11 +17,12 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from ..backing import Evidence, declines, evidence
 from ..citations import PolicedCitations
-from ..details import Span, unsupported
+from ..details import Span
 from ..errors import ModelError
 from ..events import CitationView
-from ..grounding import Grounded, needs_pass, own_citations, repair, settle
+from ..grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
 from ..prompt import EMPTY_ASK, TONE, build_briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
 from ..retrieval import retrieve
@@ -30,7 +31,7 @@ from ..telemetry import record_turn
 from ..who import wiki_for
 from .common import (
     Filtered,
-    briefing_sources,
+    checked_details,
     citation_views,
     cited_chunk_ids,
     count_details,
@@ -38,6 +39,7 @@ from .common import (
     excerpts_of,
     found_views,
     grounding_score,
+    keep_rates,
     no_answer,
 )
 
@@ -210,7 +212,7 @@ async def run_ask(
         attached=wiki,
     )
 
-    timeout = companion.settings.citation_pass_timeout
+    cap = companion.settings.citation_pass_timeout
     max_chars = companion.settings.reply_max_chars
 
     async def draft(
@@ -227,8 +229,19 @@ async def run_ask(
             reasoner
         )
 
+    async def checked(grounded: Grounded) -> tuple[list[Span], Evidence]:
+        """The pass when the tail gave nothing, the citations backed, the details checked."""
+        if needs_pass(reasoner, grounded):
+            t0 = time.perf_counter()
+            await repair(reasoner, briefing, grounded, cap=cap)
+            stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
+        settle(briefing, grounded)
+        return _weigh(grounded, briefing, question, reasoner.offline)
+
     grounded = own_citations("", "", True, {})
     cut: str | None = None
+    spans: list[Span] = []
+    weight = Evidence((), 0, 0)
     try:
         t0 = time.perf_counter()
         grounded, cut = await draft(required=True)
@@ -236,54 +249,53 @@ async def run_ask(
         t0 = time.perf_counter()
         report = grounding_report(grounded.policed)
         stage("ground_check", t0, f"score {report['score']}")
-        if needs_pass(reasoner, grounded):
-            t0 = time.perf_counter()
-            await repair(reasoner, briefing, grounded, timeout=timeout)
-            stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-        if (
-            "revise" in persona.stages
-            and not reasoner.offline
-            and _needs_revision(grounded.policed)
-        ):
+        spans, weight = await checked(grounded)
+        if "revise" in persona.stages and not reasoner.offline and spans:
+            # Only a draft with details no source holds is sent back; the revision is kept
+            # only when it is better supported, and a refusal never replaces support.
             t0 = time.perf_counter()
             # The same briefing, byte for byte, then the draft and the feedback: the model's
             # prompt cache reuses the whole prefix.
             messages = [
                 *briefing.messages,
                 {"role": "assistant", "content": grounded.text},
-                {"role": "user", "content": _revision_note(grounded.policed)},
+                {"role": "user", "content": _revision_note(spans)},
             ]
             second, cut2 = await draft(messages)
-            if needs_pass(reasoner, second):
-                await repair(reasoner, briefing, second, timeout=timeout)
-            if (
-                grounding_report(second.policed)["score"]
-                >= grounding_report(grounded.policed)["score"]
-                and second.text.strip()
-            ):
-                grounded, cut = second, cut2
-            stage("revise", t0, f"score {grounding_report(grounded.policed)['score']}")
+            kept = "draft kept"
+            if second.text.strip():
+                spans2, weight2 = await checked(second)
+                if _better(second, weight2, grounded, weight):
+                    grounded, cut, spans, weight = second, cut2, spans2, weight2
+                    kept = "revision kept"
+            stage("revise", t0, f"{kept}; {len(spans)} unsupported")
     except ModelError as exc:
         notices.append(exc.one_line() + "; answering offline")
         reasoner = OfflineReasoner(exc.message)
         result_base.update(model=reasoner.model, offline=True)
         grounded, cut = await draft()
         stage("draft", time.perf_counter(), "offline fallback")
+        settle(briefing, grounded)
+        spans, weight = [], Evidence((), 0, 0)
 
-    settle(briefing, grounded)
     policed = grounded.policed
     answer, opinion = split_opinion(grounded.text)
-    spans = [] if reasoner.offline else unsupported(answer, briefing_sources(briefing))
+    if answer != grounded.text:
+        spans = [] if reasoner.offline else checked_details(answer, briefing, grounded)
     report = grounding_report(policed, spans, count_details(answer))
     report.update(
         repaired=grounded.repaired,
         tail=grounded.tail,
         citation_pass=grounded.pass_reason or ("ok" if grounded.repaired else None),
         cut=cut,
+        evidence=list(weight.details),
+        sentences_matched=weight.sentences,
     )
     grounded_citations = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
-    abstained = not result.chunks or not grounded_citations
-    citations = list(citation_views(policed, result))
+    # Evidence sadie finds itself counts like a citation: a right answer whose citations were
+    # lost (a cut pass, a tail the model never wrote) is not thrown away.
+    abstained = not result.chunks or not (grounded_citations or weight.support)
+    citations = list(citation_views(grounded, result))
     found = list(found_views(grounded, result))
     if abstained:
         answer = ABSTAIN
@@ -304,6 +316,7 @@ async def run_ask(
         citations,
         report,
     )
+    await asyncio.to_thread(keep_rates, reasoner)
     return AskResult(
         answer=answer,
         citations=citations,
@@ -334,22 +347,38 @@ async def _complete(
     return "".join(parts), thought
 
 
-def _needs_revision(policed: PolicedCitations) -> bool:
-    demoted = any(c.claimed == "verbatim" and c.support != "verbatim" for c in policed.citations)
-    return bool(policed.dropped) or demoted or not policed.citations
+def _weigh(
+    grounded: Grounded, briefing: Any, question: str, offline: bool
+) -> tuple[list[Span], Evidence]:
+    """A settled reply's unsupported details, and the evidence sadie finds for it."""
+    if offline:
+        return [], Evidence((), 0, 0)
+    spans = checked_details(grounded.text, briefing, grounded)
+    texts = [e.render() for e in [*briefing.excerpts, *briefing.attached_excerpts()]]
+    weight = evidence(
+        grounded.text,
+        texts,
+        question,
+        unsupported_count=len(spans),
+        sentences=len(match_sentences(grounded.text, briefing.excerpts)),
+    )
+    return spans, weight
 
 
-def _revision_note(policed: PolicedCitations) -> str:
-    problems = []
-    if policed.dropped:
-        problems.append(f"{len(policed.dropped)} citation(s) named episodes you were not shown")
-    if any(c.claimed == "verbatim" and c.support != "verbatim" for c in policed.citations):
-        problems.append("some 'verbatim' quotes are not in the excerpts word for word")
-    if not policed.citations:
-        problems.append("you cited nothing")
+def _better(second: Grounded, w2: Evidence, first: Grounded, w1: Evidence) -> bool:
+    """Whether a revision replaces its draft: better supported (fewer unsupported details, no
+    less support), and never a refusal in place of a draft that had support."""
+    first_support = w1.support + len(first.policed.citations)
+    if declines(second.text) and first_support:
+        return False
+    return w2.better_than(w1)
+
+
+def _revision_note(spans: Sequence[Span]) -> str:
+    details = ", ".join(dict.fromkeys(sp.text for sp in spans))
     return (
-        "(Your previous draft failed the citation check: " + "; ".join(problems) + ". Answer again "
-        "using only the excerpts, and copy quotes exactly.)"
+        f"(Check your draft: these details are in no excerpt: {details}. Answer again using "
+        "only what the excerpts say, keep what they support, and cite them.)"
     )
 
 

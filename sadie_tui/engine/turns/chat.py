@@ -14,6 +14,7 @@ in threads so the caller's event loop never stalls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -23,7 +24,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import conversations as conv
-from ..details import unsupported
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     Checking,
@@ -52,7 +52,7 @@ from ..who import wiki_for
 from .common import (
     Filtered,
     Steps,
-    briefing_sources,
+    checked_details,
     citation_views,
     cited_chunk_ids,
     count_details,
@@ -60,6 +60,7 @@ from .common import (
     excerpts_of,
     found_views,
     grounding_score,
+    keep_rates,
     no_answer,
     tokens_per_second,
 )
@@ -73,6 +74,7 @@ THINKING_EVERY = 0.25
 EMBEDDER_WAIT = 3.0
 WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
+CHECKING_EVERY = 1.0
 # The Replace reason when sentences the model wrote back in other words were taken out.
 ECHO_REASON = "removing echoed instructions"
 
@@ -365,9 +367,8 @@ class ChatTurn:
         grounded = own_citations(text, tail.tail, tail.diverted, briefing.shown)
         self.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
         if needs_pass(reasoner, grounded):
-            yield Checking()
-            timeout = self.host.settings.citation_pass_timeout
-            await repair(reasoner, briefing, grounded, timeout=timeout)
+            async for event in self._check(grounded):
+                yield event
         settle(briefing, grounded)
         self.grounded = grounded
         views, found = self._views(grounded)
@@ -389,7 +390,7 @@ class ChatTurn:
                 final_emotion, views, found = "serious", (), ()
         # An offline answer is sadie's own framing around verbatim quotes: nothing to check.
         check = not outcome.blocked_by and not reasoner.offline
-        spans = unsupported(final_text, briefing_sources(briefing)) if check else []
+        spans = checked_details(final_text, briefing, grounded) if check else []
         yield CitationsEvent(
             views,
             unsupported=tuple(sp.as_json() for sp in spans),
@@ -421,6 +422,30 @@ class ChatTurn:
             cut=self.cut or "",
         )
 
+    async def _check(self, grounded: Grounded) -> AsyncIterator[Event]:
+        """The citation pass, with ``Checking`` and its seconds every second while it runs
+        (its budget comes from the model's measured speed; the setting is the cap)."""
+        assert self.briefing is not None
+        started = time.perf_counter()
+        yield Checking()
+        task = asyncio.ensure_future(
+            repair(
+                self.reasoner,
+                self.briefing,
+                grounded,
+                cap=self.host.settings.citation_pass_timeout,
+            )
+        )
+        try:
+            while not (await asyncio.wait({task}, timeout=CHECKING_EVERY))[0]:
+                yield Checking(elapsed=round(time.perf_counter() - started))
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
     def _metadata(
         self,
         final_text: str,
@@ -449,6 +474,7 @@ class ChatTurn:
             "tail": g.tail,
             "repaired": g.repaired,
             "citation_pass": g.pass_reason or ("ok" if g.repaired else None),
+            "pass_ms": round(g.pass_ms, 1),
             "unsupported": [sp.as_json() for sp in spans],
             "found_by_sadie": [v.as_json() for v in found],
             "cut": self.cut,
@@ -510,6 +536,7 @@ class ChatTurn:
             unsupported=len(metadata["unsupported"]),
             cut=metadata["cut"],
         )
+        keep_rates(self.reasoner)
 
     def _partial_citations(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         """What a stopped reply keeps of its sources: its tail's citations (the complete
@@ -536,7 +563,7 @@ class ChatTurn:
         """The citations as shown, and sadie's own matches, of a settled ``grounded``."""
         assert self.result is not None
         return (
-            citation_views(grounded.policed, self.result, self.attached),
+            citation_views(grounded, self.result, self.attached),
             found_views(grounded, self.result, self.attached),
         )
 

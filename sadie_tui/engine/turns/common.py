@@ -9,7 +9,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..details import find_details
+from ..backing import moved, narrow_sources
+from ..details import Span, find_details, unsupported_within
 from ..errors import ModelNoAnswer
 from ..events import CitationView
 from ..near_echo import NearEchoes
@@ -141,16 +142,43 @@ def _titles(
 
 
 def citation_views(
-    policed: PolicedCitations, result: RetrievalResult, attached: Sequence[Attached] = ()
+    grounded: Grounded, result: RetrievalResult, attached: Sequence[Attached] = ()
 ) -> tuple[CitationView, ...]:
-    """The validated citations with the title and date of the episode each one names."""
+    """The validated citations with the title and date of the episode each one names, the
+    sentence each backs and that sentence's details the cited note does not hold."""
     titles = _titles(result, attached)
-    return tuple(
-        CitationView(
-            c.episode_id, c.quote, c.support, c.claimed, *titles.get(c.episode_id.lower(), ("", ""))
+    backed = grounded.backed
+    views = []
+    for n, c in enumerate(grounded.policed.citations):
+        backs, unbacked = "", tuple[str, ...]()
+        if backed is not None and n < len(backed.sentences):
+            start, end = backed.sentences[n]
+            backs, unbacked = grounded.text[start:end], backed.unbacked[n]
+        views.append(
+            CitationView(
+                c.episode_id,
+                c.quote,
+                c.support,
+                c.claimed,
+                *titles.get(c.episode_id.lower(), ("", "")),
+                backs=backs,
+                unbacked=unbacked,
+            )
         )
-        for c in policed.citations
-    )
+    return tuple(views)
+
+
+def checked_details(final_text: str, briefing: Briefing, grounded: Grounded) -> list[Span]:
+    """The reply's unsupported details: in a sentence a citation backs, a detail must be in
+    that citation's note or the person's message; elsewhere, anywhere in the briefing."""
+    narrow: list[tuple[int, int, list[str]]] = []
+    if grounded.backed is not None:
+        narrow = moved(
+            narrow_sources(grounded.backed, briefing.shown, briefing.headers(), briefing.message),
+            grounded.text,
+            final_text,
+        )
+    return unsupported_within(final_text, briefing_sources(briefing), narrow)
 
 
 def found_views(
@@ -208,3 +236,10 @@ def tokens_per_second(reasoner: Any, tokens: int, seconds: float) -> float:
     if count and eval_seconds > 0:
         return round(count / eval_seconds, 1)
     return round(tokens / max(seconds, 1e-6), 1)
+
+
+def keep_rates(reasoner: Any) -> None:
+    """Write the model's measured rates beside the memory (blocking: call it in a thread)."""
+    rates = getattr(reasoner, "rates", None)
+    if rates is not None:
+        rates.save()

@@ -1,0 +1,223 @@
+"""Answers with real models, end to end: right, abstained, lost, cited, and what it cost.
+
+    .venv/bin/python bench/real_answers.py --model qwen2.5-coder:1.5b [--only 33,36,...]
+        [--host http://127.0.0.1:11555] [--log ~/.cache/sadie-realmodel/bridge.jsonl]
+        [--json OUT]
+
+Needs the Ollama-compatible llama.cpp server of ``../shared/realmodel`` (its ``bridge.py``
+logs every request, with the raw output, prompt tokens and time to first token: this bench
+reads that log to see each stage the way the server did). Never run in CI.
+
+Each question of ``tests/data/demo_questions.jsonl`` is asked headless (``sadie --ask``'s
+turn) on a private copy of the demo memory. A reply is **right** when it holds one of the
+question's ``key`` strings (case and accents folded: a label added for this bench; "4:07"
+for the marathon, "ferritin" for the bloods). Per question it records:
+
+- right, abstained on an answerable question, and a **right draft lost** (the model's first
+  reply held the key, the answer shown does not);
+- at least one policed citation; verbatim citations on a wrong answer;
+- prompt tokens of the draft, the draft's first token, the citation pass's time, the
+  whole turn;
+- for a miss, which half failed: **retrieval missed** (no retrieved excerpt holds the key),
+  **model ignored the evidence** (an excerpt did, the draft did not), **policing dropped it**
+  (the draft did, the answer does not).
+
+It prints one line per question and a summary with p50 / p90. Works on older checkouts of
+sadie too (it reads only what every version's ask result has), so before/after figures come
+from the same script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+import unicodedata
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
+    os.environ.setdefault(_key, "1")
+
+from sadie_tui.commands.demo import ensure_demo  # noqa: E402
+from sadie_tui.config import load_settings  # noqa: E402
+from sadie_tui.engine.companion import Companion  # noqa: E402
+from sadie_tui.engine.memory import Memory  # noqa: E402
+from sadie_tui.engine.retrieval import retrieve  # noqa: E402
+from sadie_tui.paths import resolve_home  # noqa: E402
+
+QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
+DEFAULT_LOG = Path(os.environ.get("RM", Path.home() / ".cache" / "sadie-realmodel")) / "bridge.jsonl"
+
+
+def fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text.replace("’", "'"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).casefold()
+
+
+def holds(text: str, keys: list[str]) -> bool:
+    folded = " ".join(fold(text).split())
+    return any(fold(k) in folded for k in keys)
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    values = sorted(values)
+    return round(values[min(len(values) - 1, int(round(q * (len(values) - 1))))], 1)
+
+
+def log_lines(path: Path, start: int) -> tuple[list[dict], int]:
+    try:
+        with path.open("rb") as f:
+            f.seek(start)
+            data = f.read()
+    except OSError:
+        return [], start
+    lines = []
+    for raw in data.splitlines():
+        try:
+            lines.append(json.loads(raw))
+        except ValueError:
+            continue
+    return lines, start + len(data)
+
+
+async def ask_one(companion: Companion, memory: Memory, row: dict, log: Path) -> dict:
+    keys = row["key"]
+    persona = companion.persona(None, companion.settings.ask_persona)
+    chunks = retrieve(memory, row["question"], persona).chunks
+    in_excerpts = any(holds(c.text, keys) for c in chunks)
+    offset = log.stat().st_size if log.exists() else 0
+    started = time.perf_counter()
+    result = await companion.ask(row["question"])
+    total = time.perf_counter() - started
+    calls, _ = log_lines(log, offset)
+    drafts = [c for c in calls if not c.get("format")]
+    passes = [c for c in calls if c.get("format")]
+    draft = drafts[0] if drafts else {}
+    draft_text = str(draft.get("raw_output") or "")
+    right = holds(result.answer, keys) and not result.abstained
+    right_draft = holds(draft_text, keys)
+    verbatim = sum(1 for c in result.citations if c.support == "verbatim")
+    stages = {s["name"]: s["ms"] / 1000 for s in result.stages}
+    miss = ""
+    if not right:
+        if right_draft:
+            miss = "policing dropped it"
+        elif in_excerpts:
+            miss = "model ignored the evidence"
+        else:
+            miss = "retrieval missed"
+    return {
+        "question": row["question"],
+        "answer": result.answer,
+        "draft": draft_text,
+        "right": right,
+        "abstained": result.abstained,
+        "right_draft_lost": right_draft and not right,
+        "cited": bool(result.citations),
+        "verbatim_on_wrong": 0 if right else verbatim,
+        "prompt_tokens": int(draft.get("prompt_tokens") or 0),
+        "first_token_s": draft.get("ttft_s"),
+        "pass_s": stages.get("citation_pass", 0.0),
+        "revise_s": stages.get("revise", 0.0),
+        "calls": len(calls),
+        "pass_calls": len(passes),
+        "pass_tokens": sum(int(c.get("eval_count") or 0) for c in passes),
+        "draft_s": float(draft.get("total_s") or 0.0),
+        "total_s": round(total, 1),
+        "miss": miss,
+        "stages": result.stages,
+    }
+
+
+def summarise(model: str, records: list[dict]) -> dict:
+    n = len(records)
+    firsts = [r["first_token_s"] for r in records if r["first_token_s"]]
+    passes = [r["pass_s"] for r in records if r["pass_s"]]
+    shares = [r["pass_s"] / r["draft_s"] for r in records if r["pass_s"] and r["draft_s"]]
+    misses: dict[str, int] = {}
+    for r in records:
+        if r["miss"]:
+            misses[r["miss"]] = misses.get(r["miss"], 0) + 1
+    return {
+        "model": model,
+        "questions": n,
+        "right": sum(r["right"] for r in records),
+        "abstained": sum(r["abstained"] for r in records),
+        "right_draft_lost": sum(r["right_draft_lost"] for r in records),
+        "with_citation": sum(r["cited"] for r in records),
+        "verbatim_citations_on_wrong_answers": sum(r["verbatim_on_wrong"] for r in records),
+        "misses": misses,
+        "prompt_tokens_p50": pct([r["prompt_tokens"] for r in records], 0.5),
+        "prompt_tokens_p90": pct([r["prompt_tokens"] for r in records], 0.9),
+        "first_token_p50_s": pct(firsts, 0.5),
+        "first_token_p90_s": pct(firsts, 0.9),
+        "pass_p50_s": pct(passes, 0.5),
+        "pass_p90_s": pct(passes, 0.9),
+        "pass_share_of_draft_p50": pct(shares, 0.5),
+        "turn_p50_s": pct([r["total_s"] for r in records], 0.5),
+        "turn_p90_s": pct([r["total_s"] for r in records], 0.9),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--host", default=os.environ.get("OLLAMA_HOST", "http://127.0.0.1:11555"))
+    parser.add_argument("--model", action="append", dest="models")
+    parser.add_argument("--only", default="", help="1-based question numbers, comma-separated")
+    parser.add_argument("--log", type=Path, default=DEFAULT_LOG, help="the bridge's JSONL log")
+    parser.add_argument("--json", type=Path, default=None, help="write every answer here")
+    args = parser.parse_args(argv)
+    rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    if args.only:
+        wanted = [int(x) for x in args.only.split(",") if x.strip()]
+        rows = [rows[i - 1] for i in wanted]
+
+    os.environ["OLLAMA_HOST"] = args.host
+    os.environ["SADIE_REASONER"] = "ollama"
+    demo = resolve_home(demo=True)
+    ensure_demo(demo, quiet=True)
+    summaries, everything = [], {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in args.models or ["qwen2.5-coder:1.5b"]:
+            home = Path(tmp) / model.replace(":", "_")
+            shutil.copytree(demo, home)
+            os.environ["SADIE_MODEL"] = model
+            settings = load_settings()
+            records = []
+            with Memory.open(home) as memory:
+                companion = Companion(memory, settings)
+                for row in rows:
+                    record = asyncio.run(ask_one(companion, memory, row, args.log))
+                    records.append(record)
+                    print(
+                        f"{model} · {row['question'][:44]:44} "
+                        f"{'right' if record['right'] else 'wrong':5} "
+                        f"{'abst' if record['abstained'] else '    '} "
+                        f"{'LOST' if record['right_draft_lost'] else '    '} "
+                        f"cited={'y' if record['cited'] else 'n'} "
+                        f"prompt={record['prompt_tokens']:5} "
+                        f"pass={record['pass_s']:5.1f}s turn={record['total_s']:6.1f}s "
+                        f"{record['miss']}",
+                        flush=True,
+                    )
+            summaries.append(summarise(model, records))
+            everything[model] = records
+    print()
+    for s in summaries:
+        print(json.dumps(s))
+    if args.json:
+        args.json.write_text(json.dumps({"summaries": summaries, "answers": everything}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
