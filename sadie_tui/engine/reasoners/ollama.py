@@ -241,18 +241,19 @@ class OllamaReasoner:
             wait = budget.first_wait()
             while True:
                 left = deadline - loop.time()
+                bound = max(0.0, min(wait, left))
                 try:
-                    part = await asyncio.wait_for(pieces.__anext__(), max(0.0, min(wait, left)))
+                    part = await asyncio.wait_for(pieces.__anext__(), bound)
                 except StopAsyncIteration:
                     return
                 except TimeoutError as exc:
-                    what = "stopped writing" if parts else "did not start"
-                    spent = budget.cap - left
-                    if left <= 0:
+                    if bound >= left:
                         raise ModelTimeout(
                             f"the model did not finish within the {budget.cap:g} s cap",
                             fix="raise citation_pass_timeout in config.toml",
                         ) from exc
+                    what = "stopped writing" if parts else "did not start"
+                    spent = budget.cap - left + bound
                     raise ModelTimeout(
                         f"the model {what} within its budget ({spent:.0f} s)"
                     ) from exc
