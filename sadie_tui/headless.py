@@ -46,6 +46,18 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
     spans = result.grounding.get("unsupported") or []
     if spans and not result.abstained:
         out.print(Text(not_found_line(spans), style="yellow"))
+    timing = stages_line(result.stages, result.latency_ms)
+    if timing:
+        out.print(Text(timing, style="dim"))
+
+
+def stages_line(stages: list[dict], latency_ms: float) -> str:
+    """ "took 97 s: draft 90 s, citation pass 7.2 s" — the stages a person waits on."""
+    slow = [s for s in stages if s.get("ms", 0) >= 100]
+    if latency_ms < 1000 or not slow:
+        return ""
+    parts = [f"{s['name'].replace('_', ' ')} {s['ms'] / 1000:.1f} s" for s in slow]
+    return f"took {latency_ms / 1000:.0f} s: " + ", ".join(parts)
 
 
 def not_found_line(spans: list[dict]) -> str:
@@ -114,9 +126,10 @@ def chat(
                     write_text(value)
                     sys.stdout.flush()
                     streamed_any = True
-                case Checking(value=value):
+                case Checking(value=value, elapsed=elapsed):
                     if sys.stderr.isatty():
-                        sys.stderr.write(f"\n{value}")
+                        spent = f" {elapsed:.0f} s" if elapsed else ""
+                        sys.stderr.write(f"\r{value}{spent}" if elapsed else f"\n{value}")
                 case CitationsEvent(value=cites, found=found, unsupported=spans):
                     if streamed_any:
                         sys.stdout.write("\n")

@@ -73,18 +73,7 @@ class AskResult:
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["found_by_sadie"] = [c.as_json() for c in self.found_by_sadie]
-        data["citations"] = [
-            {
-                "episode_id": c.episode_id,
-                "quote": c.quote,
-                "support": c.support,
-                "label": c.label,
-                "claimed": c.claimed,
-                "title": c.title,
-                "date": c.date,
-            }
-            for c in self.citations
-        ]
+        data["citations"] = [c.as_json() for c in self.citations]
         return data
 
 

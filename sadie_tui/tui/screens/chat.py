@@ -441,6 +441,8 @@ class ChatScreen(Screen[None]):
                 reply.thinking(elapsed)
             case Waiting(elapsed=elapsed):
                 reply.waiting(elapsed)
+            case Checking(elapsed=elapsed) if reply.checking:
+                reply.set_checking(True, elapsed)  # the pass runs on: its seconds
             case Checking():
                 await reply.end_text()
                 reply.set_checking(True)

@@ -140,6 +140,15 @@ class CitationItem(Widget, can_focus=True):
         else:
             label = c.label
         text.append(label, style=f"bold {label_style}")
+        if c.backs:
+            # Which sentence of the reply this note backs, and what of it the note lacks.
+            backs = " ".join(safe(c.backs).split())
+            if len(backs) > 80:
+                backs = backs[:79].rsplit(" ", 1)[0] + "…"
+            text.append(f"\nbacks: “{backs}”", style="dim")
+            if c.unbacked:
+                missing = ", ".join(safe(d) for d in c.unbacked)
+                text.append(f"\nnot in this note: {missing}", style="yellow")
         return text
 
     def action_open(self) -> None:

@@ -191,6 +191,7 @@ class AssistantMessage(MessageView):
         self.message_id: str | None = None
         self.sources = Sources(state="waiting") if live else Sources()
         self.checking = False
+        self.checking_for = 0.0  # seconds the citation pass has run
         self.unsupported: list[dict] = []
         self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
@@ -225,7 +226,8 @@ class AssistantMessage(MessageView):
             text.append(f" · {count} source{'s' if count != 1 else ''}")
         if self.live and self.status == "streaming":
             if self.checking:
-                text.append(" · checking sources…", style="italic")
+                spent = f" {self.checking_for:.0f} s" if self.checking_for >= 1 else ""
+                text.append(f" · checking sources…{spent}", style="italic")
             else:
                 text.append(" · replying… esc stops", style="italic")
         return text
@@ -274,8 +276,8 @@ class AssistantMessage(MessageView):
     def waiting(self, elapsed: float) -> None:
         self.set_placeholder(f"reading your notes… {elapsed:.0f} s")
 
-    def set_checking(self, checking: bool) -> None:
-        self.checking = checking
+    def set_checking(self, checking: bool, elapsed: float = 0.0) -> None:
+        self.checking, self.checking_for = checking, elapsed
         self.update_header()
 
     async def flag(self, spans: list[dict]) -> None:
