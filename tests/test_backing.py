@@ -119,3 +119,16 @@ def test_declines_knows_a_refusal_from_an_answer():
 def test_sentence_spans_are_slices_of_the_reply():
     text = "  One. Two!\n\nThree?  Four…  "
     assert [text[a:b] for a, b in sentence_spans(text)] == ["One.", "Two!", "Three?", "Four…"]
+
+
+def test_a_verbatim_quote_is_shown_as_the_note_writes_it():
+    # qwen wrote the quote in capitals; the match folds case, what is shown is the note's.
+    note = "I'm a marathoner. 4:07:33. I didn't break four,\nand I don't care."
+    episode = "0a1b2c3d-1111-4222-8333-944455556666"
+    tail = _cite(episode, "I'M A MARATHONER. 4:07:33. I DIDN'T BREAK FOUR, AND I")
+    (citation,) = police(tail, {episode: [note]}).citations
+    assert citation.support == "verbatim"
+    assert citation.quote == "I'm a marathoner. 4:07:33. I didn't break four, and I"
+    # A paraphrase keeps the model's words: there is no span of the note to show.
+    (other,) = police(_cite(episode, "I RAN IT FAST"), {episode: [note]}).citations
+    assert other.support == "paraphrase" and other.quote == "I RAN IT FAST"

@@ -70,7 +70,8 @@ def test_event_order_and_rows(server, memory):
     # the briefing: provenance header, num_ctx, the standing prompt
     body = server.requests[-1]
     system = body["messages"][0]["content"]
-    assert f"episode {ep} (2026-03-14) Warden retro\n" in system
+    # the id cut to its shortest unique prefix (policing maps it back)
+    assert f"episode {ep[:8]} (2026-03-14) Warden retro\n" in system
     assert "@@CITATIONS@@" in system and "thoughtful confidant" in system
     assert body["options"]["num_ctx"] >= 4096
     # telemetry: one turn, one retrieval row per chunk, the cited one marked
@@ -144,7 +145,8 @@ def test_citations_policed(server, memory):
         {"episode": ep, "quote": "felt SLOWER   than it should", "support": "paraphrase"},
         {"episode": ep, "quote": "you avoided the retro", "support": "inference"},
     ]
-    server.queue(Reply(split_pieces("Answer.\n@@CITATIONS@@\n" + json.dumps(cites), 5)))
+    answer = "The auth refactor shipped; it felt slower than it should. You avoided the retro."
+    server.queue(Reply(split_pieces(answer + "\n@@CITATIONS@@\n" + json.dumps(cites), 5)))
     events = run_chat(companion(memory), "Warden?")
     got = [
         (c.episode_id, c.support, c.claimed)

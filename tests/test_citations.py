@@ -41,20 +41,21 @@ def one(entry: dict, shown=SHOWN) -> PolicedCitations:
 
 
 @pytest.mark.parametrize(
-    ("claimed", "quote", "final"),
+    ("claimed", "quote", "final", "shown"),
     [
-        ("verbatim", "Felt slower than it should have been", "verbatim"),
-        ("verbatim", "It took forever", "paraphrase"),
-        ("paraphrase", "shipped the auth refactor", "verbatim"),
-        ("paraphrase", "the refactor went slowly", "paraphrase"),
-        ("inference", "you were frustrated", "inference"),
-        ("inference", "Felt slower than it should have been", "inference"),
+        ("verbatim", "Felt slower than it should have been", "verbatim", None),
+        ("verbatim", "It took forever", "paraphrase", None),
+        # Found with case folded: shown as the note writes it.
+        ("paraphrase", "shipped the auth refactor", "verbatim", "Shipped the auth refactor"),
+        ("paraphrase", "the refactor went slowly", "paraphrase", None),
+        ("inference", "you were frustrated", "inference", None),
+        ("inference", "Felt slower than it should have been", "inference", None),
     ],
 )
-def test_grading_table(claimed, quote, final):
+def test_grading_table(claimed, quote, final, shown):
     assert grade(claimed, quote, [TEXT1]) == final
     result = one({"episode": EP1, "quote": quote, "support": claimed})
-    assert result.citations == (Citation(EP1, quote, final, claimed),)
+    assert result.citations == (Citation(EP1, shown or quote, final, claimed),)
     assert result.dropped == () and result.parse_error is None
 
 

@@ -13,7 +13,7 @@ from sadie_tui.engine.errors import ConfigError, ExitCode
 
 @pytest.fixture
 def cfg(tmp_path, monkeypatch):
-    for name in ("SADIE_MODEL", "OLLAMA_HOST", "SADIE_REASONER"):
+    for name in ("SADIE_MODEL", "OLLAMA_HOST", "SADIE_REASONER", "SADIE_THINK"):
         monkeypatch.delenv(name, raising=False)
     return tmp_path / "config.toml"
 
@@ -22,7 +22,18 @@ def test_defaults_and_values(cfg):
     cfg.write_text('model = "llama3:8b"\nread_timeout = 5\nreply_tokens = 256\nreasoner = "Offline"\n')
     s = load_settings(cfg)
     assert (s.model, s.read_timeout, s.reply_tokens, s.reasoner) == ("llama3:8b", 5.0, 256, "offline")
-    assert s.citation_pass_timeout == 30.0 and s.first_token_timeout == 900.0
+    assert s.citation_pass_timeout == 300.0 and s.first_token_timeout == 900.0
+    assert (s.think, s.keep_alive, s.num_ctx) == ("auto", "30m", 8192)
+
+
+def test_think_keep_alive_and_num_ctx(cfg, monkeypatch):
+    cfg.write_text('think = false\nkeep_alive = 600\nnum_ctx = 16384\n')
+    s = load_settings(cfg)
+    assert (s.think, s.keep_alive, s.num_ctx) == ("off", "600s", 16384)
+    cfg.write_text('think = "ON"\nkeep_alive = "2h"\n')
+    assert (load_settings(cfg).think, load_settings(cfg).keep_alive) == ("on", "2h")
+    monkeypatch.setenv("SADIE_THINK", "off")
+    assert load_settings(cfg).think == "off"
 
 
 @pytest.mark.parametrize(
@@ -35,6 +46,9 @@ def test_defaults_and_values(cfg):
         ("reply_tokens = 1.5", "reply_tokens"),
         ("reply_tokens = 99999999999", "reply_tokens"),
         ('reasoner = "gpt"', "reasoner"),
+        ('think = "maybe"', "think"),
+        ('keep_alive = "forever"', "keep_alive"),
+        ("num_ctx = 100", "num_ctx"),
         ("model = 3", "model"),
         ('ollama_host = "127.0.0.1:abc"', "ollama_host"),
         ("keys = 3", "[keys]"),

@@ -136,3 +136,14 @@ def test_budgets_come_from_the_measured_rates():
     assert known.first < unknown.first  # 100 tokens/s read, not the guess of 20
     assert known.stall == pytest.approx(max(rates_module.STALL_FLOOR, 25 / 4.0))
     assert rates.budget("m", prompt_chars=10**9, cap=300).first_wait() == 300
+
+
+def test_think_is_sent_only_when_set(cpu_server, memory, tmp_path, monkeypatch):
+    cpu_server.queue(Reply(DRAFT), Reply(PASS))
+    run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    assert "think" not in cpu_server.requests[0]  # auto: the model's own default
+    _config(tmp_path, monkeypatch, 'think = "off"\n')
+    cpu_server.queue(Reply(DRAFT), Reply(PASS))
+    run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    draft, cite_pass = cpu_server.requests[-2:]
+    assert draft["think"] is False and cite_pass["think"] is False

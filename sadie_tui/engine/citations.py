@@ -34,6 +34,7 @@ __all__ = [
     "grade",
     "is_placeholder",
     "normalise",
+    "note_span",
     "parse_tail",
     "police",
     "split_trailing_list",
@@ -231,6 +232,45 @@ def _found(needle: str, haystacks: Sequence[str]) -> bool:
     return bool(needle) and any(needle in hay for hay in haystacks)
 
 
+def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
+    """``text`` as :func:`normalise` folds it (before the strip), with, for each folded
+    character, the offset in ``text`` of the character it came from."""
+    out: list[str] = []
+    at: list[int] = []
+    in_space = False
+    for i, ch in enumerate(text):
+        if ch.isspace():
+            if not in_space:
+                out.append(" ")
+                at.append(i)
+            in_space = True
+            continue
+        in_space = False
+        for folded in ch.casefold():
+            out.append(folded)
+            at.append(i)
+    return "".join(out), at
+
+
+def note_span(quote: str, texts: Sequence[str]) -> str | None:
+    """The words of the note that ``quote`` matches (whitespace squashed, case folded), as
+    the note writes them: a verbatim quote is shown in the note's case and spacing, not the
+    model's ("I'm a marathoner", never "I'M A MARATHONER")."""
+    needle = normalise(_clean_quote(quote))
+    if not needle:
+        return None
+    for text in texts:
+        if not isinstance(text, str):
+            continue
+        folded, at = _folded_with_offsets(text)
+        start = folded.find(needle)
+        if start >= 0:
+            end = start + len(needle) - 1
+            # The note's own characters; a line break inside is a space in a one-line quote.
+            return " ".join(text[at[start] : at[end] + 1].split())
+    return None
+
+
 # -- grounding ----------------------------------------------------------------
 
 
@@ -399,6 +439,8 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
                 normalised[episode] = _normalised_texts(shown[episode])
             found = _found(normalise(cleaned), normalised[episode])
             support = "verbatim" if found else "paraphrase"
+            if found:
+                cleaned = note_span(cleaned, shown[episode]) or cleaned
         citation = Citation(episode_id=episode, quote=cleaned, support=support, claimed=claimed)
 
         key = (episode, normalise(cleaned))

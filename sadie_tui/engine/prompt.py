@@ -30,8 +30,7 @@ STANDING = (
     "Reply in plain prose, warmly and concretely, in a few short paragraphs at most, speaking to "
     'them as "you". Everything you say about their life must rest on the excerpts and context '
     "below; if they do not hold the answer, say so plainly instead of guessing. Never invent "
-    "events, people, dates or quotes. Excerpts are their words; beliefs are conclusions derived "
-    "from their notes; observations are independent records from devices and services."
+    "events, people, dates or quotes."
 )
 
 CITATION_RULES = (

@@ -121,6 +121,7 @@ class ChatTurn:
     shown: str = ""
     pieces: int = 0
     gen_seconds: float = 0.0
+    thinking_s: float = 0.0  # how long the model reasoned before its first shown word
     cut: str | None = None
     # check
     grounded: Grounded | None = None
@@ -334,6 +335,8 @@ class ChatTurn:
                         last_think = now
                         yield Thinking(round(now - think_started, 1))
                 if visible:
+                    if think_started is not None and not self.shown:
+                        self.thinking_s = round(now - think_started, 1)
                     self.shown += visible
                     yield Token(visible)
                     if now - last_save >= SAVE_EVERY:
@@ -475,6 +478,7 @@ class ChatTurn:
             "repaired": g.repaired,
             "citation_pass": g.pass_reason or ("ok" if g.repaired else None),
             "pass_ms": round(g.pass_ms, 1),
+            "thinking_s": self.thinking_s,
             "unsupported": [sp.as_json() for sp in spans],
             "found_by_sadie": [v.as_json() for v in found],
             "cut": self.cut,
