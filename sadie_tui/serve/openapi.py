@@ -72,9 +72,11 @@ def _schemas() -> dict[str, Any]:
         "type": "object",
         "properties": {
             k: _STR
-            for k in ("episode_id", "quote", "support", "claimed", "title", "date", "origin")
+            for k in (
+                "episode_id", "quote", "support", "claimed", "title", "date", "origin", "backs"
+            )
         }
-        | {"label": _STR},
+        | {"label": _STR, "unbacked": {"type": "array", "items": _STR}},
         "required": ["episode_id", "quote", "support"],
     }
     return {
