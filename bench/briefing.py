@@ -46,8 +46,7 @@ from sadie_tui.engine.prompt import (  # noqa: E402
     strip_front_matter,
 )
 from sadie_tui.engine.retrieval import retrieve  # noqa: E402
-from sadie_tui.engine.turns.common import excerpt_order, excerpts_of  # noqa: E402
-from sadie_tui.engine.who import wiki_for  # noqa: E402
+from sadie_tui.engine.turns.ask import ask_briefing  # noqa: E402
 from sadie_tui.paths import resolve_home  # noqa: E402
 
 QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
@@ -64,23 +63,20 @@ def parts_of(companion: Companion, question: str, persona_name: str, mode: str) 
     persona = companion.persona(persona_name, persona_name)
     emotion = companion.emotions.choose(question).value
     result = retrieve(memory, question, persona, now=datetime.now())
-    excerpts = excerpts_of(result)
     soul = memory.soul()
-    wiki = wiki_for(memory, question)
     tone = TONE.get(emotion, "")
-    briefing = build_briefing(
-        message=question,
-        excerpts=excerpts,
-        excerpt_order=excerpt_order(result),
-        beliefs=result.beliefs,
-        observations=result.observations,
-        observation_weight_high=persona.observation_weight > 1.0,
-        soul=soul,
-        voice=persona.voice,
-        tone=tone,
-        mode=mode,
-        attached=wiki,
-    )
+    briefing = ask_briefing(memory, question, question, persona, result, emotion)
+    if mode == "chat":
+        briefing = build_briefing(
+            message=question,
+            excerpts=briefing.excerpts,
+            beliefs=result.beliefs,
+            observations=result.observations,
+            soul=soul,
+            voice=persona.voice,
+            tone=tone,
+            attached=briefing.attached,
+        )
     headers = [e.header() for e in briefing.excerpts]
     ids_now = sum(len(e.ref or e.episode_id) for e in briefing.excerpts)
     ids_whole = sum(len(e.episode_id) for e in briefing.excerpts)

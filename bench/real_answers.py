@@ -33,9 +33,7 @@ import argparse
 import asyncio
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 import unicodedata
 from pathlib import Path
@@ -45,12 +43,10 @@ sys.path.insert(0, str(ROOT))
 for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
     os.environ.setdefault(_key, "1")
 
-from sadie_tui.commands.demo import ensure_demo  # noqa: E402
-from sadie_tui.config import load_settings  # noqa: E402
+from bench.demo_models import each_model  # noqa: E402
 from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.retrieval import retrieve  # noqa: E402
-from sadie_tui.paths import resolve_home  # noqa: E402
 
 QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
 DEFAULT_LOG = Path(os.environ.get("RM", Path.home() / ".cache" / "sadie-realmodel")) / "bridge.jsonl"
@@ -181,36 +177,25 @@ def main(argv: list[str] | None = None) -> int:
         wanted = [int(x) for x in args.only.split(",") if x.strip()]
         rows = [rows[i - 1] for i in wanted]
 
-    os.environ["OLLAMA_HOST"] = args.host
-    os.environ["SADIE_REASONER"] = "ollama"
-    demo = resolve_home(demo=True)
-    ensure_demo(demo, quiet=True)
     summaries, everything = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for model in args.models or ["qwen2.5-coder:1.5b"]:
-            home = Path(tmp) / model.replace(":", "_")
-            shutil.copytree(demo, home)
-            os.environ["SADIE_MODEL"] = model
-            settings = load_settings()
-            records = []
-            with Memory.open(home) as memory:
-                companion = Companion(memory, settings)
-                for row in rows:
-                    record = asyncio.run(ask_one(companion, memory, row, args.log))
-                    records.append(record)
-                    print(
-                        f"{model} · {row['question'][:44]:44} "
-                        f"{'right' if record['right'] else 'wrong':5} "
-                        f"{'abst' if record['abstained'] else '    '} "
-                        f"{'LOST' if record['right_draft_lost'] else '    '} "
-                        f"cited={'y' if record['cited'] else 'n'} "
-                        f"prompt={record['prompt_tokens']:5} "
-                        f"pass={record['pass_s']:5.1f}s turn={record['total_s']:6.1f}s "
-                        f"{record['miss']}",
-                        flush=True,
-                    )
-            summaries.append(summarise(model, records))
-            everything[model] = records
+    for model, memory, companion in each_model(args.models or ["qwen2.5-coder:1.5b"], args.host):
+        records = []
+        for row in rows:
+            record = asyncio.run(ask_one(companion, memory, row, args.log))
+            records.append(record)
+            print(
+                f"{model} · {row['question'][:44]:44} "
+                f"{'right' if record['right'] else 'wrong':5} "
+                f"{'abst' if record['abstained'] else '    '} "
+                f"{'LOST' if record['right_draft_lost'] else '    '} "
+                f"cited={'y' if record['cited'] else 'n'} "
+                f"prompt={record['prompt_tokens']:5} "
+                f"pass={record['pass_s']:5.1f}s turn={record['total_s']:6.1f}s "
+                f"{record['miss']}",
+                flush=True,
+            )
+        summaries.append(summarise(model, records))
+        everything[model] = records
     print()
     for s in summaries:
         print(json.dumps(s))

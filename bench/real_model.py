@@ -28,9 +28,7 @@ import asyncio
 import json
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -39,8 +37,7 @@ sys.path.insert(0, str(ROOT))
 for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
     os.environ.setdefault(_key, "1")
 
-from sadie_tui.commands.demo import ensure_demo  # noqa: E402
-from sadie_tui.config import load_settings  # noqa: E402
+from bench.demo_models import each_model  # noqa: E402
 from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.events import (  # noqa: E402
     CitationsEvent,
@@ -51,7 +48,6 @@ from sadie_tui.engine.events import (  # noqa: E402
     Token,
 )
 from sadie_tui.engine.memory import Memory  # noqa: E402
-from sadie_tui.paths import resolve_home  # noqa: E402
 
 QUESTIONS = [
     "When was my niece Ife born?",
@@ -206,36 +202,25 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     models = args.models or ["smollm2:135m", "gemma3:270m"]
 
-    os.environ["OLLAMA_HOST"] = args.host
-    os.environ["SADIE_REASONER"] = "ollama"
-    demo = resolve_home(demo=True)
-    ensure_demo(demo, quiet=True)
     summaries, everything = [], {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for model in models:
-            home = Path(tmp) / model.replace(":", "_")
-            shutil.copytree(demo, home)
-            os.environ["SADIE_MODEL"] = model
-            settings = load_settings()
-            records = []
-            with Memory.open(home) as memory:
-                companion = Companion(memory, settings)
-                known = shown_ids(memory)
-                for question in QUESTIONS[: args.questions]:
-                    once = chat_once if args.mode == "chat" else ask_once
-                    record = asyncio.run(once(companion, question, args.persona))
-                    records.append(record)
-                    print(
-                        f"{model} · {question[:48]:48} tail={record.get('tail')!s:8} "
-                        f"pass={'yes' if record.get('repaired') else 'no ':3} "
-                        f"cites={len(record.get('citations', [])):2} "
-                        f"flagged={len(record.get('unsupported', [])):2} "
-                        f"{record['total_s']:6.1f}s",
-                        flush=True,
-                    )
-            summary = summarise(model, records, known)
-            summaries.append(summary)
-            everything[model] = records
+    for model, memory, companion in each_model(models, args.host):
+        known = shown_ids(memory)
+        records = []
+        for question in QUESTIONS[: args.questions]:
+            once = chat_once if args.mode == "chat" else ask_once
+            record = asyncio.run(once(companion, question, args.persona))
+            records.append(record)
+            print(
+                f"{model} · {question[:48]:48} tail={record.get('tail')!s:8} "
+                f"pass={'yes' if record.get('repaired') else 'no ':3} "
+                f"cites={len(record.get('citations', [])):2} "
+                f"flagged={len(record.get('unsupported', [])):2} "
+                f"{record['total_s']:6.1f}s",
+                flush=True,
+            )
+        summary = summarise(model, records, known)
+        summaries.append(summary)
+        everything[model] = records
     print()
     for s in summaries:
         print(json.dumps(s))

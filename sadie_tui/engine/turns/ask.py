@@ -23,7 +23,14 @@ from ..details import Span
 from ..errors import ModelError
 from ..events import CitationView
 from ..grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
-from ..prompt import EMPTY_ASK, TONE, build_briefing, render_beliefs, render_observations
+from ..prompt import (
+    EMPTY_ASK,
+    TONE,
+    Briefing,
+    build_briefing,
+    render_beliefs,
+    render_observations,
+)
 from ..reasoners.offline import OfflineReasoner
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
@@ -183,22 +190,8 @@ async def run_ask(
             extra.append(counter)
         stage("counter", t0, "found" if counter else "none")
 
-    excerpts = excerpts_of(result)
-    soul = await asyncio.to_thread(memory.soul)
-    wiki = await asyncio.to_thread(wiki_for, memory, query)
-    briefing = build_briefing(
-        message=question,
-        excerpts=excerpts,
-        excerpt_order=excerpt_order(result),
-        beliefs=result.beliefs,
-        observations=result.observations,
-        observation_weight_high=persona.observation_weight > 1.0,
-        soul=soul,
-        voice=persona.voice,
-        tone=TONE.get(emotion, ""),
-        mode="ask",
-        extra_blocks=extra,
-        attached=wiki,
+    briefing = await asyncio.to_thread(
+        ask_briefing, memory, question, query, persona, result, emotion, extra
     )
 
     cap = companion.settings.citation_pass_timeout
@@ -319,6 +312,32 @@ async def run_ask(
         notices=notices,
         found_by_sadie=[] if abstained else found,
         **result_base,
+    )
+
+
+def ask_briefing(
+    memory: Any,
+    question: str,
+    query: str,
+    persona: Any,
+    result: Any,
+    emotion: str,
+    extra: Sequence[str] = (),
+) -> Briefing:
+    """The briefing of an ask turn (blocking: the soul summary and wiki pages are read)."""
+    return build_briefing(
+        message=question,
+        excerpts=excerpts_of(result),
+        excerpt_order=excerpt_order(result),
+        beliefs=result.beliefs,
+        observations=result.observations,
+        observation_weight_high=persona.observation_weight > 1.0,
+        soul=memory.soul(),
+        voice=persona.voice,
+        tone=TONE.get(emotion, ""),
+        mode="ask",
+        extra_blocks=extra,
+        attached=wiki_for(memory, query),
     )
 
 

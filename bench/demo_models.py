@@ -1,0 +1,36 @@
+"""What the real-model benches share: each model on a private copy of the demo memory.
+
+    for model, memory, companion in each_model(models, host):
+        ...
+
+The copy keeps the person's demo home untouched (a bench writes conversations and
+telemetry), and ``SADIE_MODEL`` / ``OLLAMA_HOST`` point the engine at the model server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+from sadie_tui.commands.demo import ensure_demo
+from sadie_tui.config import load_settings
+from sadie_tui.engine.companion import Companion
+from sadie_tui.engine.memory import Memory
+from sadie_tui.paths import resolve_home
+
+
+def each_model(models: Sequence[str], host: str) -> Iterator[tuple[str, Memory, Companion]]:
+    os.environ["OLLAMA_HOST"] = host
+    os.environ["SADIE_REASONER"] = "ollama"
+    demo = resolve_home(demo=True)
+    ensure_demo(demo, quiet=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for model in models:
+            home = Path(tmp) / model.replace(":", "_")
+            shutil.copytree(demo, home)
+            os.environ["SADIE_MODEL"] = model
+            with Memory.open(home) as memory:
+                yield model, memory, Companion(memory, load_settings())
