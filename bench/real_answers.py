@@ -194,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
                 f"{record['miss']}",
                 flush=True,
             )
+            if args.json:  # kept as it goes: a long run stopped early still has its figures
+                args.json.write_text(
+                    json.dumps({"summaries": [summarise(model, records)], "answers": records})
+                )
         summaries.append(summarise(model, records))
         everything[model] = records
     print()
