@@ -11,11 +11,16 @@ point.
 from __future__ import annotations
 
 import json
+import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
 
 from sadie_tui.config import load_settings
+from sadie_tui.display import safe
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import (
     CitationsEvent,
@@ -31,6 +36,7 @@ from tests.support.ollama_server import Reply, split_pieces
 from tests.support.serve import running
 from tests.support.turns import run_chat
 
+ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
 
 # --------------------------------------------------------------------------- item 2: withheld text
@@ -87,3 +93,50 @@ def test_a_late_reader_gets_no_withheld_tokens(tmp_path: Path) -> None:
     types = [e["type"] for e in lines]
     assert types == ["meta", "emotion", "citations", "replace", "done"], types
     assert "depression" not in json.dumps(lines)
+
+
+# --------------------------------------------------------------------------- items 3 and 7: names
+
+
+def _cli(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[bytes]:
+    """``sadie ARGS`` in a subprocess on a home under ``tmp_path``; output kept as bytes."""
+    environ = dict(os.environ, SADIE_HOME=str(tmp_path / "home"), SADIE_REASONER="offline")
+    environ.update(SADIE_CONFIG=str(tmp_path / "config"), OLLAMA_HOST="http://127.0.0.1:9")
+    environ.pop("COLUMNS", None)
+    environ.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", *args],
+        capture_output=True,
+        env=environ,
+        cwd=ROOT,
+        timeout=300,
+    )
+
+
+def test_names_that_are_not_utf8_are_skipped_named_and_escaped(tmp_path: Path) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "fine.md").write_text("A fine note about the knee.", "utf-8")
+    (notes / os.fsdecode(b"bad\xff.md")).write_text("A note with a bad name.", "utf-8")
+    (notes / os.fsdecode(b"csi\x9b31m.png")).write_bytes(b"\x89PNG")  # 0x9B: 8-bit CSI
+    folder = tmp_path / os.fsdecode(b"more\xff")
+    folder.mkdir()
+    (folder / "inside.md").write_text("A note in a folder with a bad name.", "utf-8")
+
+    done = _cli(tmp_path, "ingest", str(notes), str(folder))
+    assert done.returncode == 6, done.stderr.decode(errors="replace")  # partial: some skipped
+    assert b"Traceback" not in done.stderr
+    assert b"\x9b" not in done.stdout and b"\xff" not in done.stdout
+    out = done.stdout.decode("utf-8")
+    assert re.search(r"^added\s+1$", out, re.M), out
+    skipped = {line for line in out.splitlines() if line.startswith("skipped /")}
+    assert skipped == {
+        f"skipped {notes}/bad\\xff.md: the file name is not UTF-8",
+        f"skipped {notes}/csi\\x9b31m.png: unsupported file type (.png)",
+        f"skipped {tmp_path}/more\\xff: the folder name is not UTF-8",
+    }
+
+
+def test_a_byte_that_is_not_utf8_is_shown_as_an_escape() -> None:
+    assert safe(os.fsdecode(b"csi\x9b31m \xff")) == "csi\\x9b31m \\xff"
+    assert safe("half a pair \ud800") == "half a pair ⟨U+D800⟩"
