@@ -13,8 +13,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import httpx
@@ -22,6 +24,7 @@ import httpx
 from sadie_tui.config import load_settings
 from sadie_tui.display import safe
 from sadie_tui.engine.companion import Companion
+from sadie_tui.engine.errors import ExitCode
 from sadie_tui.engine.events import (
     CitationsEvent,
     Done,
@@ -29,6 +32,7 @@ from sadie_tui.engine.events import (
     Meta,
     Replace,
     Token,
+    to_json,
 )
 from sadie_tui.engine.session import Session
 from tests.support.fake_session import FakeSession
@@ -140,3 +144,57 @@ def test_names_that_are_not_utf8_are_skipped_named_and_escaped(tmp_path: Path) -
 def test_a_byte_that_is_not_utf8_is_shown_as_an_escape() -> None:
     assert safe(os.fsdecode(b"csi\x9b31m \xff")) == "csi\\x9b31m \\xff"
     assert safe("half a pair \ud800") == "half a pair ⟨U+D800⟩"
+
+
+# --------------------------------------------------------------------------- item 4: holder dies
+
+
+def _holder_that_dies(path: Path) -> threading.Thread:
+    """A holder on the Unix socket ``path`` that answers one chat with its ``meta`` line and
+    then dies: the connection closes in the middle of the chunked NDJSON body."""
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(1)
+    meta = Meta("c" * 32, "fake:1b", "friend", False, "m2", "m1", "hello")
+    line = (json.dumps(to_json(meta)) + "\n").encode()
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn, listener:
+            request = b""
+            while b"\r\n\r\n" not in request:
+                request += conn.recv(65536)
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\ncontent-type: application/x-ndjson\r\n"
+                b"transfer-encoding: chunked\r\n\r\n" + b"%x\r\n%s\r\n" % (len(line), line)
+            )
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_client_whose_holder_dies_gets_one_line_and_an_error_event(
+    tmp_path: Path, capsys
+) -> None:
+    from sadie_tui.commands.context import Context
+    from sadie_tui.headless import chat
+    from sadie_tui.serve.remote import RemoteSession
+
+    sock = tmp_path / "sadie.sock"
+    holder = _holder_that_dies(sock)
+    ctx = Context(home=tmp_path, settings=load_settings())
+    ctx._session = RemoteSession(tmp_path, ctx.settings, sock, holder="another sadie (pid 1)")
+    try:
+        code = chat(ctx, "hello", conversation_id=None, persona=None, new=False, ndjson=True)
+    finally:
+        ctx.close()
+    holder.join(TIMEOUT)
+    out, err = capsys.readouterr()
+    events = [json.loads(line) for line in out.splitlines()]
+    assert [e["type"] for e in events] == ["meta", "error"]
+    assert events[-1]["code"] == "stream"
+    assert code == ExitCode.MODEL  # as when the connection to the model breaks mid-reply
+    (line,) = err.splitlines()  # one line, no traceback
+    assert line.startswith("sadie: lost the memory's holder, another sadie (pid 1) (")
+    assert line.endswith("(run the command again)")
