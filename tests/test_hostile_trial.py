@@ -10,6 +10,7 @@ point.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -17,9 +18,12 @@ import socket
 import subprocess
 import sys
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.display import safe
@@ -29,11 +33,13 @@ from sadie_tui.engine.events import (
     CitationsEvent,
     Done,
     EmotionEvent,
+    Event,
     Meta,
     Replace,
     Token,
     to_json,
 )
+from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.session import Session
 from tests.support.fake_session import FakeSession
 from tests.support.ollama_server import Reply, split_pieces
@@ -198,3 +204,76 @@ def test_a_client_whose_holder_dies_gets_one_line_and_an_error_event(
     (line,) = err.splitlines()  # one line, no traceback
     assert line.startswith("sadie: lost the memory's holder, another sadie (pid 1) (")
     assert line.endswith("(run the command again)")
+
+
+# --------------------------------------------------------------------------- item 5: not text
+
+NOT_UTF8 = os.fsdecode(b"knee \xff")  # what `sadie search $'knee \xff'` gets in argv
+
+
+def test_arguments_that_are_not_utf8_are_one_usage_line(memory_home: Path, tmp_path) -> None:
+    env = {"SADIE_HOME": str(memory_home)}
+    for args in (
+        ["search", NOT_UTF8],
+        ["--ask", NOT_UTF8],
+        ["chat", NOT_UTF8],
+        ["conversations", "show", os.fsdecode(b"abcd\x9b")],
+    ):
+        done = _cli(tmp_path, *args, **env)
+        lines = done.stderr.decode("utf-8").splitlines()
+        assert done.returncode == 2 and len(lines) == 1, (args, done.stderr)
+        assert lines[0].startswith("sadie: Invalid value for ") and "not UTF-8 text" in lines[0]
+        assert "\\xff" in lines[0] or "\\x9b" in lines[0]
+    listed = _cli(tmp_path, "conversations", "list", "--json", **env)
+    assert json.loads(listed.stdout) == []  # the chat left no conversation behind
+
+
+@pytest.fixture
+def offline_api(memory_home: Path, embedder, monkeypatch):  # type: ignore[no-untyped-def]
+    """The real server over the small memory, answering with the offline reasoner."""
+    monkeypatch.setenv("SADIE_REASONER", "offline")
+    session = Session(Memory.open(memory_home, embedder=embedder), load_settings())
+    try:
+        with running(session) as api, httpx.Client(base_url=api.url, timeout=TIMEOUT) as c:
+            yield session, c
+    finally:
+        session.close()
+
+
+def _post(c: httpx.Client, url: str, body: str) -> httpx.Response:
+    return c.post(url, content=body.encode(), headers={"Content-Type": "application/json"})
+
+
+def test_a_lone_surrogate_in_a_body_is_400_and_leaves_nothing(offline_api) -> None:
+    session, c = offline_api
+    cid = c.post("/api/chat", json={"message": "hello"}).text.splitlines()
+    cid = json.loads(cid[0])["conversation_id"]
+    before = [x.id for x in session.conversations()]
+    for url, body in (
+        ("/v1/ask", '{"question": "knee \\ud800"}'),
+        (f"/v1/conversations/{cid}/chips", '{"kind": "wiki", "ref": "\\ud800"}'),
+        ("/api/chat", '{"message": "knee \\ud800"}'),
+        ("/v1/chat", '{"message": "knee \\ud800"}'),
+    ):
+        answer = _post(c, url, body)
+        assert answer.status_code == 400, (url, answer.text)
+        assert answer.json()["kind"] == "usage" and "surrogate" in answer.json()["error"]
+    assert [x.id for x in session.conversations()] == before
+    assert session.chips(cid) == []
+
+
+class _Failing(FakeSession):
+    async def chat(self, message: str, **_: Any) -> AsyncIterator[Event]:
+        yield Meta("f" * 32, "fake:1b", "friend", False, "m2", "m1", message)
+        yield EmotionEvent("curious")
+        await asyncio.sleep(0)  # the engine's next step runs in a thread: the stream has begun
+        raise TypeError("TextEncodeInput must be Union[TextInputSequence, …]")
+
+
+def test_a_stream_whose_turn_fails_ends_with_an_error_event(tmp_path: Path) -> None:
+    with running(_Failing(tmp_path)) as api, httpx.Client(base_url=api.url, timeout=TIMEOUT) as c:
+        lines = [
+            json.loads(x) for x in c.post("/api/chat", json={"message": "x"}).text.splitlines()
+        ]
+    assert [e["type"] for e in lines] == ["meta", "emotion", "error"]
+    assert lines[-1]["code"] == "error" and lines[-1]["message_id"] == "m2"

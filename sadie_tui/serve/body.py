@@ -11,6 +11,7 @@ from starlette.requests import Request
 from .errors import HTTPProblem
 
 MAX_BODY = 1024 * 1024
+MAX_DEPTH = 32  # a request body nests a few levels (chips: 3); the ingest's JSONL bound
 
 
 def _bad(message: str) -> HTTPProblem:
@@ -41,7 +42,28 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise _bad(f"the body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise _bad("the body must be a JSON object")
+    _check_text(value)
     return value
+
+
+def _check_text(value: Any) -> None:
+    """Refuse a body nested more than ``MAX_DEPTH`` deep or holding a string that is not text:
+    JSON may escape half a surrogate pair (``"\\ud800"``), which no database, tokenizer or
+    UTF-8 stream takes. Without recursion: the decoder's own limit is far deeper."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise _bad(f"the body nests more than {MAX_DEPTH} levels deep")
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad("the body holds a lone surrogate (such as \\ud800): not text") from None
+        elif isinstance(item, dict):
+            todo.extend((part, depth + 1) for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            todo.extend((part, depth + 1) for part in item)
 
 
 def _too_large() -> HTTPProblem:

@@ -22,7 +22,8 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..engine.errors import SadieError
-from ..engine.events import EmotionEvent, Event, Meta, Replace, Status, Token
+from ..engine.events import EmotionEvent, ErrorEvent, Event, Meta, Replace, Status, Token
+from .errors import kind_of
 
 log = logging.getLogger("sadie.serve")
 OnMeta = Callable[[Meta], Awaitable[None]]
@@ -70,14 +71,21 @@ class Turn:
                 if aclose is not None:
                     await aclose()
         except SadieError as exc:
-            self.failure = exc
+            self._fail(exc)
         except Exception as exc:  # a bug: logged with its traceback, reported as a failure
             log.exception("chat turn failed")
-            self.failure = SadieError(f"internal error: {type(exc).__name__}: {exc}")
+            self._fail(SadieError(f"internal error: {type(exc).__name__}: {exc}"))
         finally:
             self.done = True
             self.ready.set()
             self._notify()
+
+    def _fail(self, exc: SadieError) -> None:
+        self.failure = exc
+        if self.events:  # its stream has begun: it ends with an error event, as any other
+            meta = self.meta
+            message_id = meta.message_id if meta is not None else None
+            self._append(ErrorEvent(exc.message, kind_of(exc), exc.fix, message_id))
 
     def _append(self, event: Event) -> None:
         if isinstance(event, Replace) and event.by_policy:
