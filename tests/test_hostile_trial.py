@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import re
 import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -277,3 +279,48 @@ def test_a_stream_whose_turn_fails_ends_with_an_error_event(tmp_path: Path) -> N
         ]
     assert [e["type"] for e in lines] == ["meta", "emotion", "error"]
     assert lines[-1]["code"] == "error" and lines[-1]["message_id"] == "m2"
+
+
+# --------------------------------------------------------------------------- item 9: bodies
+
+
+def test_json_nested_100k_deep_is_a_400(tmp_path: Path) -> None:
+    deep = '{"question": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with running(FakeSession(tmp_path)) as api, httpx.Client(base_url=api.url) as c:
+        answer = _post(c, "/v1/ask", deep)
+    assert answer.status_code == 400, answer.text
+    assert answer.json() == {
+        "error": "the body nests more than 32 levels deep",
+        "fix": None,
+        "kind": "usage",
+    }
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def test_a_client_that_hangs_up_mid_body_logs_no_traceback(tmp_path: Path) -> None:
+    records = _Records()
+    with running(FakeSession(tmp_path)) as api, httpx.Client(base_url=api.url) as c:
+        logging.getLogger("uvicorn.error").addHandler(records)
+        try:
+            for _ in range(3):
+                with socket.create_connection(("127.0.0.1", api.port)) as hangs_up:
+                    hangs_up.sendall(
+                        b"POST /v1/ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n"
+                        b'Content-Type: application/json\r\n\r\n{"question": '
+                    )
+            # Nothing answers a client that is gone: give the server a second to handle the
+            # three hang-ups (a traceback was logged within milliseconds), still serving.
+            deadline = time.monotonic() + 1.0
+            while time.monotonic() < deadline and not records.records:
+                assert c.get("/v1/health").status_code == 200
+        finally:
+            logging.getLogger("uvicorn.error").removeHandler(records)
+    assert [r.getMessage() for r in records.records] == []

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from .errors import HTTPProblem
 
@@ -25,10 +25,14 @@ async def raw_body(request: Request) -> bytes:
     if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
         raise _too_large()
     data = bytearray()
-    async for chunk in request.stream():
-        data.extend(chunk)
-        if len(data) > MAX_BODY:
-            raise _too_large()
+    try:
+        async for chunk in request.stream():
+            data.extend(chunk)
+            if len(data) > MAX_BODY:
+                raise _too_large()
+    except ClientDisconnect:
+        # Nobody is left to answer; a refusal, not a crash logged with its traceback.
+        raise _bad("the client hung up before the body ended") from None
     return bytes(data)
 
 
@@ -38,6 +42,8 @@ async def json_body(request: Request) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(data)
+    except RecursionError:  # the decoder's own limit, far past ours
+        raise _bad(f"the body nests more than {MAX_DEPTH} levels deep") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise _bad(f"the body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
