@@ -15,7 +15,9 @@ import json
 import logging
 import os
 import re
+import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -44,8 +46,9 @@ from sadie_tui.engine.events import (
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.session import Session
 from tests.support.fake_session import FakeSession
-from tests.support.ollama_server import Reply, split_pieces
+from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 from tests.support.serve import running
+from tests.support.tui import copy_home
 from tests.support.turns import run_chat
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -324,3 +327,72 @@ def test_a_client_that_hangs_up_mid_body_logs_no_traceback(tmp_path: Path) -> No
         finally:
             logging.getLogger("uvicorn.error").removeHandler(records)
     assert [r.getMessage() for r in records.records] == []
+
+
+# --------------------------------------------------------------------------- item 10
+
+
+def test_a_signal_ends_the_ndjson_stream_with_an_error_event(tmp_path: Path) -> None:
+    home = copy_home(tmp_path)
+    with FakeOllama() as slow:
+        slow.queue(Reply([f"word{n} " for n in range(60)], delay=2.0))
+        env = dict(os.environ, SADIE_HOME=str(home), SADIE_CONFIG=str(tmp_path / "config"))
+        env.update(OLLAMA_HOST=slow.url, SADIE_REASONER="ollama")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "sadie_tui.cli", "chat", "How was the pottery class?"]
+            + ["--ndjson"],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdout is not None
+            lines = []
+            while not any("word1" in line for line in lines):
+                line = proc.stdout.readline()
+                assert line, "the stream ended before the second word"
+                lines.append(line)
+            proc.send_signal(signal.SIGTERM)
+            out, err = proc.communicate(timeout=TIMEOUT)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    events = [json.loads(line) for line in [*lines, *out.splitlines()]]
+    assert proc.returncode == 128 + signal.SIGTERM, err
+    assert events[-1] == {
+        "type": "error",
+        "message": "stopped by SIGTERM: the reply so far is kept as interrupted",
+        "code": "interrupted",
+        "fix": None,
+        "message_id": events[0]["message_id"],
+    }
+    assert err.strip().splitlines() == ["sadie: stopped by SIGTERM"]
+
+
+def test_an_export_file_is_private_whatever_the_umask(tmp_home: Path, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from sadie_tui import cli
+
+    session = Session.open(tmp_home, load_settings())
+    try:
+        exported = {
+            "conversation": {"title": "Pottery"},
+            "messages": [{"role": "user", "content": "hi"}],
+        }
+        cid = session.import_conversation(json.dumps(exported)).id
+    finally:
+        session.close()
+    target = tmp_path / "pottery.json"
+    mask = os.umask(0)
+    try:
+        done = CliRunner().invoke(
+            cli.main_group, ["conversations", "export", cid, "--format", "json", "-o", str(target)]
+        )
+    finally:
+        os.umask(mask)
+    assert done.exit_code == 0, done.output
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert json.loads(target.read_text("utf-8"))["messages"][0]["content"] == "hi"
