@@ -35,6 +35,7 @@ from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.errors import ExitCode
 from sadie_tui.engine.events import (
     CitationsEvent,
+    CitationView,
     Done,
     EmotionEvent,
     Event,
@@ -49,7 +50,7 @@ from tests.support.fake_session import FakeSession
 from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 from tests.support.serve import running
 from tests.support.tui import copy_home
-from tests.support.turns import run_chat
+from tests.support.turns import episode_of, run_chat
 
 ROOT = Path(__file__).resolve().parent.parent
 TIMEOUT = 60.0
@@ -396,3 +397,46 @@ def test_an_export_file_is_private_whatever_the_umask(tmp_home: Path, tmp_path: 
     assert done.exit_code == 0, done.output
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert json.loads(target.read_text("utf-8"))["messages"][0]["content"] == "hi"
+
+
+# --------------------------------------------------------------------------- item 6: forged cites
+
+
+def test_an_import_polices_its_citations_against_the_memory(memory) -> None:  # type: ignore[no-untyped-def]
+    race, _ = episode_of(memory, "Race day")
+    forged = {"episode_id": race, "quote": "Finished the Lisbon marathon in 2:59"}
+    true = {"episode_id": race, "quote": "Cried at the finish line."}
+    stranger = {"episode_id": "3f7f7a68-0b1c-4d2e-9f00-1234567890ab", "quote": "Never written"}
+    export = {
+        "format": "sadie-conversation",
+        "version": 1,
+        "conversation": {"title": "Race day"},
+        "messages": [
+            {"role": "user", "content": "How was the marathon?"},
+            {
+                "role": "assistant",
+                "content": "You ran it in 2:59.",
+                "citations": [
+                    {**forged, "support": "verbatim", "label": "verbatim", "title": "Race day"},
+                    {**true, "support": "paraphrase", "title": "Made up", "date": "1999-01-01"},
+                    {**stranger, "support": "verbatim", "title": "Nowhere"},
+                ],
+                "metadata": {
+                    "found_by_sadie": [
+                        {**forged, "support": "verbatim", "origin": "sadie"},
+                        {**true, "support": "verbatim", "origin": "sadie"},
+                    ]
+                },
+            },
+        ],
+    }
+    session = Session(memory, load_settings())
+    cid = session.import_conversation(json.dumps(export)).id
+    reply = session.messages(cid)[-1]
+    shown = [CitationView.from_json(c) for c in reply.citations]  # as a screen shows them
+    assert [(c.quote, c.support, c.label) for c in shown] == [
+        (forged["quote"], "paraphrase", "paraphrase"),
+        (true["quote"], "verbatim", "verbatim"),
+    ]
+    assert {(c["title"], c["date"]) for c in reply.citations} == {("Race day", "2026-10-11")}
+    assert [c["quote"] for c in reply.metadata["found_by_sadie"]] == [true["quote"]]
