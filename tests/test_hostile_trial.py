@@ -440,3 +440,49 @@ def test_an_import_polices_its_citations_against_the_memory(memory) -> None:  # 
     ]
     assert {(c["title"], c["date"]) for c in reply.citations} == {("Race day", "2026-10-11")}
     assert [c["quote"] for c in reply.metadata["found_by_sadie"]] == [true["quote"]]
+
+
+# --------------------------------------------------------------------------- item 8: import sizes
+
+
+def _export_of(size: int) -> str:
+    """A valid export of about ``size`` bytes (messages of 4 KB)."""
+    text = "The long walk home, again. " * 150
+    messages = [
+        {"role": "user" if n % 2 == 0 else "assistant", "content": text}
+        for n in range(size // len(text) + 1)
+    ]
+    return json.dumps({"conversation": {"title": "A long one"}, "messages": messages})
+
+
+def test_import_has_the_same_limits_with_and_without_a_holder(
+    tmp_home: Path, tmp_path: Path
+) -> None:
+    from sadie_tui.engine.conversations.export_format import MAX_EXPORT_BYTES
+    from sadie_tui.serve.holder import hold
+
+    big = tmp_path / "big.json"  # over the API's 1 MB for other bodies
+    big.write_text(_export_of(1_500_000), "utf-8")
+    huge = tmp_path / "huge.json"  # over the limit of an export
+    huge.write_text(_export_of(MAX_EXPORT_BYTES + 1), "utf-8")
+    env = {"SADIE_HOME": str(tmp_home)}
+
+    def both() -> list[tuple[int, str]]:
+        done = [_cli(tmp_path, "conversations", "import", str(f), **env) for f in (big, huge)]
+        return [(d.returncode, d.stderr.decode()) for d in done]
+
+    session = Session.open(tmp_home, load_settings())
+    try:
+        holder = hold(session)
+        assert holder is not None
+        try:
+            held = both()
+        finally:
+            holder.stop()
+    finally:
+        session.close()
+    alone = both()
+    limit = f"larger than {MAX_EXPORT_BYTES // 2**20} MB"
+    assert held[0] == alone[0] == (0, "")
+    assert held[1][0] == alone[1][0] == 2 and limit in held[1][1] and limit in alone[1][1]
+    assert held[1][1] == alone[1][1]

@@ -1,5 +1,6 @@
-"""Reading a request: a JSON object body of at most ``MAX_BODY`` bytes, typed fields, and
-typed query parameters, each failure a 400 (or 413) with the API's error shape."""
+"""Reading a request: a JSON object body of at most ``MAX_BODY`` bytes (a route may allow
+more: an import takes an export's own limit), typed fields, and typed query parameters, each
+failure a 400 (or 413) with the API's error shape."""
 
 from __future__ import annotations
 
@@ -18,18 +19,18 @@ def _bad(message: str) -> HTTPProblem:
     return HTTPProblem(400, message, kind="usage")
 
 
-async def raw_body(request: Request) -> bytes:
-    """The body's bytes, refused with 413 as soon as they pass ``MAX_BODY``."""
+async def raw_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The body's bytes, refused with 413 as soon as they pass ``limit``."""
     declared = request.headers.get("content-length")
     # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
-    if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
-        raise _too_large()
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
     data = bytearray()
     try:
         async for chunk in request.stream():
             data.extend(chunk)
-            if len(data) > MAX_BODY:
-                raise _too_large()
+            if len(data) > limit:
+                raise _too_large(limit)
     except ClientDisconnect:
         # Nobody is left to answer; a refusal, not a crash logged with its traceback.
         raise _bad("the client hung up before the body ended") from None
@@ -72,8 +73,8 @@ def _check_text(value: Any) -> None:
             todo.extend((part, depth + 1) for part in item)
 
 
-def _too_large() -> HTTPProblem:
-    return HTTPProblem(413, f"the body is larger than {MAX_BODY} bytes", kind="too_large")
+def _too_large(limit: int) -> HTTPProblem:
+    return HTTPProblem(413, f"the body is larger than {limit} bytes", kind="too_large")
 
 
 def text_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:

@@ -21,6 +21,9 @@ from .message_log import ROLES, STATUSES
 
 EXPORT_FORMAT = "sadie-conversation"
 EXPORT_VERSION = 1
+# The largest export an import reads, the same from a file and over the holder's API (a
+# note's limit: a conversation past it is thousands of messages).
+MAX_EXPORT_BYTES = 10 * 1024 * 1024
 
 _CITATION_TEXT = ("episode_id", "episode", "quote", "support", "claimed", "title", "date", "origin")
 # Metadata a screen reads back when it replays a conversation: lists of objects.
@@ -66,11 +69,22 @@ def _bad(where: str, what: str) -> UsageError:
 
 
 def decode_export(data: bytes, source: str = "the file") -> str:
-    """The text of an export file's bytes (UTF-8, a byte-order mark allowed)."""
+    """The text of an export file's bytes (UTF-8, a byte-order mark allowed), at most
+    ``MAX_EXPORT_BYTES`` of them."""
+    if len(data) > MAX_EXPORT_BYTES:
+        raise too_large(len(data))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _bad(source, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def too_large(size: int) -> UsageError:
+    return UsageError(
+        f"the export is larger than {MAX_EXPORT_BYTES // 2**20} MB ({size / 2**20:.1f} MB):"
+        " not imported",
+        title="Import",
+    )
 
 
 def _no_constant(name: str) -> Any:
@@ -79,6 +93,9 @@ def _no_constant(name: str) -> Any:
 
 def read_export(text: str) -> ImportedConversation:
     """The conversation in an export's text, every field checked."""
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_EXPORT_BYTES:
+        raise too_large(size)
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
