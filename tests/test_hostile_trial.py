@@ -234,6 +234,19 @@ def test_arguments_that_are_not_utf8_are_one_usage_line(memory_home: Path, tmp_p
     assert json.loads(listed.stdout) == []  # the chat left no conversation behind
 
 
+def test_an_export_with_a_lone_surrogate_is_one_usage_line(tmp_path: Path) -> None:
+    forged = tmp_path / "forged.json"
+    body = '"conversation": {"title": "Knee"}, "messages": [{"role": "user", "content": "\\ud800"}]'
+    forged.write_text("{" + body + "}", "utf-8")
+    done = _cli(tmp_path, "conversations", "import", str(forged))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().splitlines() == [
+        "sadie: not a sadie conversation export: a string holds a lone surrogate (such as \\ud800)"
+    ]
+    listed = _cli(tmp_path, "conversations", "list", "--json")
+    assert json.loads(listed.stdout) == []
+
+
 @pytest.fixture
 def offline_api(memory_home: Path, embedder, monkeypatch):  # type: ignore[no-untyped-def]
     """The real server over the small memory, answering with the offline reasoner."""

@@ -2,10 +2,10 @@
 
 ``read_export`` parses the text and checks every field the import stores or a screen later
 reads, and returns plain records. Any problem — bytes that are not UTF-8, text that is not
-JSON or is nested past the parser's depth, a field of the wrong type, an unknown role or chip
-kind, a graph chip whose id is not a number — is one ``UsageError`` line, ``not a sadie
-conversation export: <where>: <what>`` (exit 2), raised before the database is touched, so
-a malformed file stores nothing. Pure: no I/O.
+JSON or is nested past the parser's depth, a lone surrogate, a field of the wrong type, an
+unknown role or chip kind, a graph chip whose id is not a number — is one ``UsageError``
+line, ``not a sadie conversation export: <where>: <what>`` (exit 2), raised before the
+database is touched, so a malformed file stores nothing. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def _no_constant(name: str) -> Any:
 
 def read_export(text: str) -> ImportedConversation:
     """The conversation in an export's text, every field checked."""
-    size = len(text.encode("utf-8", "surrogatepass"))
+    size = len(text.encode("utf-8", "surrogatepass"))  # the text may come from anywhere
     if size > MAX_EXPORT_BYTES:
         raise too_large(size)
     try:
@@ -104,6 +104,7 @@ def read_export(text: str) -> ImportedConversation:
         raise _bad("", f"not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise _bad("", f"the file holds {_what(data)}, not an object")
+    _check_text(data)
     if "format" in data and data["format"] != EXPORT_FORMAT:
         raise _bad("format", f"is {data['format']!r}, not {EXPORT_FORMAT!r}")
     version = data.get("version", EXPORT_VERSION)
@@ -124,6 +125,23 @@ def read_export(text: str) -> ImportedConversation:
         messages=[_message(item, f"messages[{n}]") for n, item in _items(data, "messages")],
         chips=[_chip(item, f"chips[{n}]") for n, item in _items(data, "chips")],
     )
+
+
+def _check_text(data: Any) -> None:
+    """Every string in the file is text: JSON may escape half a surrogate pair (``"\\ud800"``),
+    which the database cannot store. Without recursion: the parser allows deep nesting."""
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad("", "a string holds a lone surrogate (such as \\ud800)") from None
+        elif isinstance(item, dict):
+            todo.extend(part for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            todo.extend(item)
 
 
 def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
