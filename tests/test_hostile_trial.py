@@ -46,6 +46,7 @@ from sadie_tui.engine.events import (
 )
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.session import Session
+from tests.conftest import write_notes
 from tests.support.fake_session import FakeSession
 from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 from tests.support.serve import running
@@ -499,3 +500,63 @@ def test_import_has_the_same_limits_with_and_without_a_holder(
     assert held[0] == alone[0] == (0, "")
     assert held[1][0] == alone[1][0] == 2 and limit in held[1][1] and limit in alone[1][1]
     assert held[1][1] == alone[1][1]
+
+
+# --------------------------------------------------------------------------- item 11: "first"
+
+
+def _journal(day: str, title: str, text: str) -> tuple[str, str]:
+    return f"journal/{day}.md", f"---\ntitle: {title}\ndate: {day}\nkind: journal\n---\n{text}"
+
+
+GREENHOUSE = dict(
+    [
+        _journal(
+            "2026-02-08",
+            "Sunday at Dad's",
+            "Long lunch at Dad's. He talked about the allotment committee, the leek competition"
+            " and a plan to build a greenhouse from the old windows the neighbours threw out."
+            " I mostly listened. Ife slept on my lap through all of it.",
+        ),
+        _journal(
+            "2026-07-14",
+            "First tomatoes",
+            "First tomatoes planted in the greenhouse today. The greenhouse smells of warm soil"
+            " and tomato leaves; I could sit in the greenhouse all afternoon.",
+        ),
+        _journal(
+            "2026-06-03",
+            "Planting",
+            "Dad walked me round his allotment on the phone, the greenhouse full of seedlings.",
+        ),
+        _journal(
+            "2026-05-26",
+            "Estuary, a shape",
+            "I wrote for an hour about the estuary. Writing first thing is the only way I write"
+            " at all; the first page is always about light on the water.",
+        ),
+        _journal(
+            "2026-01-31",
+            "Sixteen kilometres",
+            "First long run of the year, sixteen kilometres. I want to write down the route.",
+        ),
+    ]
+)
+
+
+def test_first_means_the_oldest_note_on_the_topic(tmp_path: Path, tmp_home: Path, embedder) -> None:
+    from sadie_tui.engine.personas import get_persona
+    from sadie_tui.engine.retrieval import retrieve
+    from sadie_tui.engine.retrieval.recency import by_date
+
+    notes = write_notes(tmp_path / "notes", GREENHOUSE)
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        memory.ingest([notes])
+        result = retrieve(
+            memory, "When did I first write about the greenhouse?", get_persona("analyst")
+        )
+    assert result.recency is not None and result.recency.order == "oldest"
+    ranked = [c.title for c in result.chunks]
+    on_topic = ["Sunday at Dad's", "Planting", "First tomatoes"]  # the notes with a greenhouse
+    assert ranked[:3] == on_topic, ranked  # in date order: "first" is the oldest of them
+    assert [c.title for c in by_date(result.chunks, result.recency)][:3] == on_topic
