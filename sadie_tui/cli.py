@@ -38,7 +38,45 @@ COMMANDS: dict[str, str] = {
 
 def _load(target: str) -> click.Command:
     module, _, attr = target.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    return _text_only(getattr(importlib.import_module(module), attr))
+
+
+def _is_utf8(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+class Text(click.ParamType):
+    """A text argument (a message, a query, an id, a title): bytes that are not UTF-8, which
+    Python carries as lone surrogates, are a usage error here, before a conversation is made
+    or a database or tokenizer meets them. Paths (``click.Path``) keep such bytes: an ingest
+    names and skips a file whose name holds them."""
+
+    name = "text"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and not _is_utf8(value):
+            from .display import safe
+
+            self.fail(f"not UTF-8 text: {safe(value)}", param, ctx)
+        return value
+
+
+TEXT = Text()
+
+
+def _text_only(command: click.Command) -> click.Command:
+    """``command`` (and its subcommands) with every plain string parameter typed ``TEXT``."""
+    for param in command.params:
+        if param.type is click.STRING:
+            param.type = TEXT
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _text_only(sub)
+    return command
 
 
 class SadieGroup(click.Group):
@@ -61,7 +99,12 @@ class SadieGroup(click.Group):
             if close and " " not in args[0]:
                 # A typo of a command, not a question: say so instead of opening the app.
                 raise click.UsageError(f"no such command {args[0]!r}; did you mean {close[0]!r}?")
-            ctx.meta["sadie.question"] = " ".join(args)
+            question = " ".join(args)
+            if not _is_utf8(question):
+                from .display import safe
+
+                raise click.UsageError(f"the question is not UTF-8 text: {safe(question)}")
+            ctx.meta["sadie.question"] = question
             return "open", _open_command, []
         return super().resolve_command(ctx, args)
 
@@ -102,10 +145,17 @@ def run_tui(ctx: click.Context, question: str | None) -> None:
     "--demo", is_flag=True, help="Use the demo memory (built on first use) instead of your own."
 )
 @click.option(
-    "--ask", "question", metavar="QUESTION", help="Answer one question headless and exit."
+    "--ask",
+    "question",
+    type=TEXT,
+    metavar="QUESTION",
+    help="Answer one question headless and exit.",
 )
 @click.option(
-    "--persona", default=None, help="Persona for --ask (analyst, coach, friend, skeptic, …)."
+    "--persona",
+    type=TEXT,
+    default=None,
+    help="Persona for --ask (analyst, coach, friend, skeptic, …).",
 )
 @click.option("--json", "as_json", is_flag=True, help="With --ask: print one JSON object.")
 @click.option(

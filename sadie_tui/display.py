@@ -6,7 +6,9 @@ direction overrides. Shown raw they recolour the screen, rename the terminal's t
 later output behind an unterminated OSC. Every face shows text through ``safe``: each such
 character becomes a visible stand-in (ESC ``␛``, the other C0 controls their control
 pictures, DEL ``␡``, C1 and direction overrides ``⟨U+009B⟩``), so an escape sequence reads
-as harmless text such as ``␛[31m``. Tabs and newlines stay; ``\\r\\n`` becomes ``\\n``. The
+as harmless text such as ``␛[31m``. A byte that was not UTF-8 (a file name, an argument:
+Python carries it as a lone surrogate, which a terminal would get raw) reads ``\\x9b``; any
+other lone surrogate ``⟨U+D800⟩``. Tabs and newlines stay; ``\\r\\n`` becomes ``\\n``. The
 stored data keeps what came in; only what is shown changes. One ``str.translate``: linear.
 """
 
@@ -25,8 +27,10 @@ def _table() -> dict[int, str]:
         if code not in _KEEP:
             table[code] = chr(0x2400 + code)  # ␀ … ␟ (ESC is ␛)
     table[0x7F] = "\u2421"  # ␡
-    for code in [*range(0x80, 0xA0), *_DIRECTION]:
+    for code in [*range(0x80, 0xA0), *_DIRECTION, *range(0xD800, 0xE000)]:
         table[code] = f"⟨U+{code:04X}⟩"
+    for code in range(0xDC80, 0xDD00):  # surrogateescape: the byte 0x80–0xFF it stood for
+        table[code] = f"\\x{code - 0xDC00:02x}"
     return table
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
 from . import signals
-from .engine.errors import ExitCode, UsageError, exit_code_for
+from .engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
     from .commands.context import Context
@@ -97,13 +98,18 @@ def chat(
 
     session = _session(ctx)
     code = int(ExitCode.OK)
+    reply_id: str | None = None
+    ended = False  # the stream's done or error event is out
 
     async def run() -> None:
-        nonlocal code
+        nonlocal code, reply_id, ended
         streamed_any = False
         thinking_shown = False
         stream = session.chat(message, conversation_id=conversation_id, persona=persona, new=new)
         async for event in stream:
+            if isinstance(event, Meta):
+                reply_id = event.message_id
+            ended = isinstance(event, Done | ErrorEvent)
             if ndjson:
                 print_ndjson(to_json(event))
                 if isinstance(event, ErrorEvent):
@@ -148,9 +154,25 @@ def chat(
                     error_line(msg + (f" ({fix})" if fix else ""))
                     code = int(exit_code_for(err_code))
 
+    def stopped(why: str) -> None:
+        """Every NDJSON stream ends with ``done`` or ``error``: one stopped by ctrl+c or a
+        signal too (its reply is kept as interrupted)."""
+        if ndjson and not ended:
+            with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no line
+                event = ErrorEvent(
+                    f"{why}: the reply so far is kept as interrupted",
+                    code=ErrorKind.INTERRUPTED,
+                    message_id=reply_id,
+                )
+                print_ndjson(to_json(event))
+
     try:
         signals.run(run())
     except KeyboardInterrupt:  # ctrl+c (a signal's Terminated is no KeyboardInterrupt)
+        stopped("interrupted")
         error_line("interrupted: the reply so far is kept and marked interrupted")
         return 130
+    except signals.Terminated as exc:
+        stopped(exc.one_line())
+        raise
     return code

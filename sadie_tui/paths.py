@@ -107,6 +107,15 @@ def make_private_folder(folder: Path) -> None:
     os.chmod(folder, 0o700)  # mkdir's mode goes through the umask
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path``. A file this creates is its owner's only (0600)
+    whatever the umask, like the memory it came from; one that exists keeps the mode its
+    owner gave it."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with open(fd, "w", encoding="utf-8") as out:
+        out.write(text)
+
+
 def keep_private(path: Path) -> None:
     """Take the group and other permissions off one of sadie's files or folders, if it
     exists and has any (best effort: a file sadie may not change stays as it is)."""

@@ -14,6 +14,7 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.conversations import AmbiguousIdError
 from sadie_tui.engine.errors import NotFoundError, SadieError
 from sadie_tui.engine.store.db import Database
+from tests.test_chips import add_episode
 
 
 @pytest.fixture
@@ -332,6 +333,10 @@ def test_export_names_the_personas_the_replies_used(db: Database) -> None:
 
 def test_export_json_round_trip(db: Database) -> None:
     c = _sample(db)
+    # The cited note is in this memory: an import polices its citations against it.
+    add_episode(
+        db, "Race day", "2026-10-11", "Finished in 3:58.", "3f7f7a68-0b1c-4d2e-9f00-1234567890ab"
+    )
     db.execute(
         "INSERT INTO chips (id, conversation_id, kind, ref_id, label) VALUES (?, ?, ?, ?, ?)",
         [conv.new_id(), c.id, "wiki", "ref-1", "Ines"],

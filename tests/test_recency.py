@@ -93,6 +93,7 @@ class _C:
     final: float
     occurred_at: datetime
     in_window: bool | None = None
+    on_topic: bool | None = None
 
 
 def test_by_date_orders_the_relevant_and_leaves_the_rest() -> None:

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from ..display import safe
 from ..engine import conversations as conv
+from ..paths import write_private
 from .context import Context
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
         sys.stdout.flush()
         return
     try:
-        output.write_text(text, encoding="utf-8")
+        write_private(output, text)  # an export is the person's journal too: 0600
     except OSError as exc:
         raise click.FileError(str(output), hint=exc.strerror or str(exc)) from exc
     err_console().print(f"wrote {escape(str(output))}")

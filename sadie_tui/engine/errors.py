@@ -33,6 +33,7 @@ class ErrorKind(StrEnum):
     TIMEOUT = "timeout"
     STREAM = "stream"
     NO_ANSWER = "no_answer"
+    INTERRUPTED = "interrupted"  # ctrl+c or a signal stopped the reply (kept as interrupted)
     FAILURE = "error"
 
 
@@ -47,6 +48,9 @@ EXIT_CODES: dict[ErrorKind, ExitCode] = {
     ErrorKind.TIMEOUT: ExitCode.MODEL,
     ErrorKind.STREAM: ExitCode.MODEL,
     ErrorKind.NO_ANSWER: ExitCode.MODEL,
+    # The stopped process itself exits 128 + the signal (130 for ctrl+c); a client reading
+    # the event from its holder did not get its reply.
+    ErrorKind.INTERRUPTED: ExitCode.FAILURE,
     ErrorKind.FAILURE: ExitCode.FAILURE,
 }
 

@@ -146,6 +146,11 @@ class Replace:
     reason: str = ""
     type: str = field(default="replace", init=False)
 
+    @property
+    def by_policy(self) -> bool:
+        """A policy rewrote or blocked the reply: what streamed before is withheld text."""
+        return self.reason.startswith("policy")
+
 
 @dataclass(frozen=True)
 class Done:

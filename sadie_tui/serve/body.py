@@ -1,33 +1,39 @@
-"""Reading a request: a JSON object body of at most ``MAX_BODY`` bytes, typed fields, and
-typed query parameters, each failure a 400 (or 413) with the API's error shape."""
+"""Reading a request: a JSON object body of at most ``MAX_BODY`` bytes (a route may allow
+more: an import takes an export's own limit), typed fields, and typed query parameters, each
+failure a 400 (or 413) with the API's error shape."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 from .errors import HTTPProblem
 
 MAX_BODY = 1024 * 1024
+MAX_DEPTH = 32  # a request body nests a few levels (chips: 3); the ingest's JSONL bound
 
 
 def _bad(message: str) -> HTTPProblem:
     return HTTPProblem(400, message, kind="usage")
 
 
-async def raw_body(request: Request) -> bytes:
-    """The body's bytes, refused with 413 as soon as they pass ``MAX_BODY``."""
+async def raw_body(request: Request, limit: int = MAX_BODY) -> bytes:
+    """The body's bytes, refused with 413 as soon as they pass ``limit``."""
     declared = request.headers.get("content-length")
     # ASCII digits only: "²".isdigit() is true, yet int("²") fails.
-    if declared and declared.isascii() and declared.isdigit() and int(declared) > MAX_BODY:
-        raise _too_large()
+    if declared and declared.isascii() and declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
     data = bytearray()
-    async for chunk in request.stream():
-        data.extend(chunk)
-        if len(data) > MAX_BODY:
-            raise _too_large()
+    try:
+        async for chunk in request.stream():
+            data.extend(chunk)
+            if len(data) > limit:
+                raise _too_large(limit)
+    except ClientDisconnect:
+        # Nobody is left to answer; a refusal, not a crash logged with its traceback.
+        raise _bad("the client hung up before the body ended") from None
     return bytes(data)
 
 
@@ -37,15 +43,38 @@ async def json_body(request: Request) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(data)
+    except RecursionError:  # the decoder's own limit, far past ours
+        raise _bad(f"the body nests more than {MAX_DEPTH} levels deep") from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise _bad(f"the body is not valid JSON: {exc}") from exc
     if not isinstance(value, dict):
         raise _bad("the body must be a JSON object")
+    _check_text(value)
     return value
 
 
-def _too_large() -> HTTPProblem:
-    return HTTPProblem(413, f"the body is larger than {MAX_BODY} bytes", kind="too_large")
+def _check_text(value: Any) -> None:
+    """Refuse a body nested more than ``MAX_DEPTH`` deep or holding a string that is not text:
+    JSON may escape half a surrogate pair (``"\\ud800"``), which no database, tokenizer or
+    UTF-8 stream takes. Without recursion: the decoder's own limit is far deeper."""
+    todo: list[tuple[Any, int]] = [(value, 0)]
+    while todo:
+        item, depth = todo.pop()
+        if depth > MAX_DEPTH:
+            raise _bad(f"the body nests more than {MAX_DEPTH} levels deep")
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad("the body holds a lone surrogate (such as \\ud800): not text") from None
+        elif isinstance(item, dict):
+            todo.extend((part, depth + 1) for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            todo.extend((part, depth + 1) for part in item)
+
+
+def _too_large(limit: int) -> HTTPProblem:
+    return HTTPProblem(413, f"the body is larger than {limit} bytes", kind="too_large")
 
 
 def text_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:

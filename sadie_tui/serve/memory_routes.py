@@ -14,6 +14,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import __version__
+from ..engine.conversations.export_format import MAX_EXPORT_BYTES
 from ..engine.session import SessionProtocol
 from .body import json_body, query_bool, query_int, raw_body, text_field
 from .errors import HTTPProblem, error_response, json_response
@@ -111,8 +112,9 @@ async def export_conversation(request: Request) -> Response:
 
 async def import_conversation(request: Request) -> Response:
     """``POST /v1/conversations/import`` with a JSON export as the body: a new conversation.
-    The body goes to the engine as it came, so a malformed file gets the CLI's own error."""
-    data = await raw_body(request)
+    The body goes to the engine as it came, so a malformed file gets the CLI's own error; it
+    may be as large as an export file the CLI imports (``MAX_EXPORT_BYTES``)."""
+    data = await raw_body(request, MAX_EXPORT_BYTES)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -28,7 +28,7 @@ _ERROR_TEXT = {
     401: "No or wrong bearer token",
     403: "Foreign Origin or Host",
     404: "Not found",
-    413: "Body over 1 MB",
+    413: "Body over 1 MB (an import: over 10 MB)",
     502: "The model failed",
     503: "The memory failed",
 }

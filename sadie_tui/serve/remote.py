@@ -307,18 +307,27 @@ class RemoteSession:
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
         transport = _async_transport(self.path)
-        async with (
-            httpx.AsyncClient(transport=transport, base_url=BASE_URL, timeout=_timeout()) as c,
-            c.stream("POST", "/api/chat", json=body) as response,
-        ):
-            if response.status_code >= 400:
-                await response.aread()
-                error = _error(response.status_code, _json(response))
-                yield ErrorEvent(error.message, code=kind_of(error), fix=error.fix)
-                return
-            async for line in response.aiter_lines():
-                if line.strip():
-                    yield from_json(json.loads(line))
+        try:
+            async with (
+                httpx.AsyncClient(transport=transport, base_url=BASE_URL, timeout=_timeout()) as c,
+                c.stream("POST", "/api/chat", json=body) as response,
+            ):
+                if response.status_code >= 400:
+                    await response.aread()
+                    error = _error(response.status_code, _json(response))
+                    yield ErrorEvent(error.message, code=kind_of(error), fix=error.fix)
+                    return
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        yield from_json(json.loads(line))
+        except httpx.HTTPError as exc:
+            # The holder went away (killed, crashed) before or during the reply: the stream's
+            # own error event, as when the connection to the model breaks mid-reply.
+            yield ErrorEvent(
+                f"lost the memory's holder, {self.holder} ({type(exc).__name__})",
+                code=ErrorKind.STREAM,
+                fix="run the command again",
+            )
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
         body: dict[str, Any] = {"question": question}

@@ -8,6 +8,9 @@ client goes away; the engine then keeps the reply so far as ``interrupted``.
 Stopping waits until the turn is past its first events (``Meta``, ``EmotionEvent``, notices):
 those come from the step that writes both messages, which the engine does not guard, so a
 turn cut there would leave its reply ``streaming``.
+
+A reply a policy rewrote or blocked (``Replace.by_policy``) is replayed without its tokens:
+a reader that attaches afterwards gets the final text only, as the stored message holds it.
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 from ..engine.errors import SadieError
-from ..engine.events import EmotionEvent, Event, Meta, Status
+from ..engine.events import EmotionEvent, ErrorEvent, Event, Meta, Replace, Status, Token
+from .errors import kind_of
 
 log = logging.getLogger("sadie.serve")
 OnMeta = Callable[[Meta], Awaitable[None]]
@@ -38,6 +42,7 @@ class Turn:
         self._changed = asyncio.Event()
         self._stop = False
         self._closable = False
+        self._withheld = 0  # the events before this one streamed text a policy withheld
         self.task: asyncio.Task[None] | None = None
 
     def start(self) -> Turn:
@@ -66,16 +71,25 @@ class Turn:
                 if aclose is not None:
                     await aclose()
         except SadieError as exc:
-            self.failure = exc
+            self._fail(exc)
         except Exception as exc:  # a bug: logged with its traceback, reported as a failure
             log.exception("chat turn failed")
-            self.failure = SadieError(f"internal error: {type(exc).__name__}: {exc}")
+            self._fail(SadieError(f"internal error: {type(exc).__name__}: {exc}"))
         finally:
             self.done = True
             self.ready.set()
             self._notify()
 
+    def _fail(self, exc: SadieError) -> None:
+        self.failure = exc
+        if self.events:  # its stream has begun: it ends with an error event, as any other
+            meta = self.meta
+            message_id = meta.message_id if meta is not None else None
+            self._append(ErrorEvent(exc.message, kind_of(exc), exc.fix, message_id))
+
     def _append(self, event: Event) -> None:
+        if isinstance(event, Replace) and event.by_policy:
+            self._withheld = len(self.events)
         self.events.append(event)
         self._notify()
 
@@ -103,8 +117,10 @@ class Turn:
         while True:
             changed = self._changed
             while seen < len(self.events):
-                yield self.events[seen]
+                event = self.events[seen]
                 seen += 1
+                if not (seen <= self._withheld and isinstance(event, Token)):
+                    yield event
             if self.done:
                 return
             await changed.wait()

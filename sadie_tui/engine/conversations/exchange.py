@@ -2,18 +2,23 @@
 
 The JSON export (``format: sadie-conversation``, ``version: 1``) holds the conversation, its
 messages and chips; importing it makes a new conversation with new ids, once
-``export_format`` has checked the file.
+``export_format`` has checked the file. A file may have been edited by hand: its citations
+are policed again against this memory, as a reply's are (``_policed``).
 """
 
 from __future__ import annotations
 
 import json
 import uuid
+from dataclasses import replace
+from typing import Any
 
+from ..citations import grade
 from ..errors import SadieError
 from ..events import CitationView
 from ..store import chips as chip_repo
 from ..store import conversations as repo
+from ..store import episodes as episode_repo
 from ..store.conversations import Conversation, Message, iso
 from ..store.db import Database
 from ..store.ids import now
@@ -49,6 +54,51 @@ def export(db: Database, conversation_id: str, fmt: str) -> str:
         }
         return json.dumps(data, ensure_ascii=False, indent=2) + "\n"
     return _markdown(conversation, items, [(k, label) for k, _r, label, _s, _t in chips])
+
+
+def _policed(
+    db: Database,
+    items: list[dict[str, Any]],
+    episodes: dict[str, episode_repo.EpisodeRecord | None],
+    *,
+    found: bool = False,
+) -> list[dict[str, Any]]:
+    """Citations from a file, checked against this memory: one whose episode is not here is
+    dropped; support (and a label) is graded again against the episode's text, so
+    ``verbatim`` stays a guarantee; title and date are the episode's own. ``found``
+    (sentences sadie matched in a note): kept only where they are in it word for word."""
+    kept: list[dict[str, Any]] = []
+    for item in items:
+        view = CitationView.from_json(item)
+        if view.episode_id not in episodes:
+            episodes[view.episode_id] = episode_repo.get_episode(db, view.episode_id)
+        episode = episodes[view.episode_id]
+        if episode is None:
+            continue
+        support = grade(view.support, view.quote, [episode.text])
+        if found and support != "verbatim":
+            continue
+        checked = {
+            **item,
+            "episode_id": episode.id,
+            "support": support,
+            "title": episode.title,
+            "date": episode.date,
+        }
+        if "label" in item:
+            checked["label"] = replace(view, support=support).label
+        kept.append(checked)
+    return kept
+
+
+def _policed_metadata(
+    db: Database, metadata: dict[str, Any], episodes: dict[str, episode_repo.EpisodeRecord | None]
+) -> dict[str, Any]:
+    """The message's metadata with its "found by sadie" sentences policed (``_policed``)."""
+    if not metadata.get("found_by_sadie"):
+        return metadata
+    found = _policed(db, metadata["found_by_sadie"], episodes, found=True)
+    return {**metadata, "found_by_sadie": found}
 
 
 def _markdown(
@@ -123,6 +173,14 @@ def import_json(db: Database, text: str) -> Conversation:
     The file is checked whole first (``export_format``): a malformed one is a one-line
     ``UsageError`` and nothing is stored."""
     found = read_export(text)
+    episodes: dict[str, episode_repo.EpisodeRecord | None] = {}
+    checked = [
+        (
+            _policed(db, item.citations, episodes),
+            _policed_metadata(db, item.metadata, episodes),
+        )
+        for item in found.messages
+    ]
     cid = str(uuid.uuid4())
     stamp = now()
     with db.transaction():
@@ -137,7 +195,7 @@ def import_json(db: Database, text: str) -> Conversation:
             created_at=found.created_at or stamp,
             updated_at=stamp,
         )
-        for item in found.messages:
+        for item, (citations, metadata) in zip(found.messages, checked, strict=True):
             repo.insert_message(
                 db,
                 str(uuid.uuid4()),
@@ -146,10 +204,10 @@ def import_json(db: Database, text: str) -> Conversation:
                 content=item.content,
                 status=item.status,
                 emotion=item.emotion,
-                citations=item.citations,
+                citations=citations,
                 model=item.model,
                 latency_ms=item.latency_ms,
-                metadata=item.metadata,
+                metadata=metadata,
                 created_at=item.created_at or now(),
             )
         for chip in found.chips:

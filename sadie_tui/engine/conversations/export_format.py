@@ -2,10 +2,10 @@
 
 ``read_export`` parses the text and checks every field the import stores or a screen later
 reads, and returns plain records. Any problem — bytes that are not UTF-8, text that is not
-JSON or is nested past the parser's depth, a field of the wrong type, an unknown role or chip
-kind, a graph chip whose id is not a number — is one ``UsageError`` line, ``not a sadie
-conversation export: <where>: <what>`` (exit 2), raised before the database is touched, so
-a malformed file stores nothing. Pure: no I/O.
+JSON or is nested past the parser's depth, a lone surrogate, a field of the wrong type, an
+unknown role or chip kind, a graph chip whose id is not a number — is one ``UsageError``
+line, ``not a sadie conversation export: <where>: <what>`` (exit 2), raised before the
+database is touched, so a malformed file stores nothing. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ from .message_log import ROLES, STATUSES
 
 EXPORT_FORMAT = "sadie-conversation"
 EXPORT_VERSION = 1
+# The largest export an import reads, the same from a file and over the holder's API (a
+# note's limit: a conversation past it is thousands of messages).
+MAX_EXPORT_BYTES = 10 * 1024 * 1024
 
 _CITATION_TEXT = ("episode_id", "episode", "quote", "support", "claimed", "title", "date", "origin")
 # Metadata a screen reads back when it replays a conversation: lists of objects.
@@ -66,11 +69,22 @@ def _bad(where: str, what: str) -> UsageError:
 
 
 def decode_export(data: bytes, source: str = "the file") -> str:
-    """The text of an export file's bytes (UTF-8, a byte-order mark allowed)."""
+    """The text of an export file's bytes (UTF-8, a byte-order mark allowed), at most
+    ``MAX_EXPORT_BYTES`` of them."""
+    if len(data) > MAX_EXPORT_BYTES:
+        raise too_large(len(data))
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise _bad(source, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def too_large(size: int) -> UsageError:
+    return UsageError(
+        f"the export is larger than {MAX_EXPORT_BYTES // 2**20} MB ({size / 2**20:.1f} MB):"
+        " not imported",
+        title="Import",
+    )
 
 
 def _no_constant(name: str) -> Any:
@@ -79,6 +93,9 @@ def _no_constant(name: str) -> Any:
 
 def read_export(text: str) -> ImportedConversation:
     """The conversation in an export's text, every field checked."""
+    size = len(text.encode("utf-8", "surrogatepass"))  # the text may come from anywhere
+    if size > MAX_EXPORT_BYTES:
+        raise too_large(size)
     try:
         data = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
@@ -87,6 +104,7 @@ def read_export(text: str) -> ImportedConversation:
         raise _bad("", f"not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise _bad("", f"the file holds {_what(data)}, not an object")
+    _check_text(data)
     if "format" in data and data["format"] != EXPORT_FORMAT:
         raise _bad("format", f"is {data['format']!r}, not {EXPORT_FORMAT!r}")
     version = data.get("version", EXPORT_VERSION)
@@ -107,6 +125,23 @@ def read_export(text: str) -> ImportedConversation:
         messages=[_message(item, f"messages[{n}]") for n, item in _items(data, "messages")],
         chips=[_chip(item, f"chips[{n}]") for n, item in _items(data, "chips")],
     )
+
+
+def _check_text(data: Any) -> None:
+    """Every string in the file is text: JSON may escape half a surrogate pair (``"\\ud800"``),
+    which the database cannot store. Without recursion: the parser allows deep nesting."""
+    todo = [data]
+    while todo:
+        item = todo.pop()
+        if isinstance(item, str):
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                raise _bad("", "a string holds a lone surrogate (such as \\ud800)") from None
+        elif isinstance(item, dict):
+            todo.extend(part for pair in item.items() for part in pair)
+        elif isinstance(item, list):
+            todo.extend(item)
 
 
 def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:

@@ -101,6 +101,23 @@ class Skipped:
     name: str
     reason: str
 
+    def __post_init__(self) -> None:
+        self.name = shown_name(self.name)
+
+
+def shown_name(name: str) -> str:
+    """A file name as it can be stored, encoded and shown: its bytes that are not UTF-8 (which
+    Python carries as lone surrogates) written as escapes, ``notes/bad\\xff.md``."""
+    return os.fsencode(name).decode("utf-8", "backslashreplace")
+
+
+def _is_utf8(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
 
 @dataclass
 class ReadResult:
@@ -465,6 +482,11 @@ def discover(paths: list[Path], result: ReadResult) -> list[Path]:
         path, depth = todo.pop()
         real = _real_path(path, result)
         if real is None:
+            continue
+        if not (_is_utf8(str(path)) and _is_utf8(real)):
+            # Its episode would be keyed and shown by a name that is not text: named, skipped.
+            what = "folder" if os.path.isdir(real) else "file"
+            result.skipped.append(Skipped(str(path), f"the {what} name is not UTF-8"))
             continue
         if real in seen:
             if path.is_symlink():

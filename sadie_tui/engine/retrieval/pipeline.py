@@ -56,6 +56,7 @@ from .keyword import (
     EpisodeInfo,
     KeywordIndex,
     keyword_index,
+    query_concepts,
     query_tokens,
     take_notices,
     to_seconds,
@@ -113,6 +114,8 @@ class RetrievedChunk:
     # Inside the question's time window (None: the question named none). Outside notes only
     # fill in when the window holds fewer than the persona's chunk count, ranked below.
     in_window: bool | None = None
+    # On the topic of a recency question: holds the most of its words (None: no recency).
+    on_topic: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +161,7 @@ class Candidates:
     channel_hits: dict[str, list[int]] = field(default_factory=dict)  # each channel's ranking
     windowed: bool = False  # the query's window holds notes: ``inside`` is a filter
     recency: Recency | None = None
+    on_topic: np.ndarray | None = None  # a recency question's topical candidates (``_topical``)
     rows: np.ndarray | None = None  # each candidate's keyword-index row
     vectors: np.ndarray | None = None  # the keyword index's embeddings (by row), if it keeps them
 
@@ -216,15 +220,30 @@ def _window_mask(index: KeywordIndex, window: TimeWindow | None) -> np.ndarray |
     return mask
 
 
+def _topical(index: KeywordIndex, text: str, allowed: np.ndarray | None) -> np.ndarray | None:
+    """Per row, whether it is on the question's topic: it holds as many of the question's
+    words as any row does (a word counts in any of its forms). None when no row holds one."""
+    held = index.coverage(query_concepts(text))
+    if allowed is not None:
+        held = np.where(allowed, held, 0)
+    most = int(held.max()) if held.size else 0
+    return held == most if most > 0 else None
+
+
 def _dated_matches(
-    index: KeywordIndex, bm: np.ndarray, recency: Recency, k: int, allowed: np.ndarray | None
+    index: KeywordIndex,
+    bm: np.ndarray,
+    recency: Recency,
+    k: int,
+    allowed: np.ndarray | None,
+    on_topic: np.ndarray | None,
 ) -> list[int]:
-    """Rows matching the question's words at least ``DATED_SHARE`` as well as the best,
-    newest (or oldest) first: ``k`` of them."""
+    """The rows on the question's topic (else those matching its words at least
+    ``DATED_SHARE`` as well as the best), newest (or oldest) first: ``k`` of them."""
     best = float(bm.max()) if bm.size else 0.0
     if best <= 0:
         return []
-    mask = bm >= DATED_SHARE * best
+    mask = on_topic.copy() if on_topic is not None else bm >= DATED_SHARE * best
     if allowed is not None:
         mask &= allowed
     rows = np.flatnonzero(mask)
@@ -316,10 +335,13 @@ def gather(
                 best = inside_rows[np.argsort(-near, kind="stable")[: vector_depth(k) + k]]
                 rows.update(dict.fromkeys(int(r) for r in best))
 
-    # "The last time…" / "when did I first…": the newest (oldest) chunks that match the
-    # question's words nearly as well as the best one, whatever their similarity rank.
+    # "The last time…" / "when did I first…": the newest (oldest) chunks on the question's
+    # topic (``_topical``), whatever their similarity rank.
+    on_topic = None
     if prepared.recency is not None:
-        rows.update(dict.fromkeys(_dated_matches(index, bm, prepared.recency, k, allowed)))
+        on_topic = _topical(index, prepared.text_query, allowed)
+        found_rows = _dated_matches(index, bm, prepared.recency, k, allowed, on_topic)
+        rows.update(dict.fromkeys(found_rows))
 
     # Vector: the HNSW top hits (``state_and_vector_hits``).
     vector_rows = [int(r) for r in catalogue.rows_of([c for c, _ in vector_hits]) if r >= 0]
@@ -400,6 +422,7 @@ def gather(
         vectors=index.vectors,
         windowed=in_window is not None,
         recency=prepared.recency,
+        on_topic=on_topic[cand_rows] if on_topic is not None else None,
     )
     return cands, window
 
@@ -498,20 +521,33 @@ def _dated(
     among: np.ndarray | None = None,
 ) -> list[int]:
     """For a recency question, the ``DATED_KEEP`` newest (oldest) relevant candidates are in
-    the selection (in place of its last ones), so the briefing can order them by date."""
+    the selection (in place of its last ones), and the relevant ones come first, newest
+    (oldest) first: among the notes on the topic, "first" is the oldest. Relevant: on the
+    topic (``_topical``), else scoring at least ``RELEVANT_SHARE`` of the best."""
     if cands.recency is None or not chosen:
         return chosen
     pool = np.arange(len(cands.ids)) if among is None else among
-    best = float(final[pool].max())
-    relevant = pool[final[pool] >= RELEVANT_SHARE * best]
+    by_topic = cands.on_topic is not None and bool(cands.on_topic[pool].any())
+    if by_topic:
+        assert cands.on_topic is not None
+        relevant = pool[cands.on_topic[pool]]
+    else:
+        best = float(final[pool].max())
+        relevant = pool[final[pool] >= RELEVANT_SHARE * best]
     when = -cands.age_days[relevant]  # larger is newer
     order = np.argsort(-when if cands.recency.order == "newest" else when, kind="stable")
-    keep = [int(i) for i in relevant[order[:DATED_KEEP]]]
+    dated = [int(i) for i in relevant[order]]
+    keep = dated[:DATED_KEEP]
     missing = [i for i in keep if i not in chosen]
-    if not missing:
-        return chosen
-    room = max(0, min(k, len(chosen) + len(missing)) - len(missing))
-    return [i for i in chosen if i not in missing][:room] + missing
+    if missing:
+        room = max(0, min(k, len(chosen) + len(missing)) - len(missing))
+        chosen = [i for i in chosen if i not in missing][:room] + missing
+    if not by_topic:
+        return chosen  # no topic words to tell relevance by: the rank order stays
+    picked = set(chosen)
+    first = [i for i in dated if i in picked]
+    placed = set(first)
+    return first + [i for i in chosen if i not in placed]
 
 
 def _select(
@@ -607,4 +643,5 @@ def _chunk(
         final=round(float(final[i]), 6),
         rank=rank_no,
         in_window=bool(c.inside[i]),
+        on_topic=bool(c.on_topic[i]) if c.on_topic is not None else None,
     )

@@ -8,6 +8,11 @@ start) want them oldest first, and the persona's recency decay must not push the
 "Last" next to a time unit, a month, a weekday or a season ("last week", "last March",
 "last Tuesday", "in the last two weeks") names a window, not recency, and is left to
 ``timewords``; so are "at last" and "last night".
+
+"First" and "last" order the notes that are on the question's topic: those holding the most
+of its words (``on_topic``, set by the pipeline), not those that merely score well, so a
+note that says "first" does not pass for the first note about the greenhouse. The words that
+name the notes rather than their topic ("write about", "mentioned") are not topic words.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ class _Dated(Protocol):
     def occurred_at(self) -> datetime: ...
     @property
     def in_window(self) -> bool | None: ...
+    @property
+    def on_topic(self) -> bool | None: ...
 
 
 _C = TypeVar("_C", bound=_Dated)
@@ -95,15 +102,28 @@ _INTENT_WORDS = re.compile(
 )
 
 
+# Words that name the notes, not their topic: "when did I first write about the greenhouse",
+# "the last time I mentioned Rui". Only with "about"/"on" for writing and talking ("the last
+# time I wrote to Mum" is about the letter).
+_ABOUT_THE_NOTES = re.compile(
+    r"(?<![\w-])(?:"
+    r"(?:writ(?:e|es|ing|ten)|wrote|talk(?:s|ed|ing)?|journal(?:l?ed|l?ing)?|noted?)\s+(?:about|on)"
+    r"|mention(?:s|ed|ing)?"
+    r")(?![\w-])",
+    re.IGNORECASE,
+)
+
+
 def strip_recency(query: str, recency: Recency | None) -> str:
-    """``query`` without the intent's own words ("last", "first", "most recent"…)."""
+    """``query`` without the intent's own words ("last", "first", "most recent"…) and the
+    words that name the notes ("write about", "mentioned")."""
     if recency is None:
         return query
     at = query.find(recency.phrase)
-    if at < 0:
-        return query
-    phrase = _INTENT_WORDS.sub(" ", recency.phrase)
-    return " ".join((query[:at] + " " + phrase + " " + query[at + len(recency.phrase) :]).split())
+    if at >= 0:
+        phrase = _INTENT_WORDS.sub(" ", recency.phrase)
+        query = query[:at] + " " + phrase + " " + query[at + len(recency.phrase) :]
+    return " ".join(_ABOUT_THE_NOTES.sub(" ", query).split())
 
 
 # A chunk whose final score is at least this share of the best one counts as relevant: the
@@ -114,14 +134,19 @@ RELEVANT_SHARE = 0.6
 def by_date(chunks: Sequence[_C], recency: Recency | None) -> list[_C]:
     """``chunks`` (in rank order) with the relevant ones in date order for ``recency`` —
     newest or oldest first — then the others; notes outside the question's time window
-    (``in_window`` False) always last. Without recency: unchanged."""
+    (``in_window`` False) always last. Relevant: on the question's topic (``on_topic``), or
+    when no chunk says, scoring at least ``RELEVANT_SHARE`` of the best. Without recency:
+    unchanged."""
     items = list(chunks)
     if recency is None or not items:
         return items
     inside = [c for c in items if c.in_window is not False]
     outside = [c for c in items if c.in_window is False]
     best = max((c.final for c in inside), default=0.0)
-    relevant = [c for c in inside if best > 0 and c.final >= RELEVANT_SHARE * best]
+    if any(c.on_topic for c in inside):
+        relevant = [c for c in inside if c.on_topic]
+    else:
+        relevant = [c for c in inside if best > 0 and c.final >= RELEVANT_SHARE * best]
     relevant.sort(key=lambda c: c.occurred_at, reverse=recency.order == "newest")
     rest = [c for c in inside if c not in relevant]
     return relevant + rest + outside

@@ -473,7 +473,8 @@ class ChatTurn:
             "tokens_per_s": rate,
             "offline": self.reasoner.offline,
             "dropped_citations": len(g.policed.dropped),
-            "streamed_text": self.shown if final_text != self.shown else None,
+            # What a policy withheld is not kept (issue 23): only an echo's original is.
+            "streamed_text": None if outcome.changed or final_text == self.shown else self.shown,
             "tail": g.tail,
             "repaired": g.repaired,
             "citation_pass": g.pass_reason or ("ok" if g.repaired else None),

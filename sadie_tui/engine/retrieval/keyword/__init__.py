@@ -18,7 +18,7 @@ from .persist import (
     rebuild_keyword_index,
     take_notices,
 )
-from .tokens import QUESTION_FRAME, STOPWORDS, query_tokens, sentences, tokenize
+from .tokens import QUESTION_FRAME, STOPWORDS, query_concepts, query_tokens, sentences, tokenize
 
 __all__ = [
     "B",
@@ -38,6 +38,7 @@ __all__ = [
     "forget_cached",
     "index_dir",
     "keyword_index",
+    "query_concepts",
     "query_tokens",
     "rebuild_keyword_index",
     "sentences",

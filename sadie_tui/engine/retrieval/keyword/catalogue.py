@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from .tokens import tokenize
+
 EPOCH = datetime(1970, 1, 1)
 
 
@@ -53,6 +55,7 @@ class Catalogue:
         starts: Any = np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
         self.episode_starts = np.asarray(starts, dtype=np.int64)
         self._episodes: list[EpisodeInfo] | None = None  # by episode code, made on first use
+        self._title_tokens: dict[int, frozenset[str]] = {}  # by episode code, made on first use
 
     @property
     def size(self) -> int:
@@ -92,6 +95,14 @@ class Catalogue:
             )
             self._episodes = [EpisodeInfo(*d) for d in details]
         return self._episodes[code]
+
+    def title_tokens(self, code: int) -> frozenset[str]:
+        """The tokens of episode ``code``'s title (``tokenize``), made once each."""
+        found = self._title_tokens.get(code)
+        if found is None:
+            title = self.titles[code] if code < len(self.titles) else ""
+            found = self._title_tokens[code] = frozenset(tokenize(title))
+        return found
 
     def episode_max(self, scores: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
         """Each row's best score within its episode (how much the whole episode is about it):

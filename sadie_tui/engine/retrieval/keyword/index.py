@@ -38,6 +38,24 @@ class KeywordIndex:
         """BM25 score of every row for the query tokens (zeros when none is indexed)."""
         return self.bm25.scores(tokens)
 
+    def coverage(self, concepts: Sequence[Sequence[str]]) -> np.ndarray:
+        """Per row, how many of ``concepts`` (``tokens.query_concepts``) it holds, in its text
+        or its episode's title ("1:1 with Henrik" is about a one-to-one though its text never
+        says so). Titles are read for the rows whose text holds one of them at least."""
+        held = np.zeros(self.size, dtype=np.int32)
+        if not concepts or self.size == 0:
+            return held
+        in_text = np.array([self.bm25.scores(list(tokens)) > 0 for tokens in concepts])
+        rows = np.flatnonzero(in_text.any(axis=0))
+        if rows.size:
+            episodes, where = np.unique(self.catalogue.episode[rows], return_inverse=True)
+            wanted = [set(tokens) for tokens in concepts]
+            in_title = np.array(
+                [[bool(self.catalogue.title_tokens(int(e)) & w) for w in wanted] for e in episodes]
+            ).reshape(len(episodes), len(wanted))
+            held[rows] = (in_text[:, rows].T | in_title[where]).sum(axis=1)
+        return held
+
     def search(self, query: str, limit: int) -> list[tuple[int, float]]:
         """(chunk id, score) of the best ``limit`` chunks with a positive score."""
         scores = self.bm25.scores(query_tokens(query))

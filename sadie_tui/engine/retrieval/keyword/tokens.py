@@ -120,6 +120,19 @@ def query_tokens(text: str, *, forms: bool = False) -> list[str]:
     return stemmed
 
 
+def query_concepts(text: str) -> list[tuple[str, ...]]:
+    """The question's words as ``query_tokens`` reads them, one tuple each: its stem, then the
+    stems of its other forms ("run" → ``("run", "ran")``). A note holds a word when it holds
+    any of them."""
+    words = [w for w in _WORD.findall(fold(text)) if w not in STOPWORDS and w not in QUESTION_FRAME]
+    concepts: dict[str, tuple[str, ...]] = {}
+    for word in words:
+        forms = [word, *(o for o in _FORMS.get(word, ()) if o not in STOPWORDS)]
+        stems = tuple(dict.fromkeys(_stemmer().stemWords(forms)))
+        concepts.setdefault(stems[0], stems)
+    return list(concepts.values())
+
+
 def sentences(text: str) -> list[str]:
     return [s for s in _SENTENCE.split(text) if s.strip()]
 
