@@ -421,3 +421,17 @@ def test_a_citation_unrelated_to_the_reply_does_not_ground_it(server, memory):
     result = asyncio.run(Companion(memory, load_settings()).ask("Did I climb Everest?"))
     assert result.abstained
     assert "unrelated to the reply" in result.grounding["dropped_reasons"]
+
+
+def test_a_long_sentence_is_listed_short_but_cited_whole():
+    long = "Ran 18 km along the Tagus with Ines " + "and then some more words " * 12 + "at dusk."
+    excerpts = [Excerpt(UUID_A, "2026-03-15", "Long run", long)]
+    (offered,) = candidates("You ran 18 km by the Tagus.", excerpts)
+    from sadie_tui.engine.grounding import pass_messages, resolve
+
+    briefing = build_briefing(message="q", excerpts=excerpts)
+    request = pass_messages(briefing, "You ran 18 km by the Tagus.", [offered])[-1]["content"]
+    listed = next(line for line in request.splitlines() if line.startswith("S1. "))
+    assert len(listed) < 160 and listed.endswith(" …")
+    (entry,) = resolve({"citations": [{"s": "S1", "support": "verbatim"}]}, [offered])
+    assert entry["quote"] == offered.sentence and entry["episode"] == UUID_A

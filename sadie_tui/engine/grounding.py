@@ -48,8 +48,10 @@ SUPPORT = ["verbatim", "paraphrase", "inference"]
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 MAX_PASS_CITATIONS = 4
 # The excerpt sentences the pass offers: the ones sharing most with the reply. Each costs the
-# model ~30 tokens to read; the handles it answers with cost one or two to write.
-MAX_CANDIDATES = 8
+# model up to ~35 tokens to read (a long one is listed by its first LISTED characters; the
+# handle still stands for the whole sentence); the handles it answers with cost one or two.
+MAX_CANDIDATES = 6
+LISTED = 140
 
 PASS_REQUEST = (
     "Which of these sentences from the excerpts does your reply rest on?\n{listing}\n"
@@ -146,12 +148,19 @@ def pass_messages(
 ) -> list[dict[str, str]]:
     """The briefing's own messages, unchanged (the server's prompt cache reads them once),
     then the reply and the request with the offered sentences."""
-    listing = "\n".join(f"{c.handle}. {' '.join(c.sentence.split())}" for c in offered)
+    listing = "\n".join(f"{c.handle}. {_listed(c.sentence)}" for c in offered)
     return [
         *briefing.messages,
         {"role": "assistant", "content": reply},
         {"role": "user", "content": PASS_REQUEST.format(listing=listing)},
     ]
+
+
+def _listed(sentence: str) -> str:
+    flat = " ".join(sentence.split())
+    if len(flat) <= LISTED:
+        return flat
+    return flat[:LISTED].rsplit(" ", 1)[0] + " …"
 
 
 def resolve(value: Any, offered: Sequence[Candidate]) -> list[dict[str, Any]] | None:
