@@ -89,7 +89,8 @@ async def ask_one(companion: Companion, memory: Memory, row: dict, log: Path) ->
     keys = row["key"]
     persona = companion.persona(None, companion.settings.ask_persona)
     chunks = retrieve(memory, row["question"], persona).chunks
-    in_excerpts = any(holds(c.text, keys) for c in chunks)
+    # An excerpt as the model saw it: its date and title (the header) and its text.
+    in_excerpts = any(holds(f"{c.occurred_at:%Y-%m-%d} {c.title}\n{c.text}", keys) for c in chunks)
     offset = log.stat().st_size if log.exists() else 0
     started = time.perf_counter()
     result = await companion.ask(row["question"])
@@ -134,6 +135,33 @@ async def ask_one(companion: Companion, memory: Memory, row: dict, log: Path) ->
     }
 
 
+def reclassify(path: Path, rows: list[dict]) -> int:
+    """Sort the misses of a saved run again, against the excerpts retrieval gives now."""
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    records = saved["answers"]
+    by_question = {r["question"]: r for r in rows}
+    for _model, memory, companion in each_model(["offline"], "http://127.0.0.1:9"):
+        persona = companion.persona(None, companion.settings.ask_persona)
+        for record in records:
+            if record["right"]:
+                continue
+            keys = by_question[record["question"]]["key"]
+            chunks = retrieve(memory, record["question"], persona).chunks
+            seen = any(
+                holds(f"{c.occurred_at:%Y-%m-%d} {c.title}\n{c.text}", keys) for c in chunks
+            )
+            record["miss"] = (
+                "policing dropped it"
+                if record["right_draft_lost"]
+                else "model ignored the evidence" if seen else "retrieval missed"
+            )
+    summary = summarise(saved["summaries"][0]["model"], records)
+    saved["summaries"] = [summary]
+    path.write_text(json.dumps(saved), encoding="utf-8")
+    print(json.dumps(summary))
+    return 0
+
+
 def summarise(model: str, records: list[dict]) -> dict:
     n = len(records)
     firsts = [r["first_token_s"] for r in records if r["first_token_s"]]
@@ -171,8 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="", help="1-based question numbers, comma-separated")
     parser.add_argument("--log", type=Path, default=DEFAULT_LOG, help="the bridge's JSONL log")
     parser.add_argument("--json", type=Path, default=None, help="write every answer here")
+    parser.add_argument(
+        "--reclassify",
+        type=Path,
+        default=None,
+        help="only sort the misses of a saved --json run again (no model needed)",
+    )
     args = parser.parse_args(argv)
     rows = [json.loads(line) for line in QUESTIONS.read_text(encoding="utf-8").splitlines()]
+    if args.reclassify:
+        return reclassify(args.reclassify, rows)
     if args.only:
         wanted = [int(x) for x in args.only.split(",") if x.strip()]
         rows = [rows[i - 1] for i in wanted]
