@@ -147,3 +147,14 @@ def test_think_is_sent_only_when_set(cpu_server, memory, tmp_path, monkeypatch):
     run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
     draft, cite_pass = cpu_server.requests[-2:]
     assert draft["think"] is False and cite_pass["think"] is False
+
+
+def test_a_revision_that_fails_keeps_the_draft(cpu_server, memory):
+    draft = "You finished the Lisbon marathon in 3:58, with Beatriz beside you."
+    cpu_server.queue(
+        Reply(draft), Reply(PASS), Reply(status=500, error_message="model crashed")
+    )
+    result = asyncio.run(Companion(memory, load_settings()).ask("How long did the marathon take?"))
+    assert result.answer == draft and not result.offline and not result.abstained
+    (revise,) = [s for s in result.stages if s["name"] == "revise"]
+    assert revise["note"].startswith("draft kept (") and "crashed" in revise["note"]

@@ -243,8 +243,13 @@ async def run_ask(
                 {"role": "assistant", "content": grounded.text},
                 {"role": "user", "content": _revision_note(spans)},
             ]
-            second, cut2 = await draft(messages)
             kept = "draft kept"
+            try:
+                second, cut2 = await draft(messages)
+            except ModelError as exc:
+                # A revision that fails never costs the draft its place.
+                second, cut2 = own_citations("", "", True, {}), None
+                kept = f"draft kept ({exc.one_line()})"
             if second.text.strip():
                 spans2, weight2 = await checked(second)
                 if _better(second, weight2, grounded, weight):
