@@ -19,7 +19,7 @@ from typing import Any
 import duckdb
 
 from ...paths import keep_private, make_private_folder, private_umask
-from ..errors import LockedError, StorageError
+from ..errors import BrokenLogError, LockedError, StorageError
 from .migrations import migrate
 
 EF_SEARCH = 128
@@ -30,6 +30,9 @@ _PID = re.compile(r"PID (\d+)")
 # "Could not set lock on file … Conflicting lock is held in … (PID n)". A bare "lock" would also
 # match "block" in a corrupt-file error, which must not be reported as "in use".
 _LOCKED = re.compile(r"\block\b", re.I)
+# 'Failure while replaying WAL file "…": <cause>': the log has an entry DuckDB cannot apply.
+_BROKEN_LOG = re.compile(r'Failure while replaying WAL file "[^"]*": ?(.*)')
+REPAIR = "run `sadie doctor --repair` to set the damaged log aside"
 
 
 def vss_extension_path() -> Path:
@@ -68,6 +71,13 @@ def _translate(exc: Exception, path: Path) -> StorageError:
             fix="close the other sadie first, or wait for its ingest to finish",
         )
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    broken = _BROKEN_LOG.search(first)
+    if broken:
+        return BrokenLogError(
+            f"cannot open the memory at {path}: its write-ahead log cannot be replayed"
+            f" ({broken.group(1) or first})",
+            fix=REPAIR,
+        )
     return StorageError(f"cannot open the memory at {path}: {first}")
 
 
@@ -154,7 +164,8 @@ def open_database(path: Path, *, read_only: bool = False, wait: float = 1.5) -> 
     db = connect(path, read_only=read_only, wait=wait)
     if not read_only:
         try:
-            if migrate(db):
+            db.migrated = migrate(db)
+            if db.migrated:
                 # The new schema into the file itself, out of the write-ahead log: a crash from
                 # here on leaves no DDL to replay, which other DuckDB clients (the duckdb CLI,
                 # a plain ``duckdb.connect``) cannot replay (see ``_engine``).
@@ -174,6 +185,7 @@ class Database:
         self.read_only = read_only
         self.lock = threading.RLock()
         self._wal = Path(str(path) + ".wal")
+        self.migrated: list[str] = []  # the migrations this open applied
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
