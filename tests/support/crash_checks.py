@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any
 from sadie_tui.engine.errors import SadieError
 
 if TYPE_CHECKING:
-    from tests.support.crash import Case, Reported, Workspace
+    from tests.support.crash import Case, Workspace
+    from tests.support.crash_runs import Reported
 
 
 def check(ws: Workspace, case: Case, home: Path, reported: Reported) -> list[str]:
@@ -31,9 +32,12 @@ def check(ws: Workspace, case: Case, home: Path, reported: Reported) -> list[str
         return [*problems, f"does not open: {exc.one_line()}"]
     with memory:
         db = memory.db
+        problems += schema(db)
         problems += messages(db, ws, case, reported)
         problems += episodes(db, ws, case, reported)
+        problems += derived(db, reported)
         problems += keyword_index(memory)
+        problems += vector_index(db)
         if case.scenario == "ingest":
             problems += heal(memory, ws)
     return problems
@@ -47,6 +51,13 @@ def doctor(home: Path) -> list[str]:
     return [f"doctor: ✗ {c.name}: {c.detail} ({c.fix})" for c in checks if c.status == "fail"]
 
 
+def schema(db: Any) -> list[str]:
+    from sadie_tui.engine.store.migrations import pending
+
+    missing = pending(db)
+    return [f"trace: schema steps not applied after reopening: {missing}"] if missing else []
+
+
 def messages(db: Any, ws: Workspace, case: Case, reported: Reported) -> list[str]:
     rows = db.fetchall("SELECT id::VARCHAR, conversation_id::VARCHAR, role, status FROM messages")
     found = {r[0]: r for r in rows}
@@ -56,7 +67,7 @@ def messages(db: Any, ws: Workspace, case: Case, reported: Reported) -> list[str
     problems += [
         f"trace: message {r[0]} has no conversation" for r in rows if r[1] not in conversations
     ]
-    if case.memory == "existing":
+    if case.memory != "new":
         gone = ws.base_messages - set(found)
         problems += [f"lost: message {m} of the existing conversation" for m in sorted(gone)]
     problems += [f"lost: conversation {c}" for c in sorted(reported.conversations - conversations)]
@@ -89,7 +100,7 @@ def episodes(db: Any, ws: Workspace, case: Case, reported: Reported) -> list[str
     for key, digest in stored.items():
         if digest not in known.get(key, set()):
             problems.append(f"trace: episode {key} is of no version that was ingested")
-    if case.memory == "existing":
+    if case.memory != "new":
         kept = [k for k, h in ws.first.items() if ws.second.get(k) == h]
         problems += [
             f"lost: episode {k} (unchanged since the last session)" for k in kept if k not in stored
@@ -116,6 +127,44 @@ def episodes(db: Any, ws: Workspace, case: Case, reported: Reported) -> list[str
     )
     if orphans and orphans[0]:
         problems.append(f"trace: {orphans[0]} entity mentions of chunks that are gone")
+    return problems
+
+
+def derived(db: Any, reported: Reported) -> list[str]:
+    """Beliefs and the soul summary: each once; version 2 when ingest said it was done."""
+    from tests.support.crash_notes import soul_text
+
+    rows = db.fetchall("SELECT source_key, confidence FROM beliefs")
+    problems = [f"trace: belief {k} twice" for k, n in Counter(r[0] for r in rows).items() if n > 1]
+    souls = [r[0] for r in db.fetchall("SELECT text FROM soul")]
+    if len(souls) > 1:
+        problems.append(f"trace: {len(souls)} soul summaries")
+    if reported.ingest_done:
+        if sorted(r[1] for r in rows) != [0.7, 0.8]:
+            problems.append(f"lost: the beliefs of version 2 (ingest reported done): {rows}")
+        if souls != [soul_text(2)]:
+            problems.append("lost: the soul summary of version 2 (ingest reported done)")
+    return problems
+
+
+def vector_index(db: Any) -> list[str]:
+    """The HNSW index, as the log's replay left it, holds every chunk and no other (asked for
+    more neighbours than there are chunks, from a few of them: on a memory this small, every
+    chunk comes back)."""
+    from sadie_tui.engine.ingest.embedder import vector_literal
+    from sadie_tui.engine.store.search import chunk_embeddings, nearest_chunks
+
+    ids = [int(r[0]) for r in db.fetchall("SELECT id FROM chunks ORDER BY id")]
+    probes = sorted({ids[0], ids[len(ids) // 2], ids[-1]}) if ids else []
+    problems = []
+    for probe, vector in zip(probes, chunk_embeddings(db, probes), strict=True):
+        # Past the chunk count: a replaced chunk's tombstone in the index takes a place too.
+        found = {hit.chunk_id for hit in nearest_chunks(db, vector_literal(vector), 2 * len(ids))}
+        if found != set(ids):
+            problems.append(
+                f"index: from chunk {probe}, the vector index finds {len(found - set(ids))}"
+                f" chunks that are gone and misses {len(set(ids) - found)}"
+            )
     return problems
 
 
@@ -162,4 +211,4 @@ def heal(memory: Any, ws: Workspace) -> list[str]:
     stored = dict(memory.db.fetchall("SELECT source_key, content_hash FROM episodes"))
     wrong = [k for k, h in ws.second.items() if stored.get(k) != h]
     problems = [f"heal: episode {k} is not version 2 after ingesting again" for k in wrong]
-    return problems + keyword_index(memory)
+    return problems + keyword_index(memory) + vector_index(memory.db)

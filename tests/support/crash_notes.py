@@ -56,12 +56,18 @@ def write_notes(folder: Path, version: int) -> Path:
         (journal / f"day-{number:03d}.md").write_text(_entry(number, version), encoding="utf-8")
     beliefs = [
         {"statement": "Running keeps me sane", "status": "active", "confidence": 0.8},
-        {"statement": "I work too late", "status": "contested", "confidence": 0.5 + version / 10},
+        {
+            "statement": "I work too late",
+            "status": "contested",
+            "confidence": {1: 0.6, 2: 0.7}[version],
+        },
     ]
     lines = [json.dumps({**b, "evidence": ["journal/day-000.md"]}) for b in beliefs]
     (folder / "beliefs.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    soul = "Maya, 34, backend engineer in Lisbon; runs, worries about work, loves Ines."
-    if version == 2:
-        soul += " Lately: a new flat, and pottery on Fridays."
-    (folder / "soul.md").write_text(soul + "\n", encoding="utf-8")
+    (folder / "soul.md").write_text(soul_text(version) + "\n", encoding="utf-8")
     return folder
+
+
+def soul_text(version: int) -> str:
+    soul = "Maya, 34, backend engineer in Lisbon; runs, worries about work, loves Ines."
+    return soul + (" Lately: a new flat, and pottery on Fridays." if version == 2 else "")
