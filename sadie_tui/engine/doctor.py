@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..paths import OTHERS, db_path
-from .errors import SadieError
+from .errors import BrokenLogError, SadieError
 
 if TYPE_CHECKING:
     from .store.db import Database
@@ -49,7 +49,7 @@ def _mode(path: Path) -> int:
 
 
 def check_database(home: Path) -> list[Check]:
-    from .store.db import Database, vss_extension_path
+    from .store.db import vss_extension_path
 
     checks: list[Check] = []
     try:
@@ -66,7 +66,7 @@ def check_database(home: Path) -> list[Check]:
         )
         return checks
     try:
-        db = Database.open(path, read_only=True, wait=0.3)
+        db = _open_for_checks(path)
     except SadieError as exc:
         checks.append(Check("database", "fail", exc.message, exc.fix))
         return checks
@@ -78,6 +78,19 @@ def check_database(home: Path) -> list[Check]:
         db.close()
     checks.append(check_keyword_index(home))
     return checks
+
+
+def _open_for_checks(path: Path) -> Database:
+    """The memory read-only. A log that DuckDB cannot replay read-only but can for writing (an
+    HNSW index created on an empty table, as a new memory's migrations do: "Could not write
+    file") is replayed first, as the next sadie command would; a damaged one still fails."""
+    from .store.db import Database, connect
+
+    try:
+        return Database.open(path, read_only=True, wait=0.3)
+    except BrokenLogError:
+        connect(path, wait=0.3).close()  # closing checkpoints: the log is in the file
+    return Database.open(path, read_only=True, wait=0.3)
 
 
 def _database_checks(db: Database, path: Path) -> list[Check]:

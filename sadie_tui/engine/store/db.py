@@ -112,12 +112,12 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
 def _engine() -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with vss loaded, ready to attach the memory file.
 
-    The file is attached only after vss is loaded and a default database exists, because
-    opening it replays its write-ahead log: a log holding the HNSW index needs vss, and DuckDB
-    1.5 cannot replay an ``ALTER TABLE … ADD COLUMN`` on a table with a function default
+    Attaching the file replays its write-ahead log, so it comes once a default database exists
+    (and vss is loaded, for the HNSW entries the log may hold): DuckDB 1.5 cannot replay an
+    ``ALTER TABLE … ADD COLUMN`` on a table with a function default
     (``current_localtimestamp()``) while it is still opening its main database ("Calling
-    DatabaseManager::GetDefaultDatabase with no default database set", duckdb#19712). A
-    ``duckdb.connect(file)`` killed after a migration could then never be opened again."""
+    DatabaseManager::GetDefaultDatabase with no default database set", duckdb#19712), so a
+    ``duckdb.connect(file)`` killed after a migration could never be opened again."""
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
