@@ -9,7 +9,7 @@ export TRANSFORMERS_OFFLINE := 1
 export HF_HUB_DISABLE_PROGRESS_BARS := 1
 export TOKENIZERS_PARALLELISM := false
 
-.PHONY: install demo test lint bench bench-peers bench-real clean
+.PHONY: install demo test lint bench bench-peers bench-real crash clean
 
 $(STAMP):
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,11 @@ bench: install
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/tui.py
 	$(BIN)/python bench/serve.py
+
+# 200 seeded SIGKILLs of ingest / chat / serve, each memory reopened and checked (the test suite
+# runs 20 of them): prints `N/200 reopened, M lost`.
+crash: install
+	$(BIN)/python bench/crash.py --cases 200
 
 # sadie beside elia-chat 1.10.0 and oterm 0.26.1 (bench/peers.py). Not part of `bench`: the
 # first run installs the peers from PyPI into ~/.cache/sadie-bench/peers (never the project).

@@ -5,9 +5,10 @@ from __future__ import annotations
 import click
 from rich.markup import escape
 
+from ..engine.doctor import repair as repair_memory
 from ..engine.doctor import run_checks
 from .context import Context
-from .output import console, print_json
+from .output import console, error_line, print_json
 
 MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
 
@@ -15,9 +16,21 @@ MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--quick", is_flag=True, help="Do not load the embedding model.")
+@click.option(
+    "--repair",
+    is_flag=True,
+    help="First mend what a crash can leave: a damaged write-ahead log (set aside), schema "
+    "steps not applied, replies left streaming, a stale keyword index.",
+)
 @click.pass_obj
-def command(ctx: Context, as_json: bool, quick: bool) -> None:
+def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
     """Check the home, database, vector index, embedding model and Ollama."""
+    if repair:
+        for line in repair_memory(ctx.home):
+            if as_json:
+                error_line(line)  # stdout stays one JSON document
+            else:
+                console().print(f"[bold]repair[/]: {escape(line)}", soft_wrap=True)
     checks = run_checks(
         ctx.home, ctx.settings.ollama_host, ctx.settings.model, load_model=not quick
     )

@@ -1,4 +1,5 @@
-"""Health checks, one line each with a fix where there is one: home, database, vss, model, Ollama."""
+"""Health checks, one line each with a fix where there is one: home, database, vss, model,
+Ollama; and the repairs of what a crash can leave behind (``repair``)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import httpx
 
 from ..paths import OTHERS, db_path
-from .errors import SadieError
+from .errors import BrokenLogError, SadieError
+
+if TYPE_CHECKING:
+    from .store.db import Database
 
 
 @dataclass(frozen=True)
@@ -44,8 +49,7 @@ def _mode(path: Path) -> int:
 
 
 def check_database(home: Path) -> list[Check]:
-    from .store import episodes as episode_store
-    from .store.db import Database, vss_extension_path
+    from .store.db import vss_extension_path
 
     checks: list[Check] = []
     try:
@@ -62,31 +66,92 @@ def check_database(home: Path) -> list[Check]:
         )
         return checks
     try:
-        db = Database.open(path, read_only=True, wait=0.3)
+        db = _open_for_checks(path)
     except SadieError as exc:
         checks.append(Check("database", "fail", exc.message, exc.fix))
         return checks
     try:
-        chunks = episode_store.count_chunks(db)
-        episodes = episode_store.count_episodes(db)
-        checks.append(Check("database", "ok", f"{path} ({episodes} episodes, {chunks} chunks)"))
-        if episode_store.vector_index_in_use(db):
-            checks.append(Check("vector index", "ok", "HNSW index in use"))
-        else:
-            checks.append(
-                Check(
-                    "vector index",
-                    "fail",
-                    "HNSW index not used: vector search is a full scan",
-                    "run `sadie compact` to rebuild it",
-                )
-            )
+        checks.extend(_database_checks(db, path))
     except SadieError as exc:
         checks.append(Check("database", "fail", exc.message, exc.fix))
     finally:
         db.close()
     checks.append(check_keyword_index(home))
     return checks
+
+
+def _open_for_checks(path: Path) -> Database:
+    """The memory read-only. A log that DuckDB cannot replay read-only but can for writing (an
+    HNSW index created on an empty table, as a new memory's migrations do: "Could not write
+    file") is replayed first, as the next sadie command would; a damaged one still fails."""
+    from .store.db import Database, connect
+
+    try:
+        return Database.open(path, read_only=True, wait=0.3)
+    except BrokenLogError:
+        connect(path, wait=0.3).close()  # closing checkpoints: the log is in the file
+    return Database.open(path, read_only=True, wait=0.3)
+
+
+def _database_checks(db: Database, path: Path) -> list[Check]:
+    from .store import episodes as episode_store
+    from .store.migrations import MIGRATIONS, pending
+
+    missing = pending(db)
+    if missing:
+        # A new memory or an upgrade cut short (a crash): not a fault, and the tables the
+        # checks below read may not be there yet.
+        return [
+            Check(
+                "database",
+                "warn",
+                f"{path}: {len(missing)} of {len(MIGRATIONS)} schema steps not applied yet",
+                "the next sadie command applies them, or `sadie doctor --repair`",
+            )
+        ]
+    chunks = episode_store.count_chunks(db)
+    episodes = episode_store.count_episodes(db)
+    checks = [Check("database", "ok", f"{path} ({episodes} episodes, {chunks} chunks)")]
+    if episode_store.vector_index_in_use(db):
+        checks.append(Check("vector index", "ok", "HNSW index in use"))
+    else:
+        checks.append(
+            Check(
+                "vector index",
+                "fail",
+                "HNSW index not used: vector search is a full scan",
+                "run `sadie compact` to rebuild it",
+            )
+        )
+    return checks
+
+
+def repair(home: Path) -> list[str]:
+    """What ``sadie doctor --repair`` mends, one line each: a write-ahead log that cannot be
+    replayed (set aside), schema steps a crash left unapplied, replies left ``streaming``, a
+    damaged keyword index (rebuilt now rather than at the next search)."""
+    from .memory import Memory
+    from .retrieval.keyword import rebuild_keyword_index
+    from .store.db import Database
+    from .store.repair import repair_log
+
+    path = db_path(home)
+    if not path.exists():
+        return ["nothing to repair: there is no memory yet"]
+    done: list[str] = []
+    fixed = repair_log(path)
+    if fixed is not None:
+        done.append(fixed.one_line())
+    with Database.open(path) as db:
+        if db.migrated:
+            done.append(f"applied {len(db.migrated)} schema steps an interrupted start had left")
+    with Memory.open(home) as memory:
+        if memory.interrupted:
+            done.append(f"kept {memory.interrupted} replies a crash left streaming as interrupted")
+        if check_keyword_index(home).status == "fail":
+            index = rebuild_keyword_index(memory)
+            done.append(f"rebuilt the damaged keyword index ({index.size} chunks)")
+    return done or ["nothing to repair"]
 
 
 def check_keyword_index(home: Path) -> Check:

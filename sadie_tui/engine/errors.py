@@ -97,6 +97,13 @@ class LockedError(StorageError):
     title = "Memory in use"
 
 
+class BrokenLogError(StorageError):
+    """The memory's write-ahead log cannot be replayed (a damaged entry): the file does not
+    open until the log is set aside (``sadie doctor --repair``)."""
+
+    title = "Damaged log"
+
+
 class ModelError(SadieError):
     title = "Model"
     exit_code = ExitCode.MODEL

@@ -26,18 +26,22 @@ class Memory:
         self.home = home
         self.db = db
         self.embedder = embedder
+        self.interrupted = 0  # replies a process that ended had left streaming, found on open
 
     @classmethod
     def open(
         cls, home: Path, *, read_only: bool = False, embedder: Embedder | None = None
     ) -> Memory:
         db = Database.open(db_path(home), read_only=read_only)
+        interrupted = 0
         if not read_only:
             try:
-                conversations.interrupt_leftovers(db)
+                interrupted = conversations.interrupt_leftovers(db)
             except StorageError:
                 pass  # a full disk: the rows stay as they are and the next open tries again
-        return cls(home, db, embedder or shared_embedder())
+        memory = cls(home, db, embedder or shared_embedder())
+        memory.interrupted = interrupted
+        return memory
 
     def close(self) -> None:
         self.db.close()

@@ -19,15 +19,20 @@ from typing import Any
 import duckdb
 
 from ...paths import keep_private, make_private_folder, private_umask
-from ..errors import LockedError, StorageError
+from ..errors import BrokenLogError, LockedError, StorageError
 from .migrations import migrate
 
 EF_SEARCH = 128
+# The memory file's name inside DuckDB (it is attached to an in-memory database: see ``_engine``).
+ALIAS = "sadie"
 
 _PID = re.compile(r"PID (\d+)")
 # "Could not set lock on file … Conflicting lock is held in … (PID n)". A bare "lock" would also
 # match "block" in a corrupt-file error, which must not be reported as "in use".
 _LOCKED = re.compile(r"\block\b", re.I)
+# 'Failure while replaying WAL file "…": <cause>': the log has an entry DuckDB cannot apply.
+_BROKEN_LOG = re.compile(r'Failure while replaying WAL file "[^"]*": ?(.*)')
+REPAIR = "run `sadie doctor --repair` to set the damaged log aside"
 
 
 def vss_extension_path() -> Path:
@@ -66,6 +71,13 @@ def _translate(exc: Exception, path: Path) -> StorageError:
             fix="close the other sadie first, or wait for its ingest to finish",
         )
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    broken = _BROKEN_LOG.search(first)
+    if broken:
+        return BrokenLogError(
+            f"cannot open the memory at {path}: its write-ahead log cannot be replayed"
+            f" ({broken.group(1) or first})",
+            fix=REPAIR,
+        )
     return StorageError(f"cannot open the memory at {path}: {first}")
 
 
@@ -84,24 +96,33 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
             raise StorageError(f"cannot create the home folder {path.parent}: {exc}") from exc
     elif not path.exists():
         raise StorageError(f"there is no memory at {path}", fix="run `sadie ingest PATH` first")
+    con = _engine()
+    try:
+        _attach(con, path, read_only, wait)
+    except BaseException:
+        con.close()
+        raise
+    db = Database(con, path, read_only)
+    if not read_only:
+        keep_private(path)
+        db.keep_wal_private()
+    return db
+
+
+def _engine() -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with vss loaded, ready to attach the memory file.
+
+    Attaching the file replays its write-ahead log, so it comes once a default database exists
+    (and vss is loaded, for the HNSW entries the log may hold): DuckDB 1.5 cannot replay an
+    ``ALTER TABLE … ADD COLUMN`` on a table with a function default
+    (``current_localtimestamp()``) while it is still opening its main database ("Calling
+    DatabaseManager::GetDefaultDatabase with no default database set", duckdb#19712), so a
+    ``duckdb.connect(file)`` killed after a migration could never be opened again."""
     config: dict[str, str | bool | int | float | list[str]] = {
         "autoinstall_known_extensions": False,
         "autoload_known_extensions": False,
     }
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            # A new file is born 0600; one an older sadie made is tightened below.
-            with nullcontext() if read_only else private_umask():
-                con = duckdb.connect(str(path), read_only=read_only, config=config)
-            break
-        except duckdb.Error as exc:
-            err = _translate(exc, path)
-            # A short wait rides over another process's brief write (a CLI command).
-            if isinstance(err, LockedError) and time.monotonic() < deadline:
-                time.sleep(0.1)
-                continue
-            raise err from exc
+    con = duckdb.connect(":memory:", config=config)
     try:
         extension_sql = sql_string(vss_extension_path())
         con.execute(f"LOAD {extension_sql}")
@@ -112,11 +133,30 @@ def connect(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Databa
     except duckdb.Error as exc:
         con.close()
         raise StorageError(f"cannot load the vss extension: {exc}") from exc
-    db = Database(con, path, read_only)
-    if not read_only:
-        keep_private(path)
-        db.keep_wal_private()
-    return db
+    return con
+
+
+def _attach(con: duckdb.DuckDBPyConnection, path: Path, read_only: bool, wait: float) -> None:
+    """Attach the memory file as the default database, riding over a short lock by another
+    process."""
+    path_sql = sql_string(path)
+    options_sql = " (READ_ONLY)" if read_only else ""
+    attach_sql = f"ATTACH {path_sql} AS {ALIAS}{options_sql}"
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            # A new file is born 0600; one an older sadie made is tightened by the caller.
+            with nullcontext() if read_only else private_umask():
+                con.execute(attach_sql)
+            con.execute(f"USE {ALIAS}")
+            return
+        except duckdb.Error as exc:
+            err = _translate(exc, path)
+            # A short wait rides over another process's brief write (a CLI command).
+            if isinstance(err, LockedError) and time.monotonic() < deadline:
+                time.sleep(0.1)
+                continue
+            raise err from exc
 
 
 def open_database(path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:
@@ -124,7 +164,12 @@ def open_database(path: Path, *, read_only: bool = False, wait: float = 1.5) -> 
     db = connect(path, read_only=read_only, wait=wait)
     if not read_only:
         try:
-            migrate(db)
+            db.migrated = migrate(db)
+            if db.migrated:
+                # The new schema into the file itself, out of the write-ahead log: a crash from
+                # here on leaves no DDL to replay, which other DuckDB clients (the duckdb CLI,
+                # a plain ``duckdb.connect``) cannot replay (see ``_engine``).
+                db.execute("CHECKPOINT")
         except BaseException:
             db.close()
             raise
@@ -140,6 +185,7 @@ class Database:
         self.read_only = read_only
         self.lock = threading.RLock()
         self._wal = Path(str(path) + ".wal")
+        self.migrated: list[str] = []  # the migrations this open applied
 
     @classmethod
     def open(cls, path: Path, *, read_only: bool = False, wait: float = 1.5) -> Database:

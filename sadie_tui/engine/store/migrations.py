@@ -259,6 +259,17 @@ def applied(db: Database) -> list[str]:
     return [r[0] for r in db.fetchall("SELECT name FROM schema_migrations ORDER BY name")]
 
 
+def pending(db: Database) -> list[str]:
+    """The migrations not yet recorded, read without writing (doctor opens read-only): a new
+    memory or an upgrade cut short has some; the next open for writing applies them."""
+    recorded = db.fetchall(
+        "SELECT 1 FROM duckdb_tables()"
+        " WHERE database_name = current_database() AND table_name = 'schema_migrations'"
+    )
+    done = {r[0] for r in db.fetchall("SELECT name FROM schema_migrations")} if recorded else set()
+    return [name for name, _ in MIGRATIONS if name not in done]
+
+
 def migrate(db: Database) -> list[str]:
     """Apply every migration not yet recorded, each in its own transaction. Returns their names."""
     done = set(applied(db))

@@ -53,7 +53,7 @@ def take_notices(home: Path) -> list[str]:
 
 
 def save(index: KeywordIndex, folder: Path) -> None:
-    """Write ``index`` to ``folder`` (through a sibling temporary folder, then a rename)."""
+    """Write ``index`` to ``folder`` (through a sibling temporary folder, then renames)."""
     catalogue, bm25 = index.catalogue, index.bm25
     tmp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
@@ -79,8 +79,15 @@ def save(index: KeywordIndex, folder: Path) -> None:
     write_manifest(tmp, index.size)  # last: a save cut short has no manifest
     for written in tmp.iterdir():
         keep_private(written)  # numpy and bm25s write with the umask's mode
-    shutil.rmtree(folder, ignore_errors=True)
+    # Renames only, so that a process killed at any point leaves the old index whole, no index
+    # (rebuilt on the next search) or the new one whole, never a folder half deleted (which
+    # would read as damaged).
+    old = folder.with_name(folder.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if folder.exists():
+        folder.rename(old)
     tmp.rename(folder)
+    shutil.rmtree(old, ignore_errors=True)
 
 
 def load(folder: Path) -> KeywordIndex | None:
