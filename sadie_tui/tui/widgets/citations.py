@@ -140,8 +140,9 @@ class CitationItem(Widget, can_focus=True):
         else:
             label = c.label
         text.append(label, style=f"bold {label_style}")
-        if c.backs:
-            # Which sentence of the reply this note backs, and what of it the note lacks.
+        if c.backs and " ".join(c.quote.split()).casefold() not in " ".join(c.backs.split()).casefold():
+            # Which sentence of the reply this note backs (unless that sentence quotes it
+            # whole, as an offline answer does), and what of it the note lacks.
             backs = " ".join(safe(c.backs).split())
             if len(backs) > 80:
                 backs = backs[:79].rsplit(" ", 1)[0] + "…"
