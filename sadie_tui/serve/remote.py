@@ -378,6 +378,11 @@ class RemoteSession:
     def embedder_ready(self) -> bool:
         return bool(self._health().get("embedder_ready"))
 
+    @property
+    def embedder_notice(self) -> str | None:
+        """None: the embedder runs in the holder, which shows its own notice."""
+        return None
+
     # -- conversations -----------------------------------------------------------------------
     def conversations(
         self, *, archived: bool = False, search: str | None = None, limit: int | None = None
