@@ -6,7 +6,6 @@ Shared by the CLI and the TUI (neither imports the other's modules): a face buil
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -110,10 +109,8 @@ class Launch:
         path = socket_path(self.home)
         if not answers(path):
             return None
-        found = re.search(r"in use by (.+)$", locked.message)
-        holder = found.group(1) if found else "the other sadie"
-        self.via = holder
-        return RemoteSession(self.home, self.settings, path, holder=holder)
+        self.via = locked.who
+        return RemoteSession(self.home, self.settings, path, holder=locked.who)
 
     def close(self) -> None:
         if self._holder is not None:

@@ -75,6 +75,16 @@ class Candidate:
 
 
 @dataclass(frozen=True)
+class NewChip:
+    """A chip to attach, as ``add_chip`` takes it: sent with a message (``Session.chat``'s
+    ``chips``) it is attached before the turn reads the conversation's chips."""
+
+    kind: str
+    ref: str
+    label: str | None = None
+
+
+@dataclass(frozen=True)
 class ChipContent:
     chip: Chip
     title: str

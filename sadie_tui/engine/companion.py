@@ -8,7 +8,7 @@ policies and the attached chips, and keeps the emotion classifier; the turns the
 from __future__ import annotations
 
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,7 @@ from .turns.chat import ChatTurn
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from .chips import NewChip
     from .memory import Memory
 
 # How long a model check is trusted. Longer than the app's re-probe (every 30 s), so that a
@@ -170,9 +171,17 @@ class Companion:
         new: bool = False,
         regenerate: bool = False,
         model: str | None = None,
+        chips: Sequence[NewChip] = (),
     ) -> AsyncIterator[Event]:
         """One chat turn's events (see ``turns.chat``)."""
         turn = ChatTurn(
-            self, message, conversation_id, persona, new, regenerate=regenerate, model=model
+            self,
+            message,
+            conversation_id,
+            persona,
+            new,
+            regenerate=regenerate,
+            model=model,
+            chips=tuple(chips),
         )
         return turn.run()

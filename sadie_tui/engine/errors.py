@@ -94,7 +94,30 @@ class StorageError(SadieError):
 
 
 class LockedError(StorageError):
+    """The memory is held by another process: ``holder`` is its pid when DuckDB names it."""
+
     title = "Memory in use"
+
+    def __init__(self, message: str, *, holder: int | None = None, fix: str | None = None) -> None:
+        super().__init__(message, fix=fix)
+        self.holder = holder
+
+    @classmethod
+    def held_by(cls, path: object, holder: int | None) -> LockedError:
+        return cls(
+            f"the memory at {path} is in use by {_who(holder)}",
+            holder=holder,
+            fix="close the other sadie first, or wait for its ingest to finish",
+        )
+
+    @property
+    def who(self) -> str:
+        """The holder as a person reads it: "another sadie (pid 123)", or "another process"."""
+        return _who(self.holder)
+
+
+def _who(holder: int | None) -> str:
+    return f"another sadie (pid {holder})" if holder else "another process"
 
 
 class BrokenLogError(StorageError):

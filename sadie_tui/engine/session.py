@@ -22,7 +22,7 @@ from . import conversations as conv
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .chips import Chip
+    from .chips import Chip, NewChip
     from .companion import ModelStatus
     from .conversations import Conversation, Message
     from .events import Event
@@ -97,6 +97,7 @@ class SessionProtocol(Protocol):
         new: bool = False,
         regenerate: bool = False,
         model: str | None = None,
+        chips: Sequence[NewChip] = (),
     ) -> AsyncIterator[Event]: ...
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search: ...
@@ -109,6 +110,8 @@ class SessionProtocol(Protocol):
     def warm(self) -> None: ...
     @property
     def embedder_ready(self) -> bool: ...
+    @property
+    def embedder_notice(self) -> str | None: ...
 
     # -- conversations -----------------------------------------------------------------------
     def conversations(
@@ -185,10 +188,14 @@ class Session:
         new: bool = False,
         regenerate: bool = False,
         model: str | None = None,
+        chips: Sequence[NewChip] = (),
     ) -> AsyncIterator[Event]:
         """One turn's events. ``regenerate``: answer the conversation's last message again
         (``message`` empty) or an edit of it (``message``), the old exchange kept as
-        superseded; ``model``: this turn's model instead of the configured one."""
+        superseded; ``model``: this turn's model instead of the configured one; ``chips``:
+        attached to the conversation before the turn reads its chips, to the one the turn
+        creates when there is none yet (a chip that cannot be attached fails the turn, and
+        takes back the conversation it created)."""
         return self.companion.chat(
             message,
             conversation_id=conversation_id,
@@ -196,6 +203,7 @@ class Session:
             new=new,
             regenerate=regenerate,
             model=model,
+            chips=chips,
         )
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:

@@ -9,6 +9,7 @@ from typing import Any
 
 from starlette.requests import ClientDisconnect, Request
 
+from ..engine.chips import NewChip
 from .errors import HTTPProblem
 
 MAX_BODY = 1024 * 1024
@@ -97,21 +98,18 @@ def bool_field(body: dict[str, Any], name: str) -> bool:
     return value
 
 
-def chips_field(body: dict[str, Any]) -> list[dict[str, str | None]]:
+def chips_field(body: dict[str, Any]) -> list[NewChip]:
     value = body.get("chips") or []
     if not isinstance(value, list):
         raise _bad("'chips' must be a list of {kind, ref}")
-    chips: list[dict[str, str | None]] = []
+    chips: list[NewChip] = []
     for item in value:
         if not isinstance(item, dict):
             raise _bad("each chip must be an object {kind, ref, label?}")
-        chips.append(
-            {
-                "kind": text_field(item, "kind", required=True),
-                "ref": text_field(item, "ref", required=True),
-                "label": text_field(item, "label"),
-            }
-        )
+        kind = text_field(item, "kind", required=True)
+        ref = text_field(item, "ref", required=True)
+        assert kind is not None and ref is not None
+        chips.append(NewChip(kind, ref, text_field(item, "label")))
     return chips
 
 

@@ -10,8 +10,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ..engine.errors import SadieError
-from ..engine.events import ErrorEvent, Meta
+from ..engine.events import ErrorEvent
 from ..engine.session import SessionProtocol
 from .body import bool_field, chips_field, json_body, text_field
 from .errors import STATUS_FOR_KIND, HTTPProblem, error_response, json_response
@@ -46,36 +45,15 @@ async def _start(request: Request, body: dict[str, Any], *, owned: bool) -> Turn
         raise HTTPProblem(400, "'regenerate' needs a 'conversation_id'", kind="usage")
     persona = text_field(body, "persona")
     model = text_field(body, "model")
-    chips = chips_field(body)
-
-    async def attach(cid: str) -> None:
-        for chip in chips:
-            await asyncio.to_thread(
-                session.add_chip, cid, str(chip["kind"]), str(chip["ref"]), label=chip["label"]
-            )
-
-    on_meta = None
-    if chips and conversation_id:
-        await attach(conversation_id)  # before the turn starts: it briefs with them
-    elif chips:
-
-        async def on_meta(meta: Meta) -> None:
-            # The turn just created the conversation and waits at its first event: attach
-            # before it retrieves; a bad chip forgets the new conversation again.
-            try:
-                await attach(meta.conversation_id)
-            except SadieError:
-                await asyncio.to_thread(session.forget, meta.conversation_id)
-                raise
-
     source = session.chat(
         message,
         conversation_id=conversation_id,
         persona=persona,
         regenerate=regenerate,
         model=model or None,
+        chips=chips_field(body),
     )
-    turn = _turns(request).start(source, owned=owned, on_meta=on_meta)
+    turn = _turns(request).start(source, owned=owned)
     try:
         await turn.ready.wait()
     except asyncio.CancelledError:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ..engine.chips import Candidate, Chip
+from ..engine.chips import Candidate, Chip, NewChip
 from ..engine.conversations import Conversation, Message
 from ..engine.errors import (
     ErrorKind,
@@ -292,6 +292,7 @@ class RemoteSession:
         new: bool = False,
         regenerate: bool = False,
         model: str | None = None,
+        chips: Sequence[NewChip] = (),
     ) -> AsyncIterator[Event]:
         body: dict[str, Any] = {"message": message}
         if conversation_id is not None and not new:
@@ -300,6 +301,15 @@ class RemoteSession:
             body["persona"] = persona
         if regenerate:
             body["regenerate"] = True
+        if chips:
+            body["chips"] = [
+                {
+                    "kind": c.kind,
+                    "ref": c.ref,
+                    **({"label": c.label} if c.label is not None else {}),
+                }
+                for c in chips
+            ]
         # This process's model (its config, or SADIE_MODEL in its environment), not the
         # holder's: a second terminal answers with the model it was started with.
         body["model"] = model if model is not None else self.settings.model
@@ -377,6 +387,11 @@ class RemoteSession:
     @property
     def embedder_ready(self) -> bool:
         return bool(self._health().get("embedder_ready"))
+
+    @property
+    def embedder_notice(self) -> str | None:
+        """None: the embedder runs in the holder, which shows its own notice."""
+        return None
 
     # -- conversations -----------------------------------------------------------------------
     def conversations(

@@ -19,26 +19,24 @@ import asyncio
 import contextlib
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 from ..engine.errors import SadieError
 from ..engine.events import EmotionEvent, ErrorEvent, Event, Meta, Replace, Status, Token
 from .errors import kind_of
 
 log = logging.getLogger("sadie.serve")
-OnMeta = Callable[[Meta], Awaitable[None]]
 KEEP_FINISHED = 64  # finished turns kept for late readers
 
 
 class Turn:
-    def __init__(self, source: AsyncIterator[Event], *, owned: bool, on_meta: OnMeta | None):
+    def __init__(self, source: AsyncIterator[Event], *, owned: bool):
         self.events: list[Event] = []
         self.done = False
         self.failure: SadieError | None = None
         self.owned = owned
-        self.ready = asyncio.Event()  # the first event is in (and ``on_meta`` ran), or done
+        self.ready = asyncio.Event()  # the first event is in, or done
         self._source = source
-        self._on_meta = on_meta
         self._changed = asyncio.Event()
         self._stop = False
         self._closable = False
@@ -59,8 +57,6 @@ class Turn:
             try:
                 async for event in self._source:
                     self._append(event)
-                    if isinstance(event, Meta) and self._on_meta is not None:
-                        await self._on_meta(event)
                     self.ready.set()
                     if not isinstance(event, Meta | EmotionEvent | Status):
                         self._closable = True
@@ -133,10 +129,8 @@ class Turns:
         self._by_conversation: OrderedDict[str, Turn] = OrderedDict()
         self._running: set[Turn] = set()
 
-    def start(
-        self, source: AsyncIterator[Event], *, owned: bool, on_meta: OnMeta | None = None
-    ) -> Turn:
-        turn = Turn(source, owned=owned, on_meta=on_meta).start()
+    def start(self, source: AsyncIterator[Event], *, owned: bool) -> Turn:
+        turn = Turn(source, owned=owned).start()
         self._running.add(turn)
         assert turn.task is not None
         turn.task.add_done_callback(lambda _task: self._running.discard(turn))

@@ -487,7 +487,7 @@ class SadieApp(App[None]):
                 title="Embedding model",
                 severity="warning",
             )
-        notice = getattr(self.session, "embedder_notice", None)
+        notice = self.session.embedder_notice if self.session is not None else None
         if message.error is None and notice:
             # The engine also printed it to stderr, which the running app captures.
             self.notify(notice, title="Embedding model", severity="warning")

@@ -58,6 +58,10 @@ class FakeSession:
     def embedder_ready(self) -> bool:
         return True
 
+    @property
+    def embedder_notice(self) -> str | None:
+        return None
+
     def conversations(self, **_: Any) -> list[Any]:
         return []
 

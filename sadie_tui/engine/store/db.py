@@ -65,11 +65,7 @@ def _translate(exc: Exception, path: Path) -> StorageError:
     text = str(exc)
     if _LOCKED.search(text):
         pid = _PID.search(text)
-        who = f"another sadie (pid {pid.group(1)})" if pid else "another process"
-        return LockedError(
-            f"the memory at {path} is in use by {who}",
-            fix="close the other sadie first, or wait for its ingest to finish",
-        )
+        return LockedError.held_by(path, int(pid.group(1)) if pid else None)
     first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
     broken = _BROKEN_LOG.search(first)
     if broken:

@@ -24,6 +24,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from .. import conversations as conv
+from ..chips import add_chip
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     Checking,
@@ -66,6 +67,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ..chips import NewChip
     from ..companion import Companion
     from ..personas import Persona
 
@@ -92,6 +94,8 @@ class ChatTurn:
     # the old exchange is kept as ``superseded``, out of the conversation.
     regenerate: bool = False
     model: str | None = None  # this turn's model; None: the configured one
+    # Attached once the conversation is found or created, before the turn reads its chips.
+    chips: tuple[NewChip, ...] = ()
     started: float = field(default_factory=time.perf_counter)
     step: Steps = field(default_factory=Steps)
     # prepare
@@ -199,6 +203,7 @@ class ChatTurn:
         history, and the register (the classifier may run the embedding model)."""
         db, step = self.db, self.step
         assert self.persona is not None
+        created = False
         with step("conversation"):
             if self.regenerate:
                 if not self.conversation_id:
@@ -214,7 +219,10 @@ class ChatTurn:
                 conversation = conv.create_conversation(
                     db, make_title(self.message), persona=self.persona.name
                 )
+                created = True
             self.cid, self.title = conversation.id, conversation.title
+            if self.chips:
+                self._attach_chips(created=created)
             rows = conv.recent_messages(db, self.cid, 10_000)
         self.history = [
             (m.role, m.content)
@@ -224,6 +232,17 @@ class ChatTurn:
         with step("emotion"):
             choice = self.host.emotions.choose(self.message, allow_load=self.use_vector)
         self.emotion = choice.value
+
+    def _attach_chips(self, *, created: bool) -> None:
+        """The chips sent with the message; one that cannot be attached fails the turn and
+        takes back the conversation the turn created for it."""
+        try:
+            for chip in self.chips:
+                add_chip(self.db, self.cid, chip.kind, chip.ref, label=chip.label)
+        except SadieError:
+            if created:
+                conv.forget(self.db, self.cid)
+            raise
 
     # -- brief: retrieval, chips, policies and the briefing ----------------------------------
     async def brief(self) -> AsyncIterator[Event]:

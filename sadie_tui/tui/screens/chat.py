@@ -373,6 +373,8 @@ class ChatScreen(Screen[None]):
         if app.session is None:
             await reply.failed("the memory could not be opened", None)
             return
+        from ...engine.chips import NewChip
+
         pending = list(self.pending_chips) if self.conversation_id is None else []
         self._replace_reason = ""
         stream = app.session.chat(
@@ -381,6 +383,7 @@ class ChatScreen(Screen[None]):
             persona=app.persona,
             regenerate=regenerate,
             model=app.model_choice,
+            chips=[NewChip(item.kind, item.ref_id, item.label) for item in pending],
         )
         try:
             async with aclosing(stream) as events:
@@ -421,10 +424,8 @@ class ChatScreen(Screen[None]):
                     self.set_title(event.title)
                     self.sadie.remember_conversation(event.conversation_id)
                 if pending:
-                    # The engine reads chips after Meta: attach the held ones now.
-                    items = await asyncio.to_thread(
-                        self._attach_pending, event.conversation_id, pending
-                    )
+                    # The engine attached the held chips to the conversation it created.
+                    items = await asyncio.to_thread(self._chips_of, event.conversation_id)
                     self.pending_chips = []
                     await self._show_chips_async(items)
             case EmotionEvent(value=emotion):
@@ -492,11 +493,8 @@ class ChatScreen(Screen[None]):
                     timeout=8,
                 )
 
-    def _attach_pending(self, conversation_id: str, pending: list[ChipItem]) -> list[ChipItem]:
-        session = self.session
-        for item in pending:
-            session.add_chip(conversation_id, item.kind, item.ref_id, label=item.label)
-        return [_item(c) for c in session.chips(conversation_id)]
+    def _chips_of(self, conversation_id: str) -> list[ChipItem]:
+        return [_item(c) for c in self.session.chips(conversation_id)]
 
     def set_title(self, title: str) -> None:
         self.title_text = title
@@ -701,7 +699,7 @@ class ChatScreen(Screen[None]):
 
     async def attach(self, candidate: Any) -> None:
         """Attach a picked ``Candidate``. A new conversation has no row yet: its chips wait
-        in ``pending_chips`` and are attached when the first message creates it."""
+        in ``pending_chips`` and go with the first message (``Session.chat``'s ``chips``)."""
         if candidate is None:
             return
         if self.conversation_id is None:

@@ -1,0 +1,64 @@
+"""The door cannot drift: every public method and property of ``Session`` is on
+``SessionProtocol`` and on ``RemoteSession``, with the same signature, and neither has one
+that ``Session`` lacks. A face typed against the protocol then never needs ``getattr``."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import pytest
+
+from sadie_tui.engine.session import Session, SessionProtocol
+from sadie_tui.serve.remote import RemoteSession
+
+# Session's own, not the door's: how the in-process session is made, and the database a test
+# may read behind it.
+IN_PROCESS_ONLY = {"open", "db"}
+
+
+def _public(cls: type) -> dict[str, Any]:
+    """The class's public members as declared (properties as properties), by name."""
+    found: dict[str, Any] = {}
+    for klass in reversed(cls.__mro__):
+        if klass is object or klass.__module__ in ("typing", "typing_extensions"):
+            continue
+        for name, value in vars(klass).items():
+            if not name.startswith("_") and (callable(value) or isinstance(value, property)):
+                found[name] = value
+    return found
+
+
+def _shape(member: Any) -> tuple[Any, ...]:
+    """What a caller relies on: property or method, async or not, and each parameter's name,
+    kind, default and annotation (as written: the modules use postponed annotations)."""
+    if isinstance(member, property):
+        assert member.fget is not None
+        return ("property", inspect.signature(member.fget).return_annotation)
+    params = tuple(
+        (p.name, p.kind, p.default, p.annotation)
+        for p in inspect.signature(member).parameters.values()
+    )
+    returns = inspect.signature(member).return_annotation
+    return ("async" if inspect.iscoroutinefunction(member) else "sync", params, returns)
+
+
+DOOR = sorted(set(_public(Session)) - IN_PROCESS_ONLY)
+
+
+def test_the_door_has_the_expected_members() -> None:
+    # A guard on the test itself: it would pass vacuously if _public found nothing.
+    assert {"chat", "ask", "personas", "embedder_notice", "embedder_ready"} <= set(DOOR)
+
+
+@pytest.mark.parametrize("other", [SessionProtocol, RemoteSession], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("name", DOOR)
+def test_every_session_member_is_on_the_others_with_its_signature(other: type, name: str) -> None:
+    theirs = _public(other)
+    assert name in theirs, f"Session.{name} is missing from {other.__name__}"
+    assert _shape(theirs[name]) == _shape(_public(Session)[name])
+
+
+@pytest.mark.parametrize("other", [SessionProtocol, RemoteSession], ids=lambda c: c.__name__)
+def test_nothing_on_the_others_that_session_lacks(other: type) -> None:
+    assert set(_public(other)) - set(DOOR) == set()
