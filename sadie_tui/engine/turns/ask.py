@@ -17,12 +17,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..backing import Evidence, declines, evidence
-from ..citations import PolicedCitations
-from ..details import Span
 from ..errors import ModelError
 from ..events import CitationView
-from ..grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
 from ..prompt import (
     EMPTY_ASK,
     TONE,
@@ -32,10 +28,14 @@ from ..prompt import (
     render_observations,
 )
 from ..reasoners.offline import OfflineReasoner
+from ..reply.backing import Evidence, declines, evidence
+from ..reply.citations import PolicedCitations
+from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
+from ..reply.unsupported import Span
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..telemetry import record_turn
-from ..who import wiki_for
+from ..wiki_pages import wiki_for
 from .common import (
     Filtered,
     checked_details,

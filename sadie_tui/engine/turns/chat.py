@@ -41,14 +41,14 @@ from ..events import (
     Token,
     Waiting,
 )
-from ..grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..policies import guardrail_block, lint, skip_notice
 from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import Ahead, Piece, paced
+from ..reply.grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..retrieval import RetrievalResult, retrieve
 from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
-from ..who import wiki_for
+from ..wiki_pages import wiki_for
 from .common import (
     Filtered,
     Steps,
