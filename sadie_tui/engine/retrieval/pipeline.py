@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
 from ..store.search import (
     MemoryState,
     VectorHit,
@@ -49,6 +48,7 @@ from ..store.search import (
     chunk_texts,
     state_and_nearest,
 )
+from ..store.vectors import vector_literal
 from . import fusion
 from .beliefs_observations import BeliefHit, ObservationHit, search_side
 from .followup import is_follow_up, shifted_window
