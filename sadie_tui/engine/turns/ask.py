@@ -15,7 +15,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import ModelError
 from ..events import CitationView
@@ -49,9 +49,7 @@ from .common import (
     keep_rates,
     no_answer,
 )
-
-if TYPE_CHECKING:
-    from ..companion import Companion
+from .host import TurnHost
 
 ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
 _OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
@@ -124,7 +122,7 @@ def grounding_report(
 
 
 async def run_ask(
-    companion: Companion, question: str, persona_name: str | None = None
+    companion: TurnHost, question: str, persona_name: str | None = None
 ) -> AskResult:
     started = time.perf_counter()
     memory = companion.memory
@@ -390,7 +388,7 @@ def _revision_note(spans: Sequence[Span]) -> str:
     )
 
 
-def _counter_evidence(companion: Companion, query: str, persona: Any, result: Any) -> str:
+def _counter_evidence(companion: TurnHost, query: str, persona: Any, result: Any) -> str:
     """Observations and contested beliefs that may cut against what the notes say."""
     from dataclasses import replace
 
@@ -405,7 +403,7 @@ def _counter_evidence(companion: Companion, query: str, persona: Any, result: An
 
 
 def _telemetry(
-    companion: Companion,
+    companion: TurnHost,
     question: str,
     model: str,
     persona: str,

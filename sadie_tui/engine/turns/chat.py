@@ -64,9 +64,9 @@ from .common import (
     no_answer,
     tokens_per_second,
 )
+from .host import TurnHost
 
 if TYPE_CHECKING:
-    from ..companion import Companion
     from ..personas import Persona
 
 THINKING_EVERY = 0.25
@@ -83,7 +83,7 @@ ECHO_REASON = "removing echoed instructions"
 class ChatTurn:
     """The state of one turn as its steps fill it in."""
 
-    host: Companion
+    host: TurnHost
     message: str
     conversation_id: str | None = None
     persona_name: str | None = None
