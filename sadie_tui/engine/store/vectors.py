@@ -1,5 +1,5 @@
 """Embeddings in and out of DuckDB: a query vector as an array literal, an Arrow column of
-``FLOAT[384]`` values as one float32 matrix.
+``FLOAT[EMBEDDING_DIM]`` values as one float32 matrix.
 
 The store's own format, so the repositories read vectors without importing the embedder
 (which sits above them, in ingest) and every caller writes them the same way.
