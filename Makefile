@@ -17,7 +17,7 @@ $(STAMP):
 	$(BIN)/pip install --quiet --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install --quiet --disable-pip-version-check -e '.[dev]'
 	# Export the embedding model for ONNX Runtime now, so the first launch starts without torch.
-	$(BIN)/python -m sadie_tui.engine.ingest.onnx_export || echo "sadie: the ONNX export failed; it is retried at first use"
+	$(BIN)/python -m sadie_tui.engine.ingest.prepare_model || echo "sadie: the ONNX export failed; it is retried at first use"
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

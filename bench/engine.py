@@ -34,7 +34,7 @@ from ingest import replicate  # noqa: E402
 from sadie_tui.config import load_settings  # noqa: E402
 from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
-from sadie_tui.engine.stream_filter import StreamFilter  # noqa: E402
+from sadie_tui.engine.reply.stream_filter import StreamFilter  # noqa: E402
 from tests.support.ollama_server import FakeOllama, Reply  # noqa: E402
 
 QUESTIONS = [

@@ -8,8 +8,8 @@ to conversations never seen (issue 14: 0.900 / 0.790 in-sample, 0.887 / 0.773 on
 LOCO says what to expect of a setting chosen by the same procedure on unseen conversations.
 
 How: each conversation is ingested ONCE into its own scratch memory, exactly as
-``sadie eval locomo`` does (``eval_locomo.ingest_conversations``), and each question's
-candidates are gathered once (``eval_locomo.question_candidates``: query preparation and the
+``sadie eval locomo`` does (``eval.locomo.ingest_conversations``), and each question's
+candidates are gathered once (``eval.locomo.question_candidates``: query preparation and the
 three channels). Fusion weights only enter ``pipeline.rank``, except that the graph channel
 runs only for a persona with a graph weight, so candidates are gathered twice (with and
 without the graph channel) and every setting of the grid re-ranks them with a copy of the
@@ -54,10 +54,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sadie_tui.engine import eval_locomo as ev  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.personas import Persona, get_persona  # noqa: E402
 from sadie_tui.engine.retrieval import fusion, pipeline  # noqa: E402
+from sadie_tui.eval import locomo as ev  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "locomo"
 METRICS = ("recall@5", "recall@10", "ndcg@10")

@@ -349,7 +349,7 @@ def sadie_app(scratch: Path, sadie_cache: Path) -> App:
     # What `make install` does after installing: the ONNX export (done by now) and the
     # emotion registers' vectors, so no launch embeds them itself.
     subprocess.run(
-        [sys.executable, "-m", "sadie_tui.engine.ingest.onnx_export"],
+        [sys.executable, "-m", "sadie_tui.engine.ingest.prepare_model"],
         check=True,
         capture_output=True,
         env={**os.environ, "SADIE_CACHE": str(sadie_cache)},

@@ -35,7 +35,6 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sadie_tui.engine.eval_locomo import load_conversations  # noqa: E402
 from sadie_tui.engine.ingest.chunker import chunk_text  # noqa: E402
 from sadie_tui.engine.ingest.embedder import shared_embedder  # noqa: E402
 from sadie_tui.engine.ingest.entities import EntityIndex  # noqa: E402
@@ -47,6 +46,7 @@ from sadie_tui.engine.retrieval import retrieve  # noqa: E402
 from sadie_tui.engine.retrieval.keyword import rebuild_keyword_index  # noqa: E402
 from sadie_tui.engine.retrieval.vector import vector_search  # noqa: E402
 from sadie_tui.engine.telemetry import record_turn  # noqa: E402
+from sadie_tui.eval.locomo import load_conversations  # noqa: E402
 
 NOISE = 0.02
 COPIES_PER_BATCH = 10

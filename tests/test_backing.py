@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sadie_tui.engine.backing import back, declines, evidence, sentence_spans
-from sadie_tui.engine.citations import police
-from sadie_tui.engine.details import unsupported_within
+from sadie_tui.engine.reply.backing import back, declines, evidence, sentence_spans
+from sadie_tui.engine.reply.citations import police
+from sadie_tui.engine.reply.unsupported import unsupported_within
 
 DEMO = Path(__file__).resolve().parent.parent / "data" / "demo" / "journal"
 KYOTO_ID = "5a1d0c3e-1111-4222-8333-944455556666"

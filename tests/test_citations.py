@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sadie_tui.engine.citations import (
+from sadie_tui.engine.reply.citations import (
     SUPPORT_LABELS,
     Citation,
     PolicedCitations,

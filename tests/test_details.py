@@ -1,4 +1,4 @@
-"""Unsupported details: every rule of sadie_tui.engine.details, a hand check against a
+"""Unsupported details: every rule of sadie_tui.engine.reply.unsupported, a hand check against a
 small set of realistic notes, and offsets on long, mixed and hostile text."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sadie_tui.engine.details import SourceIndex, Span, find_details, unsupported
+from sadie_tui.engine.reply.unsupported import SourceIndex, Span, find_details, unsupported
 
 
 def details(text: str) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from sadie_tui.cli import main, main_group
 from sadie_tui.engine.demo import MARKER
 from sadie_tui.engine.errors import ConfigError, NotFoundError
-from sadie_tui.engine.eval_demo import (
+from sadie_tui.eval.demo import (
     KINDS,
     DemoQuestion,
     DemoReport,

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from sadie_tui import cli
 from sadie_tui.commands import output
 from sadie_tui.engine.errors import ConfigError, NotFoundError
-from sadie_tui.engine.eval_locomo import (
+from sadie_tui.eval.locomo import (
     evidence_in,
     load_conversations,
     namespaced,

@@ -12,16 +12,16 @@ import json
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.citations import is_placeholder, police, split_trailing_list
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
-from sadie_tui.engine.grounding import (
+from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
+from sadie_tui.engine.reply.citations import is_placeholder, police, split_trailing_list
+from sadie_tui.engine.reply.grounding import (
     candidates,
     match_sentences,
     pass_schema,
     sentences_of,
 )
-from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
 from sadie_tui.engine.turns.common import grounding_score
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of, run_chat
@@ -427,7 +427,7 @@ def test_a_long_sentence_is_listed_short_but_cited_whole():
     long = "Ran 18 km along the Tagus with Ines " + "and then some more words " * 12 + "at dusk."
     excerpts = [Excerpt(UUID_A, "2026-03-15", "Long run", long)]
     (offered,) = candidates("You ran 18 km by the Tagus.", excerpts)
-    from sadie_tui.engine.grounding import pass_messages, resolve
+    from sadie_tui.engine.reply.grounding import pass_messages, resolve
 
     briefing = build_briefing(message="q", excerpts=excerpts)
     request = pass_messages(briefing, "You ran 18 km by the Tagus.", [offered])[-1]["content"]

@@ -15,15 +15,15 @@ from collections.abc import Callable
 import pytest
 
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.citations import police, split_trailing_list
-from sadie_tui.engine.details import unsupported
-from sadie_tui.engine.grounding import own_citations
-from sadie_tui.engine.near_echo import NearEchoes
 from sadie_tui.engine.policies import LintResult, lint, parse_policies, skip_notice
 from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING, TONE
-from sadie_tui.engine.reply_guard import ReplyGuard
+from sadie_tui.engine.reply.citations import police, split_trailing_list
+from sadie_tui.engine.reply.grounding import own_citations
+from sadie_tui.engine.reply.guard import ReplyGuard
+from sadie_tui.engine.reply.near_echo import NearEchoes
+from sadie_tui.engine.reply.stream_filter import StreamFilter
+from sadie_tui.engine.reply.unsupported import unsupported
 from sadie_tui.engine.store.db import Database
-from sadie_tui.engine.stream_filter import StreamFilter
 from sadie_tui.engine.titles import make_title
 from sadie_tui.paths import db_path
 from tests.support.ollama_server import Reply

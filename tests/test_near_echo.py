@@ -12,7 +12,6 @@ from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Done, ErrorEvent, Replace
-from sadie_tui.engine.near_echo import NearEchoes, sentences
 from sadie_tui.engine.prompt import (
     CITATION_RULES,
     EMPTY_MEMORY_NOTE,
@@ -20,6 +19,7 @@ from sadie_tui.engine.prompt import (
     STANDING,
     TONE,
 )
+from sadie_tui.engine.reply.near_echo import NearEchoes, sentences
 from sadie_tui.engine.turns.chat import ECHO_REASON
 from tests.support.ollama_server import Reply, split_pieces
 from tests.support.turns import run_chat

@@ -8,7 +8,7 @@ import json
 
 from sadie_tui.engine.prompt import Attached, Excerpt, build_briefing
 from sadie_tui.engine.reasoners.offline import compose, pick_quotes, pick_wiki
-from sadie_tui.engine.who import who_is
+from sadie_tui.engine.wiki_pages import who_is
 
 ID = "3f7f7a68-0b1c-4d2e-9f00-12345678900{}"
 

@@ -202,11 +202,11 @@ def test_the_default_notice_is_one_stderr_line(
 
 
 def test_the_install_step_leaves_a_valid_file_alone(exported: Path, capsys) -> None:
-    """`make install` runs ``python -m sadie_tui.engine.ingest.onnx_export``."""
-    from sadie_tui.engine.ingest import onnx_export
+    """`make install` runs ``python -m sadie_tui.engine.ingest.prepare_model``."""
+    from sadie_tui.engine.ingest import prepare_model
 
     before = OnnxFile.for_model(Path(model_path()), exported).path.stat().st_mtime_ns
-    onnx_export.main()
+    prepare_model.main()
     out = capsys.readouterr().out
     assert out.startswith("embedding model for ONNX Runtime up to date: ")
     assert str(exported) in out

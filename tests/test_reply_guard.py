@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from sadie_tui.engine.prompt import CITATION_RULES, OPINION_RULE, STANDING
 from sadie_tui.engine.reasoners.base import Piece, paced
-from sadie_tui.engine.reply_guard import ReplyGuard
+from sadie_tui.engine.reply.guard import ReplyGuard
 
 INSTRUCTIONS = [STANDING, CITATION_RULES, OPINION_RULE]
 HEADER = "episode 3f7f7a68-0b1c-4d2e-9f00-1234567890ab (2026-03-14) Warden retro"

@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi
 
-from sadie_tui.engine.ingest.embedder import vector_literal
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.retrieval import keyword
 from sadie_tui.engine.retrieval.keyword import (
@@ -22,6 +21,7 @@ from sadie_tui.engine.retrieval.keyword import (
     tokenize,
 )
 from sadie_tui.engine.retrieval.keyword.tokens import keyword_text
+from sadie_tui.engine.store.vectors import vector_literal
 
 CORPUS = [
     "Ran 18 km along the river with Ines; my knee held up and the marathon plan works.",

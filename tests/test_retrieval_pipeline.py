@@ -15,13 +15,13 @@ from click.testing import CliRunner
 
 from sadie_tui import cli
 from sadie_tui.commands import output
-from sadie_tui.engine.ingest.embedder import vector_literal
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, pipeline, retrieve
 from sadie_tui.engine.retrieval.followup import is_follow_up, shifted_window
 from sadie_tui.engine.retrieval.timewords import parse_time_window
 from sadie_tui.engine.retrieval.vector import exact_search, vector_search, vector_sql
+from sadie_tui.engine.store.vectors import vector_literal
 from sadie_tui.engine.telemetry import mark_cited, record_turn
 from sadie_tui.paths import project_root
 

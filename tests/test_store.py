@@ -15,10 +15,10 @@ import numpy as np
 import pytest
 
 from sadie_tui.engine.errors import LockedError, StorageError
-from sadie_tui.engine.ingest.embedder import vector_literal
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.store.db import Database
 from sadie_tui.engine.store.migrations import MIGRATIONS, applied, migrate
+from sadie_tui.engine.store.vectors import vector_literal
 from sadie_tui.paths import db_path
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sadie_tui.engine.stream_filter import CITATIONS_MARKER, StreamFilter
+from sadie_tui.engine.reply.stream_filter import CITATIONS_MARKER, StreamFilter
 
 
 @dataclass

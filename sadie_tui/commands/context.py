@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..launch import Launch
+from .demo import ensure_demo
 
 if TYPE_CHECKING:
     from ..engine.session import SessionProtocol
@@ -16,8 +17,6 @@ if TYPE_CHECKING:
 class Context(Launch):
     def session(self, **kwargs: Any) -> SessionProtocol:
         """As ``Launch.session``; a memory held by ``sadie serve`` is reached over its socket."""
-        from .demo import ensure_demo
-
         kwargs.setdefault("build_demo", ensure_demo)
         kwargs.setdefault("remote", True)
         return super().session(**kwargs)

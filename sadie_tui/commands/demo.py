@@ -16,7 +16,7 @@ def ensure_demo(home: Path, *, quiet: bool = False) -> bool:
         return False
     if quiet:
         return build_demo(home)
-    from .ingest import progress_bar
+    from .progress import progress_bar  # rich's progress bar only when the demo is built
 
     with progress_bar("Building the demo memory (first run only)") as progress:
         return build_demo(home, progress)

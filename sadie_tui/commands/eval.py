@@ -58,7 +58,7 @@ def locomo(
     as_json: bool,
 ) -> None:
     """Run the LoCoMo retrieval benchmark on PATH (a json file or a folder of them)."""
-    from ..engine.eval_locomo import run_locomo
+    from ..eval.locomo import run_locomo
 
     ids = [c for c in conversations.split(",")] if conversations else None
     err = err_console()
@@ -120,7 +120,7 @@ def demo(
 ) -> None:
     """Recall@5 / recall@10 of retrieval on the demo memory's own questions."""
     from ..config import load_settings
-    from ..engine.eval_demo import DEPTH, default_questions, load_questions, run_demo
+    from ..eval.demo import DEPTH, default_questions, load_questions, run_demo
     from ..paths import resolve_home
     from .demo import ensure_demo
 

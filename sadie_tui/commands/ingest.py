@@ -2,50 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import click
 from rich.markup import escape
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from ..engine.errors import ExitCode
 from ..engine.ingest.pipeline import IngestReport
 from .context import Context
-from .output import console, err_console, print_json
-
-STAGES = {
-    "reading": "Reading files",
-    "embedding": "Embedding chunks",
-    "storing": "Storing",
-    "done": "Done",
-}
-
-
-@contextmanager
-def progress_bar(title: str) -> Iterator[Callable[[str, int, int], None]]:
-    """A transient progress bar on stderr; yields the ingest's ``progress`` callback."""
-    err = err_console()
-    err.print(f"[bold]{escape(title)}[/]")
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        TextColumn("{task.completed}/{task.total}"),
-        TimeElapsedColumn(),
-        console=err,
-        transient=True,
-    ) as bar:
-        task = bar.add_task("Reading files", total=1)
-
-        def progress(stage: str, done: int, total: int) -> None:
-            bar.update(
-                task, description=STAGES.get(stage, stage), completed=done, total=max(total, 1)
-            )
-
-        yield progress
+from .output import console, print_json
+from .progress import progress_bar
 
 
 def run_ingest(session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting") -> IngestReport:

@@ -128,7 +128,7 @@ class CitationsEvent:
     placeholders, broken JSON) or ``missing`` (no tail: the model ignored the format).
     ``repaired``: the citations came from the citation pass. ``found``: sentences sadie
     matched to excerpts itself when the model gave none (never the model's citations).
-    ``unsupported``: details of the reply found in no source (``details.Span.as_json``).
+    ``unsupported``: details of the reply found in no source (``reply.unsupported.Span.as_json``).
     """
 
     value: tuple[CitationView, ...]

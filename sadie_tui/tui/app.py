@@ -22,6 +22,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from ..display import safe
+from .commands import system_commands
 from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
@@ -279,8 +280,6 @@ class SadieApp(App[None]):
 
     # -- palette and help ---------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        from .commands import system_commands
-
         yield from system_commands(self, screen)
 
     def action_help(self) -> None:

@@ -11,7 +11,7 @@ from textual.app import SystemCommand
 from textual.screen import Screen
 
 if TYPE_CHECKING:
-    from .app import SadieApp
+    from .host import SadieHost
 
 # Friendlier palette titles for some binding ids: id -> (title, help).
 TITLES = {
@@ -38,7 +38,7 @@ TITLES = {
 SKIP = {"command-palette", "send", "newline"}
 
 
-def system_commands(app: SadieApp, screen: Screen) -> Iterator[SystemCommand]:
+def system_commands(app: SadieHost, screen: Screen) -> Iterator[SystemCommand]:
     seen: set[str] = set()
     for active in screen.active_bindings.values():
         binding = active.binding

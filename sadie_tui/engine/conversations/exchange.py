@@ -13,9 +13,9 @@ import uuid
 from dataclasses import replace
 from typing import Any
 
-from ..citations import grade
 from ..errors import SadieError
 from ..events import CitationView
+from ..reply.citations import grade
 from ..store import chips as chip_repo
 from ..store import conversations as repo
 from ..store import episodes as episode_repo

@@ -29,6 +29,7 @@ import numpy as np
 
 from ..errors import SadieError
 from ..store.schema import EMBEDDING_DIM
+from .onnx_export import OnnxFile, atomic_write, cache_root, source_key
 
 DIM = EMBEDDING_DIM
 BATCH = 64
@@ -123,8 +124,7 @@ class Embedder:
 
     def _load_onnx(self, path: Path) -> Any:
         try:
-            from .onnx_encoder import OnnxEncoder
-            from .onnx_export import OnnxFile
+            from .onnx_encoder import OnnxEncoder  # the ONNX path only: torch users never load it
 
             target = OnnxFile.for_model(path, self.cache)
             if not target.valid():
@@ -198,8 +198,6 @@ class Embedder:
         folder under a name made of ``label``, the model and the texts: computed once, then
         read back without running the model. A missing, damaged or unwritable file only
         means computing them again."""
-        from .onnx_export import atomic_write, cache_root, source_key
-
         digest = hashlib.sha256(source_key(Path(model_path())).encode())
         for text in texts:
             digest.update(text.encode("utf-8", "surrogatepass") + b"\0")
@@ -254,18 +252,3 @@ def shared_embedder() -> Embedder:
         if _shared is None:
             _shared = Embedder()
         return _shared
-
-
-def arrow_matrix(column: Any) -> np.ndarray:
-    """A column of embeddings read from DuckDB as Arrow (``FLOAT[DIM]``) as one float32 matrix,
-    a row per value."""
-    column = column.combine_chunks()
-    if len(column) == 0:
-        return np.zeros((0, DIM), dtype=np.float32)
-    flat = column.values.to_numpy(zero_copy_only=False)
-    return np.asarray(flat, dtype=np.float32).reshape(len(column), -1)
-
-
-def vector_literal(vector: np.ndarray) -> str:
-    """A vector as a DuckDB array literal string; cheaper than a list parameter (~30 ms)."""
-    return "[" + ",".join(f"{x:.7g}" for x in vector.tolist()) + "]"

@@ -194,23 +194,3 @@ def export(model_dir: Path, target: OnnxFile) -> None:
         "torch": str(torch.__version__),
     }
     atomic_write(target.meta, lambda tmp: tmp.write_text(json.dumps(meta), encoding="utf-8"))
-
-
-def main() -> None:
-    """``python -m sadie_tui.engine.ingest.onnx_export``: export now (``make install`` runs it,
-    so the first launch does not pay for it); a valid file is left alone. The emotion
-    registers' sentence vectors are embedded and kept too (``Embedder.encode_fixed``), so the
-    first launch does not spend a second and ~30 MB of buffers on them either."""
-    from ..emotions import EmotionClassifier
-    from .embedder import Embedder, model_path
-
-    model_dir = Path(model_path())
-    target = OnnxFile.for_model(model_dir)
-    state = "up to date" if target.valid() else "exported"
-    target.ensure(model_dir)
-    print(f"embedding model for ONNX Runtime {state}: {target.path}")
-    EmotionClassifier(Embedder(backend="onnx")).warm()
-
-
-if __name__ == "__main__":
-    main()

@@ -19,6 +19,7 @@ import numpy as np
 from ..store import derived as derived_store
 from ..store import episodes as episode_store
 from ..store.schema import EMBEDDING_DIM
+from ..store.vectors import vector_literal
 from .chunker import chunk_text
 from .embedder import Embedder
 from .entities import EntityIndex
@@ -290,8 +291,6 @@ def _store_derived(
                         derived_store.delete_observations_of(db, file)
             with db.transaction():
                 for item, vec in zip(items, vectors, strict=True):
-                    from .embedder import vector_literal
-
                     rid = episode_id(item.source_key)
                     if table == "beliefs":
                         f = item.fields

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from ..retrieval.keyword.tokens import query_tokens, tokenize
 from ..retrieval.recency import parse_recency, strip_recency
 from ..retrieval.timewords import parse_time_window, strip_time_words
-from ..who import fold, who_is
+from ..wiki_pages import fold, who_is
 from .base import Piece
 
 if TYPE_CHECKING:

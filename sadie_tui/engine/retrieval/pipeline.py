@@ -25,7 +25,7 @@
    every inside one and marked ``in_window=False``. ``rank`` is that selection order. A window
    holding no episode at all narrows nothing and the result says ``window=None``; a persona's
    ``window_days`` is a hard limit unless it would leave nothing.
-5. Beliefs and observations (``side``), for the personas that want them.
+5. Beliefs and observations (``beliefs_observations``), for the personas that want them.
 
 ``retrieve`` writes nothing; callers record telemetry (``telemetry.record_turn``). Measured on
 LoCoMo and timed at 10k/100k chunks by ``sadie eval locomo`` and ``bench/retrieval.py``.
@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
 from ..store.search import (
     MemoryState,
     VectorHit,
@@ -49,7 +48,9 @@ from ..store.search import (
     chunk_texts,
     state_and_nearest,
 )
+from ..store.vectors import vector_literal
 from . import fusion
+from .beliefs_observations import BeliefHit, ObservationHit, search_side
 from .followup import is_follow_up, shifted_window
 from .graph import graph_index
 from .keyword import (
@@ -64,7 +65,6 @@ from .keyword import (
 )
 from .keyword.tokens import keyword_text, tokenize
 from .recency import RELEVANT_SHARE, Recency, parse_recency, strip_recency
-from .side import BeliefHit, ObservationHit, search_side
 from .timewords import TimeWindow, parse_time_window, strip_time_words
 
 if TYPE_CHECKING:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
 from ..store.search import VectorHit, nearest_chunks, nearest_chunks_exact, nearest_chunks_sql
+from ..store.vectors import vector_literal
 
 if TYPE_CHECKING:
     from ..store.db import Database

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from ..ingest.embedder import arrow_matrix
 from .schema import EMBEDDING_DIM
+from .vectors import arrow_matrix
 
 if TYPE_CHECKING:
 

@@ -15,14 +15,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ..backing import Evidence, declines, evidence
-from ..citations import PolicedCitations
-from ..details import Span
 from ..errors import ModelError
 from ..events import CitationView
-from ..grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
 from ..prompt import (
     EMPTY_ASK,
     TONE,
@@ -32,10 +28,14 @@ from ..prompt import (
     render_observations,
 )
 from ..reasoners.offline import OfflineReasoner
+from ..reply.backing import Evidence, declines, evidence
+from ..reply.citations import PolicedCitations
+from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
+from ..reply.unsupported import Span
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..telemetry import record_turn
-from ..who import wiki_for
+from ..wiki_pages import wiki_for
 from .common import (
     Filtered,
     checked_details,
@@ -49,9 +49,7 @@ from .common import (
     keep_rates,
     no_answer,
 )
-
-if TYPE_CHECKING:
-    from ..companion import Companion
+from .host import TurnHost
 
 ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
 _OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
@@ -124,7 +122,7 @@ def grounding_report(
 
 
 async def run_ask(
-    companion: Companion, question: str, persona_name: str | None = None
+    companion: TurnHost, question: str, persona_name: str | None = None
 ) -> AskResult:
     started = time.perf_counter()
     memory = companion.memory
@@ -395,7 +393,7 @@ def _revision_note(spans: Sequence[Span]) -> str:
     )
 
 
-def _counter_evidence(companion: Companion, query: str, persona: Any, result: Any) -> str:
+def _counter_evidence(companion: TurnHost, query: str, persona: Any, result: Any) -> str:
     """Observations and contested beliefs that may cut against what the notes say."""
     from dataclasses import replace
 
@@ -410,7 +408,7 @@ def _counter_evidence(companion: Companion, query: str, persona: Any, result: An
 
 
 def _telemetry(
-    companion: Companion,
+    companion: TurnHost,
     question: str,
     model: str,
     persona: str,

@@ -42,14 +42,14 @@ from ..events import (
     Token,
     Waiting,
 )
-from ..grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..policies import guardrail_block, lint, skip_notice
 from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import Ahead, Piece, paced
+from ..reply.grounding import Grounded, needs_pass, own_citations, repair, settle
 from ..retrieval import RetrievalResult, retrieve
 from ..telemetry import add_policy_event, record_turn
 from ..titles import make_title
-from ..who import wiki_for
+from ..wiki_pages import wiki_for
 from .common import (
     Filtered,
     Steps,
@@ -65,10 +65,10 @@ from .common import (
     no_answer,
     tokens_per_second,
 )
+from .host import TurnHost
 
 if TYPE_CHECKING:
     from ..chips import NewChip
-    from ..companion import Companion
     from ..personas import Persona
 
 THINKING_EVERY = 0.25
@@ -85,7 +85,7 @@ ECHO_REASON = "removing echoed instructions"
 class ChatTurn:
     """The state of one turn as its steps fill it in."""
 
-    host: Companion
+    host: TurnHost
     message: str
     conversation_id: str | None = None
     persona_name: str | None = None

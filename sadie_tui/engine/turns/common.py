@@ -9,19 +9,19 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from ..backing import moved, narrow_sources
-from ..details import Span, find_details, unsupported_within
 from ..errors import ModelNoAnswer
 from ..events import CitationView
-from ..near_echo import NearEchoes
 from ..prompt import Attached, Briefing, Excerpt
-from ..reply_guard import ReplyGuard
+from ..reply.backing import moved, narrow_sources
+from ..reply.guard import ReplyGuard
+from ..reply.near_echo import NearEchoes
+from ..reply.stream_filter import StreamFilter
+from ..reply.unsupported import Span, find_details, unsupported_within
 from ..retrieval.recency import by_date
-from ..stream_filter import StreamFilter
 
 if TYPE_CHECKING:
-    from ..citations import PolicedCitations
-    from ..grounding import Grounded
+    from ..reply.citations import PolicedCitations
+    from ..reply.grounding import Grounded
     from ..retrieval import RetrievalResult
 
 SUPPORT_WEIGHTS = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}

@@ -51,7 +51,7 @@ from ..widgets.transcript import (
 
 if TYPE_CHECKING:
     from ...engine.session import SessionProtocol
-    from ..app import SadieApp
+    from ..host import SadieHost
 
 NEW_TITLE = "New conversation"
 # The longest a sent message waits for the turn's request before it is shown all the same.
@@ -208,7 +208,7 @@ class ChatScreen(Screen[None]):
         self.shown_reply: AssistantMessage | None = None  # whose sources the sidebar shows
 
     @property
-    def sadie(self) -> SadieApp:
+    def sadie(self) -> SadieHost:
         return self.app  # type: ignore[return-value]
 
     @property

@@ -27,7 +27,7 @@ from ..registers import COLOURS, GLYPHS
 from .dialogs import Confirm, TextPrompt
 
 if TYPE_CHECKING:
-    from ..app import SadieApp
+    from ..host import SadieHost
 
 
 def when(moment: datetime, now: datetime) -> str:
@@ -202,7 +202,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self._left_at: dict[bool, str | None] = {False: current, True: None}
 
     @property
-    def sadie(self) -> SadieApp:
+    def sadie(self) -> SadieHost:
         return self.app  # type: ignore[return-value]
 
     def compose(self):  # type: ignore[no-untyped-def]

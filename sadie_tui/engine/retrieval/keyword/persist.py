@@ -27,7 +27,7 @@ from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
 from .tokens import keyword_text
 
 if TYPE_CHECKING:
-    from ...memory import Memory
+    from .memory_view import MemoryFiles as Memory  # a protocol: no import of ..memory
 
 INDEX_DIR = "bm25"
 

@@ -26,15 +26,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ModelError
+from ..reasoners.rates import Rates
 from .backing import Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, police
-from .details import find_details
-from .errors import ModelError
-from .reasoners.rates import Rates
+from .unsupported import find_details
 
 if TYPE_CHECKING:
-    from .prompt import Briefing, Excerpt
-    from .reasoners.base import Reasoner
+    from ..prompt import Briefing, Excerpt
+    from ..reasoners.base import Reasoner
 
 __all__ = [
     "PASS_REQUEST",

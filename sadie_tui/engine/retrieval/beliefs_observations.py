@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..ingest.embedder import vector_literal
 from ..store.search import side_rows
+from ..store.vectors import vector_literal
 from .keyword.tokens import STOPWORDS
 from .timewords import TimeWindow
 

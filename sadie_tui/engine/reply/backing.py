@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from .citations import Citation, PolicedCitations
-from .details import SourceIndex, Span, find_details
+from .unsupported import SourceIndex, Span, find_details
 
 __all__ = [
     "Backed",

@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from ..engine.errors import ConfigError, NotFoundError
 from ..paths import project_root
-from .errors import ConfigError, NotFoundError
 
 KINDS = ("time", "recency", "who", "feeling", "number")
 KS = (5, 10)
@@ -197,12 +197,12 @@ def run_demo(
     embedder: Any = None,
 ) -> DemoReport:
     """Every question retrieved against the (already built) demo memory in ``home``."""
+    from ..engine.memory import Memory
+    from ..engine.personas import get_persona
+    from ..engine.retrieval import retrieve
+    from ..engine.store.episodes import episode_sources
+    from ..engine.store.stats import memory_counts
     from ..paths import config_dir
-    from .memory import Memory
-    from .personas import get_persona
-    from .retrieval import retrieve
-    from .store.episodes import episode_sources
-    from .store.stats import memory_counts
 
     chosen = get_persona(persona, config_dir() / "personas")
     with Memory.open(home, read_only=True, embedder=embedder) as memory:

@@ -18,7 +18,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-from .reply_guard import instruction_sentences
+from .guard import instruction_sentences
 
 __all__ = ["NearEchoes", "sentences"]
 
