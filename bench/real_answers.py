@@ -138,7 +138,8 @@ async def ask_one(companion: Companion, memory: Memory, row: dict, log: Path) ->
 def reclassify(path: Path, rows: list[dict]) -> int:
     """Sort the misses of a saved run again, against the excerpts retrieval gives now."""
     saved = json.loads(path.read_text(encoding="utf-8"))
-    records = saved["answers"]
+    answers = saved["answers"]  # a list while the run goes, by model once it has ended
+    records = answers if isinstance(answers, list) else next(iter(answers.values()))
     by_question = {r["question"]: r for r in rows}
     for _model, memory, companion in each_model(["offline"], "http://127.0.0.1:9"):
         persona = companion.persona(None, companion.settings.ask_persona)

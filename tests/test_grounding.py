@@ -435,3 +435,18 @@ def test_a_long_sentence_is_listed_short_but_cited_whole():
     assert len(listed) < 160 and listed.endswith(" …")
     (entry,) = resolve({"citations": [{"s": "S1", "support": "verbatim"}]}, [offered])
     assert entry["quote"] == offered.sentence and entry["episode"] == UUID_A
+
+
+def test_the_persons_own_name_in_a_backed_sentence_is_not_flagged(server, memory):
+    # The soul summary opens with their name; a model writes "Maya" for "you". A backed
+    # sentence's details must be in its note, the message or that name: a planted name
+    # beside it still is flagged.
+    ep, _ = episode_of(memory, "Race day")
+    reply = "Maya finished the Lisbon marathon in 3:58 with Beatriz."
+    cite = json.dumps([{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58.",
+                        "support": "verbatim"}])
+    server.queue(Reply(f"{reply}\n@@CITATIONS@@\n{cite}"))
+    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    assert [s["text"] for s in cites.unsupported] == ["Beatriz"]
+    assert cites.value[0].unbacked == ("Beatriz",)

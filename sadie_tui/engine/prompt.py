@@ -162,6 +162,13 @@ class Briefing:
         """The person's own message (the last one of the briefing)."""
         return self.messages[-1]["content"] if self.messages else ""
 
+    @property
+    def own_words(self) -> str:
+        """What a backed sentence's details may come from besides its note: the person's
+        message, and their own name (the soul summary's opening words) — "you" in a reply
+        is often written as the name."""
+        return "\n".join(t for t in (self.message, self.extra.get("person", "")) if t)
+
     def attached_excerpts(self) -> list[Excerpt]:
         """The source chips, as citable excerpts."""
         return [a.excerpt for a in self.attached if a.excerpt is not None]
@@ -200,6 +207,15 @@ class Briefing:
         while size < needed and size < 131072:
             size *= 2
         return size
+
+
+_LEADING_NAME = re.compile(r"^\s*((?:[A-Z][\w'’-]+)(?:[ \t]+[A-Z][\w'’-]+){0,3})")
+
+
+def person_name(soul: str) -> str:
+    """The name a soul summary opens with ("Maya Okafor is 34, …" → "Maya Okafor"), or ""."""
+    found = _LEADING_NAME.match(strip_front_matter(soul))
+    return found.group(1) if found else ""
 
 
 def strip_front_matter(text: str) -> str:
@@ -338,6 +354,9 @@ def build_briefing(
         shown=shown,
         history_used=len(kept),
         history_dropped=max(0, len(history) - len(kept)),
-        extra={"voice": [t for t in (voice, tone, guardrails) if t.strip()]},
+        extra={
+            "voice": [t for t in (voice, tone, guardrails) if t.strip()],
+            "person": person_name(soul),
+        },
         attached=list(attached),
     )

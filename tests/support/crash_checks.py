@@ -151,8 +151,8 @@ def vector_index(db: Any) -> list[str]:
     """The HNSW index, as the log's replay left it, holds every chunk and no other (asked for
     more neighbours than there are chunks, from a few of them: on a memory this small, every
     chunk comes back)."""
-    from sadie_tui.engine.store.vectors import vector_literal
     from sadie_tui.engine.store.search import chunk_embeddings, nearest_chunks
+    from sadie_tui.engine.store.vectors import vector_literal
 
     ids = [int(r[0]) for r in db.fetchall("SELECT id FROM chunks ORDER BY id")]
     probes = sorted({ids[0], ids[len(ids) // 2], ids[-1]}) if ids else []

@@ -391,7 +391,7 @@ def settle(briefing: Briefing, grounded: Grounded) -> None:
         grounded.text,
         briefing.shown,
         headers=briefing.headers(),
-        message=briefing.message,
+        message=briefing.own_words,
     )
     grounded.policed, grounded.backed = backed.policed, backed
     if not backed.policed.citations:

@@ -174,7 +174,7 @@ def checked_details(final_text: str, briefing: Briefing, grounded: Grounded) -> 
     narrow: list[tuple[int, int, list[str]]] = []
     if grounded.backed is not None:
         narrow = moved(
-            narrow_sources(grounded.backed, briefing.shown, briefing.headers(), briefing.message),
+            narrow_sources(grounded.backed, briefing.shown, briefing.headers(), briefing.own_words),
             grounded.text,
             final_text,
         )
