@@ -158,3 +158,13 @@ def test_a_revision_that_fails_keeps_the_draft(cpu_server, memory):
     assert result.answer == draft and not result.offline and not result.abstained
     (revise,) = [s for s in result.stages if s["name"] == "revise"]
     assert revise["note"].startswith("draft kept (") and "crashed" in revise["note"]
+
+
+def test_a_cached_prompt_does_not_shrink_the_reading_budget():
+    # The bridge counts cached tokens as read: 3,000 "read" in 10 s. The budget still gives
+    # an uncached prompt the time its writing speed implies reading takes.
+    rates = Rates()
+    rates.record("m", prompt_tokens=3000, prompt_seconds=10, eval_tokens=50, eval_seconds=10)
+    assert rates.get("m").prompt_tps == 300
+    budget = rates.budget("m", prompt_chars=11200, cap=600)  # ~3,500 tokens
+    assert budget.first >= rates_module.READ_FLOOR + 2 * 3500 / (20 * 5.0)

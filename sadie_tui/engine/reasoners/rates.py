@@ -29,6 +29,7 @@ WEIGHT = 0.3
 READ_SLACK = 2.0
 READ_FLOOR = 15.0
 UNKNOWN_READ_TPS = 20.0
+READ_OVER_WRITE = 20.0
 # A writing stage is stalled after this many tokens' worth of silence (and never less than
 # STALL_FLOOR seconds: a scheduler hiccup is not a stall).
 STALL_TOKENS = 25
@@ -126,6 +127,11 @@ class Rates:
         have to read (all of them when its cache misses)."""
         rate = self.get(model)
         read_tps = rate.prompt_tps or UNKNOWN_READ_TPS
+        if rate.eval_tps:
+            # A prompt served from the server's cache reads as impossibly fast (some servers
+            # count the cached tokens as read): no model reads more than READ_OVER_WRITE times
+            # faster than it writes, so a miss of the cache still gets the time it needs.
+            read_tps = min(read_tps, READ_OVER_WRITE * rate.eval_tps)
         first = READ_FLOOR + READ_SLACK * (prompt_chars / CHARS_PER_TOKEN) / read_tps
         write_tps = (rate.structured_tps if structured else 0.0) or rate.eval_tps
         stall = max(STALL_FLOOR, STALL_TOKENS / write_tps) if write_tps else STALL_FLOOR * 3
