@@ -161,3 +161,19 @@ async def test_the_last_replys_rate_is_gone_once_the_next_one_starts(tmp_path, m
         assert "tok/s" not in str(status.render())
         await pilot.press("escape")
         await wait_until(pilot, lambda: not chat.streaming)
+
+
+def test_the_status_line_counts_in_words_that_agree():
+    from sadie_tui.engine.events import ContextBudget
+    from sadie_tui.tui.widgets.status import StatusLine
+
+    status = StatusLine()
+    status.context = ContextBudget(
+        chunks=1, messages=1, messages_dropped=0, chips=1, retrieval_ms=3.0, vector=True
+    )
+    plain = status.render().plain
+    assert "1 chunk · 1 msg · 1 chip · 3 ms" in plain and "chips" not in plain
+    status.context = ContextBudget(
+        chunks=12, messages=0, messages_dropped=0, chips=2, retrieval_ms=3.0, vector=True
+    )
+    assert "12 chunks · 0 msgs · 2 chips" in status.render().plain

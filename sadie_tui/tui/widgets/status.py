@@ -14,6 +14,11 @@ from ...engine.events import ContextBudget
 SEP = " │ "
 
 
+def counted(n: int, noun: str) -> str:
+    """ "1 chip", "2 chips", "0 msgs"."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 class StatusLine(Widget):
     DEFAULT_CSS = """
     StatusLine {
@@ -56,11 +61,11 @@ class StatusLine(Widget):
         ctx = self.context
         if ctx is not None:
             text.append(SEP, style="dim")
-            text.append(f"{ctx.chunks} chunks · {ctx.messages} msgs")
+            text.append(f"{counted(ctx.chunks, 'chunk')} · {counted(ctx.messages, 'msg')}")
             if ctx.messages_dropped:
                 text.append(f" ({ctx.messages_dropped} older left out)", style="yellow")
             if ctx.chips:
-                text.append(f" · {ctx.chips} chips")
+                text.append(f" · {counted(ctx.chips, 'chip')}")
             text.append(f" · {ctx.retrieval_ms:.0f} ms")
             if not ctx.vector:
                 text.append(" · keywords+names", style="dim")
