@@ -51,7 +51,6 @@ class StructuredReasoner(Reasoner, Protocol):
         *,
         budget: Budget,
         max_tokens: int = 256,
-        progress: Callable[[int], None] | None = None,
     ) -> str: ...
 
 

@@ -120,8 +120,6 @@ class OllamaReasoner:
         self.num_ctx = num_ctx  # the smallest context to ask for (config ``num_ctx``)
         self.last_eval_count = 0
         self.last_eval_seconds = 0.0
-        self.last_prompt_count = 0
-        self.last_prompt_seconds = 0.0
         self.last_done_reason = ""
 
     def _options(self, briefing: Briefing, **extra: Any) -> dict[str, Any]:
@@ -148,13 +146,11 @@ class OllamaReasoner:
         """The done line's counters: kept for the turn, folded into the model's rates."""
         self.last_eval_count = int(part.eval_count or 0)
         self.last_eval_seconds = float(part.eval_duration or 0) / 1e9
-        self.last_prompt_count = int(getattr(part, "prompt_eval_count", 0) or 0)
-        self.last_prompt_seconds = float(getattr(part, "prompt_eval_duration", 0) or 0) / 1e9
         self.last_done_reason = str(part.done_reason or "")
         self.rates.record(
             self.model,
-            prompt_tokens=self.last_prompt_count,
-            prompt_seconds=self.last_prompt_seconds,
+            prompt_tokens=int(getattr(part, "prompt_eval_count", 0) or 0),
+            prompt_seconds=float(getattr(part, "prompt_eval_duration", 0) or 0) / 1e9,
             eval_tokens=self.last_eval_count,
             eval_seconds=self.last_eval_seconds,
             structured=structured,
@@ -216,19 +212,19 @@ class OllamaReasoner:
         *,
         budget: Budget,
         max_tokens: int = 256,
-        progress: Callable[[int], None] | None = None,
     ) -> str:
         """One reply constrained to ``schema`` (Ollama's structured outputs), streamed: the
         first piece may take ``budget.first`` (reading the prompt), each next one
-        ``budget.stall``; all of it at most ``budget.cap``. ``progress`` hears the count of
-        pieces so far. The JSON text, thinking left out."""
+        ``budget.stall``; all of it at most ``budget.cap``. The JSON text, thinking left out."""
         client = _client(self.host, self.connect_timeout, budget.cap)
         parts: list[str] = []
         loop = asyncio.get_running_loop()
         deadline = loop.time() + budget.cap
 
         async def read() -> None:
-            request = dict(self._request(), think=False) if self.think != "auto" else self._request()
+            request = self._request()
+            if "think" in request:
+                request["think"] = False  # the JSON needs no reasoning, whatever the chat's
             response = await client.chat(
                 model=self.model,
                 messages=messages,
@@ -260,8 +256,6 @@ class OllamaReasoner:
                 wait = budget.stall_wait()
                 if part.message.content:
                     parts.append(part.message.content)
-                    if progress is not None:
-                        progress(len(parts))
                 if part.done:
                     self._done(part, structured=True)
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -204,7 +204,6 @@ async def citation_pass(
     reply: str,
     *,
     cap: float,
-    progress: Callable[[int], None] | None = None,
 ) -> PassOutcome:
     """Ask the model which offered sentences its reply rests on; police the answer.
 
@@ -229,7 +228,7 @@ async def citation_pass(
     started = time.perf_counter()
     try:
         text = await structured(
-            briefing, messages, pass_schema(offered), budget=budget, progress=progress
+            briefing, messages, pass_schema(offered), budget=budget
         )
     except ModelError as exc:
         return PassOutcome(None, exc.one_line(), (time.perf_counter() - started) * 1000)
@@ -360,27 +359,22 @@ async def repair(
     grounded: Grounded,
     *,
     cap: float,
-    progress: Callable[[int], None] | None = None,
 ) -> None:
     """Run the citation pass; its citations stand in for the tail's (what the tail dropped
     is kept in ``dropped``), or ``pass_reason`` says why there are none."""
-    outcome = await citation_pass(reasoner, briefing, grounded.text, cap=cap, progress=progress)
+    outcome = await citation_pass(reasoner, briefing, grounded.text, cap=cap)
     grounded.pass_ms = outcome.ms
-    if outcome.policed is not None and outcome.policed.citations:
-        grounded.policed = PolicedCitations(
-            outcome.policed.citations,
-            grounded.policed.dropped + outcome.policed.dropped,
-            grounded.policed.parse_error,
-        )
-        grounded.repaired = True
+    found = outcome.policed
+    citations = grounded.policed.citations
+    if found is not None and found.citations:
+        citations, grounded.repaired = found.citations, True
     else:
         grounded.pass_reason = outcome.reason
-        if outcome.policed is not None and outcome.policed.dropped:
-            grounded.policed = PolicedCitations(
-                grounded.policed.citations,
-                grounded.policed.dropped + outcome.policed.dropped,
-                grounded.policed.parse_error,
-            )
+    grounded.policed = PolicedCitations(
+        citations,
+        grounded.policed.dropped + (found.dropped if found is not None else ()),
+        grounded.policed.parse_error,
+    )
 
 
 def settle(briefing: Briefing, grounded: Grounded) -> None:
