@@ -37,7 +37,8 @@ __all__ = [
     "stems",
 ]
 
-_SENTENCE_END = re.compile(r"(?<=[.!?…])\s+|\n+")
+# Where one sentence of a reply or an excerpt ends and the next begins.
+SENTENCE_BREAK = re.compile(r"(?<=[.!?…])\s+|\n+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 _STOP = frozenset(
     "a an and are as at be been but by can could did do does for from had has have he her his "
@@ -60,7 +61,7 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each sentence of ``text`` (no surrounding whitespace)."""
     spans: list[tuple[int, int]] = []
     at = 0
-    for m in [*_SENTENCE_END.finditer(text), None]:
+    for m in [*SENTENCE_BREAK.finditer(text), None]:
         end = m.start() if m is not None else len(text)
         piece = text[at:end]
         lead = len(piece) - len(piece.lstrip())

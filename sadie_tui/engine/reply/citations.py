@@ -252,23 +252,29 @@ def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
     return "".join(out), at
 
 
-def note_span(quote: str, texts: Sequence[str]) -> str | None:
-    """The words of the note that ``quote`` matches (whitespace squashed, case folded), as
-    the note writes them: a verbatim quote is shown in the note's case and spacing, not the
-    model's ("I'm a marathoner", never "I'M A MARATHONER")."""
-    needle = normalise(_clean_quote(quote))
+def _folded_texts(texts: Sequence[str]) -> list[tuple[str, str, list[int]]]:
+    """Each text with its folded form and offsets (``_folded_with_offsets``)."""
+    return [(t, *_folded_with_offsets(t)) for t in texts if isinstance(t, str)]
+
+
+def _span_in(needle: str, folded: Sequence[tuple[str, str, list[int]]]) -> str | None:
+    """The note's own words that the normalised ``needle`` matches, or None."""
     if not needle:
         return None
-    for text in texts:
-        if not isinstance(text, str):
-            continue
-        folded, at = _folded_with_offsets(text)
-        start = folded.find(needle)
+    for text, folded_text, at in folded:
+        start = folded_text.find(needle)
         if start >= 0:
             end = start + len(needle) - 1
             # The note's own characters; a line break inside is a space in a one-line quote.
             return " ".join(text[at[start] : at[end] + 1].split())
     return None
+
+
+def note_span(quote: str, texts: Sequence[str]) -> str | None:
+    """The words of the note that ``quote`` matches (whitespace squashed, case folded), as
+    the note writes them: a verbatim quote is shown in the note's case and spacing, not the
+    model's ("I'm a marathoner", never "I'M A MARATHONER")."""
+    return _span_in(normalise(_clean_quote(quote)), _folded_texts(texts))
 
 
 # -- grounding ----------------------------------------------------------------
@@ -404,7 +410,7 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
     """Parse, ground and re-grade the citations of one reply."""
     items, error = _parse_items(tail)
     ids = {_clean_id(key): key for key in shown}
-    normalised: dict[str, list[str]] = {}
+    folded: dict[str, list[tuple[str, str, list[int]]]] = {}
     dropped: list[dict] = []
     kept: list[Citation] = []
     index: dict[tuple[str, str], int] = {}
@@ -435,12 +441,12 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
         if _claim_label(claimed) == "inference":
             support = "inference"
         else:
-            if episode not in normalised:
-                normalised[episode] = _normalised_texts(shown[episode])
-            found = _found(normalise(cleaned), normalised[episode])
-            support = "verbatim" if found else "paraphrase"
-            if found:
-                cleaned = note_span(cleaned, shown[episode]) or cleaned
+            if episode not in folded:
+                folded[episode] = _folded_texts(shown[episode])
+            # Found whitespace-squashed and case-folded; shown as the note writes it.
+            span = _span_in(normalise(cleaned), folded[episode])
+            support = "verbatim" if span is not None else "paraphrase"
+            cleaned = span if span is not None else cleaned
         citation = Citation(episode_id=episode, quote=cleaned, support=support, claimed=claimed)
 
         key = (episode, normalise(cleaned))

@@ -20,7 +20,6 @@ Pure apart from the reasoner call; no UI imports.
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from ..reasoners.rates import Rates
-from .backing import Backed, back, content_words, sentence_spans, stems
+from .backing import SENTENCE_BREAK, Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, police
 from .unsupported import find_details
 
@@ -49,7 +48,6 @@ __all__ = [
 ]
 
 SUPPORT = ["verbatim", "paraphrase", "inference"]
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 MAX_PASS_CITATIONS = 4
 # The excerpt sentences the pass offers: the ones sharing most with the reply. Each costs the
 # model up to ~35 tokens to read (a long one is listed by its first LISTED characters; the
@@ -70,7 +68,7 @@ def sentences_of(text: str) -> list[str]:
     """The sentences of an excerpt that can be quoted (at least 12 characters, at most 300:
     a longer one is cut at a word)."""
     found: list[str] = []
-    for sentence in _SENTENCE.split(text):
+    for sentence in SENTENCE_BREAK.split(text):
         sentence = sentence.strip()
         if len(sentence) < 12:
             continue
@@ -275,7 +273,7 @@ def match_sentences(
             candidates.append((e.episode_id, sentence, content_words(sentence), whole))
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
-    for sentence in _SENTENCE.split(reply):
+    for sentence in SENTENCE_BREAK.split(reply):
         sentence = sentence.strip()
         words = content_words(sentence)
         if len(words) < MIN_SHARED:
