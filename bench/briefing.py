@@ -33,7 +33,6 @@ for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_
 
 from sadie_tui.commands.demo import ensure_demo  # noqa: E402
 from sadie_tui.config import load_settings  # noqa: E402
-from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.prompt import (  # noqa: E402
     CITATION_RULES,
@@ -46,7 +45,9 @@ from sadie_tui.engine.prompt import (  # noqa: E402
     strip_front_matter,
 )
 from sadie_tui.engine.retrieval import retrieve  # noqa: E402
+from sadie_tui.engine.session import Session  # noqa: E402
 from sadie_tui.engine.turns.ask import ask_briefing  # noqa: E402
+from sadie_tui.engine.turns.steps import persona_for  # noqa: E402
 from sadie_tui.paths import resolve_home  # noqa: E402
 
 QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
@@ -58,10 +59,10 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))] if values else 0.0
 
 
-def parts_of(companion: Companion, question: str, persona_name: str, mode: str) -> dict:
+def parts_of(companion: Session, question: str, persona_name: str, mode: str) -> dict:
     memory = companion.memory
-    persona = companion.persona(persona_name, persona_name)
-    emotion = companion.emotions.choose(question).value
+    persona = persona_for(persona_name, persona_name)
+    emotion = companion.context.emotions.choose(question).value
     result = retrieve(memory, question, persona, now=datetime.now())
     soul = memory.soul()
     tone = TONE.get(emotion, "")
@@ -113,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     demo = resolve_home(demo=True)
     ensure_demo(demo, quiet=True)
     with Memory.open(demo, read_only=True) as memory:
-        companion = Companion(memory, load_settings())
+        companion = Session(memory, load_settings())
         measured = [parts_of(companion, r["question"], args.persona, args.mode) for r in rows]
     print(f"{len(measured)} briefings ({args.mode}, persona {args.persona}); chars and ~tokens")
     print(f"{'part':22} {'p50 chars':>10} {'p90 chars':>10} {'p50 ~tok':>9} {'share':>6}")

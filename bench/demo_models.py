@@ -17,12 +17,12 @@ from pathlib import Path
 
 from sadie_tui.commands.demo import ensure_demo
 from sadie_tui.config import load_settings
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.session import Session
 from sadie_tui.paths import resolve_home
 
 
-def each_model(models: Sequence[str], host: str) -> Iterator[tuple[str, Memory, Companion]]:
+def each_model(models: Sequence[str], host: str) -> Iterator[tuple[str, Memory, Session]]:
     os.environ["OLLAMA_HOST"] = host
     os.environ["SADIE_REASONER"] = "ollama"
     demo = resolve_home(demo=True)
@@ -33,4 +33,4 @@ def each_model(models: Sequence[str], host: str) -> Iterator[tuple[str, Memory, 
             shutil.copytree(demo, home)
             os.environ["SADIE_MODEL"] = model
             with Memory.open(home) as memory:
-                yield model, memory, Companion(memory, load_settings())
+                yield model, memory, Session(memory, load_settings())

@@ -4,7 +4,7 @@
 
 1. On a ~10k-chunk memory (the demo replicated ×30, built once into bench/out/), with the
    project's Ollama-protocol server answering instantly: p50/p95 from calling
-   ``Companion.chat`` to the request reaching the server — retrieval, chips, policies,
+   ``Session.chat`` to the request reaching the server — retrieval, chips, policies,
    briefing and the message writes, everything sadie does before the model can start.
    Goal: p50 ≤ 80 ms. Then the same minus retrieval (goal p50 ≤ 50 ms, issue 16), and the
    p50 of each step the turn records (``steps_ms`` in the reply's metadata).
@@ -32,9 +32,9 @@ for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_
 from ingest import replicate  # noqa: E402
 
 from sadie_tui.config import load_settings  # noqa: E402
-from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.reply.stream_filter import StreamFilter  # noqa: E402
+from sadie_tui.engine.session import Session  # noqa: E402
 from tests.support.ollama_server import FakeOllama, Reply  # noqa: E402
 
 QUESTIONS = [
@@ -83,7 +83,7 @@ def bench_turns(home: Path, turns: int) -> tuple[list[float], list[dict[str, flo
     latencies: list[float] = []
     with FakeOllama(responder=responder) as server, Memory.open(home) as memory:
         os.environ["OLLAMA_HOST"] = server.url
-        companion = Companion(memory, load_settings())
+        companion = Session(memory, load_settings())
         memory.embedder.warm()
 
         async def one(question: str, conversation: str | None) -> str:

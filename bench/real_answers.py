@@ -44,9 +44,10 @@ for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_
     os.environ.setdefault(_key, "1")
 
 from bench.demo_models import each_model  # noqa: E402
-from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.retrieval import retrieve  # noqa: E402
+from sadie_tui.engine.session import Session  # noqa: E402
+from sadie_tui.engine.turns.steps import persona_for  # noqa: E402
 
 QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
 DEFAULT_LOG = Path(os.environ.get("RM", Path.home() / ".cache" / "sadie-realmodel")) / "bridge.jsonl"
@@ -85,9 +86,9 @@ def log_lines(path: Path, start: int) -> tuple[list[dict], int]:
     return lines, start + len(data)
 
 
-async def ask_one(companion: Companion, memory: Memory, row: dict, log: Path) -> dict:
+async def ask_one(companion: Session, memory: Memory, row: dict, log: Path) -> dict:
     keys = row["key"]
-    persona = companion.persona(None, companion.settings.ask_persona)
+    persona = persona_for(None, companion.settings.ask_persona)
     chunks = retrieve(memory, row["question"], persona).chunks
     # An excerpt as the model saw it: its date and title (the header) and its text.
     in_excerpts = any(holds(f"{c.occurred_at:%Y-%m-%d} {c.title}\n{c.text}", keys) for c in chunks)
@@ -142,7 +143,7 @@ def reclassify(path: Path, rows: list[dict]) -> int:
     records = answers if isinstance(answers, list) else next(iter(answers.values()))
     by_question = {r["question"]: r for r in rows}
     for _model, memory, companion in each_model(["offline"], "http://127.0.0.1:9"):
-        persona = companion.persona(None, companion.settings.ask_persona)
+        persona = persona_for(None, companion.settings.ask_persona)
         for record in records:
             if record["right"]:
                 continue

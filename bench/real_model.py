@@ -38,7 +38,6 @@ for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_
     os.environ.setdefault(_key, "1")
 
 from bench.demo_models import each_model  # noqa: E402
-from sadie_tui.engine.companion import Companion  # noqa: E402
 from sadie_tui.engine.events import (  # noqa: E402
     CitationsEvent,
     ContextBudget,
@@ -48,6 +47,7 @@ from sadie_tui.engine.events import (  # noqa: E402
     Token,
 )
 from sadie_tui.engine.memory import Memory  # noqa: E402
+from sadie_tui.engine.session import Session  # noqa: E402
 
 QUESTIONS = [
     "When was my niece Ife born?",
@@ -84,7 +84,7 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
-async def chat_once(companion: Companion, question: str, persona: str | None) -> dict:
+async def chat_once(companion: Session, question: str, persona: str | None) -> dict:
     started = time.perf_counter()
     first: float | None = None
     shown, final = "", None
@@ -126,7 +126,7 @@ async def chat_once(companion: Companion, question: str, persona: str | None) ->
     return record
 
 
-async def ask_once(companion: Companion, question: str, persona: str | None) -> dict:
+async def ask_once(companion: Session, question: str, persona: str | None) -> dict:
     started = time.perf_counter()
     result = await companion.ask(question, persona=persona)
     g = result.grounding

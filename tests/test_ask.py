@@ -9,14 +9,14 @@ import subprocess
 import sys
 
 from sadie_tui.config import load_settings
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.ask import reframe, split_opinion
 from tests.support.ollama_server import Reply, split_pieces
 
 
 def ask(memory, question, persona=None):
-    return asyncio.run(Companion(memory, load_settings()).ask(question, persona=persona))
+    return asyncio.run(Session(memory, load_settings()).ask(question, persona=persona))
 
 
 def episode(memory, title):

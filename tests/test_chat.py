@@ -11,7 +11,6 @@ import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import (
     CitationsEvent,
     ContextBudget,
@@ -25,12 +24,13 @@ from sadie_tui.engine.events import (
     Token,
 )
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply, split_pieces
 from tests.support.turns import episode_of, run_chat
 
 
-def companion(memory, **env) -> Companion:
-    return Companion(memory, load_settings())
+def companion(memory, **env) -> Session:
+    return Session(memory, load_settings())
 
 
 def visible(events) -> str:
@@ -290,7 +290,7 @@ def test_history_last_twelve_and_title(server, memory):
 
 def test_empty_memory_is_told(server, tmp_home, embedder):
     with Memory.open(tmp_home, embedder=embedder) as mem:
-        run_chat(Companion(mem, load_settings()), "what did I do yesterday?")
+        run_chat(Session(mem, load_settings()), "what did I do yesterday?")
     system = server.requests[-1]["messages"][0]["content"]
     assert "The memory is empty" in system
 

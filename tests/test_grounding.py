@@ -12,7 +12,6 @@ import json
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
 from sadie_tui.engine.reply.citations import is_placeholder, police, split_trailing_list
@@ -22,6 +21,7 @@ from sadie_tui.engine.reply.grounding import (
     pass_schema,
     sentences_of,
 )
+from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.common import grounding_score
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of, run_chat
@@ -173,7 +173,7 @@ PLANTED = "You finished the Lisbon marathon in 3:15, and Beatriz ran beside you.
 
 def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
     server.queue(Reply(PLANTED))  # prose, no marker; the pass is answered by the schema
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     kinds = [e.type for e in events]
     assert kinds.index("checking") < kinds.index("citations") < kinds.index("done")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
@@ -217,7 +217,7 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
 
 def test_pass_failure_leaves_the_reply_and_says_why(server, memory):
     server.queue(Reply(PLANTED), Reply("this is not json at all", stream=False))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert not cites.repaired and cites.value == ()
     assert "not JSON" in cites.note
@@ -227,7 +227,7 @@ def test_pass_failure_leaves_the_reply_and_says_why(server, memory):
 
 def test_pass_error_status_is_a_reason_not_a_failure(server, memory):
     server.queue(Reply(PLANTED), Reply(status=500, error_message="format not supported"))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.value == () and "format not supported" in cites.note
     assert events[-1].type == "done"
@@ -239,7 +239,7 @@ def test_pass_timeout_is_bounded(server, memory, monkeypatch, tmp_path):
     (cfg / "config.toml").write_text("citation_pass_timeout = 0.5\n")
     monkeypatch.setenv("SADIE_CONFIG", str(cfg))
     server.queue(Reply(PLANTED), Reply("{}", stream=False, stall_after=0, stall_seconds=10))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.value == () and "within" in cites.note
     assert events[-1].type == "done"
@@ -250,7 +250,7 @@ def test_sadie_matches_when_the_pass_gives_nothing(server, memory):
     sentence = "Finished the Lisbon marathon in 3:58."
     assert sentence in text
     server.queue(Reply(sentence + " What a day."), Reply('{"citations": []}', stream=False))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.value == ()  # never presented as the model's citations
     assert cites.found and cites.found[0].episode_id == ep
@@ -263,7 +263,7 @@ def test_a_usable_tail_needs_no_pass(server, memory):
     quote = "Finished the Lisbon marathon in 3:58"
     tail = json.dumps([{"episode": ep, "quote": quote, "support": "verbatim"}])
     server.queue(Reply(f"You finished in 3:58.\n@@CITATIONS@@\n{tail}"))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     assert not any(isinstance(e, Checking) for e in events)
     assert len(server.requests) == 1
     cites = next(e for e in events if isinstance(e, CitationsEvent))
@@ -274,7 +274,7 @@ def test_marker_less_list_is_hidden_and_policed(server, memory):
     ep, _ = episode_of(memory, "Race day")
     listed = json.dumps([{"episode": ep, "quote": "Cried at the finish line", "support": "verbatim"}])
     server.queue(Reply(f"You cried at the finish.\nCitations:\n{listed}"))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.tail == "ok" and cites.value[0].support == "verbatim"
     replace = next(e for e in events if isinstance(e, Replace))
@@ -290,7 +290,7 @@ def test_copied_placeholder_triggers_the_pass(server, memory):
           "support": "verbatim"}]
     )
     server.queue(Reply(f"You ran.\n@@CITATIONS@@\n{placeholder}"))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.tail == "unusable" and cites.repaired and cites.value
 
@@ -311,7 +311,7 @@ def test_echoed_headers_and_instructions_never_show(server, memory):
     ep, _ = episode_of(memory, "Race day")
     header = f"episode {ep} (2026-10-11) Race day\n"
     server.queue(Reply(header + ECHOED))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     shown = "".join(e.value for e in events if isinstance(e, Token))
     assert "episode " + ep not in shown
     assert "OPINION" not in shown and "JSON array" not in shown
@@ -326,7 +326,7 @@ def test_echoed_headers_and_instructions_never_show(server, memory):
 def test_a_loop_is_cut_after_the_second_copy(server, memory):
     para = "You have been training hard for the marathon and it shows in your notes.\n\n"
     server.queue(Reply(para * 6))
-    events = run_chat(Companion(memory, load_settings()), "How is training?")
+    events = run_chat(Session(memory, load_settings()), "How is training?")
     shown = "".join(e.value for e in events if isinstance(e, Token))
     assert shown.count("training hard") == 2
     done = events[-1]
@@ -342,7 +342,7 @@ def test_a_runaway_reply_stops_at_the_cap(server, memory, monkeypatch, tmp_path)
     monkeypatch.setenv("SADIE_CONFIG", str(cfg))
     words = " ".join(f"word{i}" for i in range(400))
     server.queue(Reply(words))
-    events = run_chat(Companion(memory, load_settings()), "Tell me everything")
+    events = run_chat(Session(memory, load_settings()), "Tell me everything")
     shown = "".join(e.value for e in events if isinstance(e, Token))
     assert len(shown) <= 300
     assert events[-1].type == "done" and events[-1].cut == "length"
@@ -351,13 +351,13 @@ def test_a_runaway_reply_stops_at_the_cap(server, memory, monkeypatch, tmp_path)
 
 def test_token_cap_is_reported_as_cut(server, memory):
     server.queue(Reply("You ran a lot this year and", done_reason="length"))
-    events = run_chat(Companion(memory, load_settings()), "Tell me everything")
+    events = run_chat(Session(memory, load_settings()), "Tell me everything")
     assert events[-1].type == "done" and events[-1].cut == "tokens"
 
 
 def test_tokens_per_second_is_the_models_own(server, memory):
     server.queue(Reply(["One ", "two ", "three."], delay=0.2))
-    events = run_chat(Companion(memory, load_settings()), "count")
+    events = run_chat(Session(memory, load_settings()), "count")
     done = events[-1]
     # The server reports eval_count 3 over its own eval_duration (>= 12 ms a token): the rate
     # comes from those, not from the wall time that includes the wait for the first token.
@@ -373,7 +373,7 @@ def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
     # supported, so the draft stays, with its pass citations and its details flagged.
     passed = '{"citations": [{"s": "S1", "support": "verbatim"}]}'
     server.queue(Reply(PLANTED), Reply(passed), Reply(PLANTED))
-    result = asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
     assert not result.abstained
     assert result.grounding["repaired"] is True and result.grounding["tail"] == "missing"
     spans = result.grounding["unsupported"]
@@ -395,7 +395,7 @@ def test_ask_revision_shares_the_briefing_prefix(server, memory):
         Reply("You ran it in 3:15.\n@@CITATIONS@@\n[]"),
         Reply('{"citations": [{"s": "S1", "support": "verbatim"}]}', stream=False),
     )
-    asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
     draft, _, revision = server.requests[:3]
     assert revision["messages"][: len(draft["messages"])] == draft["messages"]
     assert revision["messages"][-2]["role"] == "assistant"
@@ -405,7 +405,7 @@ def test_ask_revision_shares_the_briefing_prefix(server, memory):
 def test_a_draft_without_unsupported_details_is_not_revised(server, memory):
     ep, text = episode_of(memory, "Race day")
     server.queue(Reply("You finished the Lisbon marathon in 3:58.\n@@CITATIONS@@\n[]"))
-    result = asyncio.run(Companion(memory, load_settings()).ask("How did my marathon go?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
     assert "revise" not in [s["name"] for s in result.stages]
     assert not result.abstained and "3:58" in result.answer
 
@@ -418,7 +418,7 @@ def test_a_citation_unrelated_to_the_reply_does_not_ground_it(server, memory):
         [{"episode": ep, "quote": "Ran 18 km along the Tagus with Ines.", "support": "verbatim"}]
     )
     server.queue(Reply(f"You climbed Everest.\n@@CITATIONS@@\n{unrelated}"))
-    result = asyncio.run(Companion(memory, load_settings()).ask("Did I climb Everest?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("Did I climb Everest?"))
     assert result.abstained
     assert "unrelated to the reply" in result.grounding["dropped_reasons"]
 
@@ -446,7 +446,7 @@ def test_the_persons_own_name_in_a_backed_sentence_is_not_flagged(server, memory
     cite = json.dumps([{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58.",
                         "support": "verbatim"}])
     server.queue(Reply(f"{reply}\n@@CITATIONS@@\n{cite}"))
-    events = run_chat(Companion(memory, load_settings()), "How did my marathon go?")
+    events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert [s["text"] for s in cites.unsupported] == ["Beatriz"]
     assert cites.value[0].unbacked == ("Beatriz",)

@@ -58,10 +58,10 @@ def test_the_issue_whitespace_run_passes_the_stream_filter_at_once():
 
 def test_the_issue_whitespace_run_is_one_complete_chat_reply(server, memory):
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.session import Session
 
     server.queue(Reply(whitespace_reply(60_000)))
-    events = run_chat(Companion(memory, load_settings()), "how was the week?")
+    events = run_chat(Session(memory, load_settings()), "how was the week?")
     rows = conv.messages(memory.db, events[0].conversation_id)
     assert (rows[-1].status, rows[-1].content) == ("complete", "Start.")
 
@@ -260,7 +260,7 @@ def test_a_pattern_the_engine_cannot_compile_names_its_rule():
 
 def test_lint_runs_off_the_event_loop(server, memory, monkeypatch):
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.session import Session
     from sadie_tui.engine.turns import chat as chat_turn
 
     threads = []
@@ -272,7 +272,7 @@ def test_lint_runs_off_the_event_loop(server, memory, monkeypatch):
     monkeypatch.setattr(chat_turn, "lint", spy)
     (memory.home / "policies.toml").write_text(GENTLE)
     server.queue(Reply(["Yes a!"]))
-    events = run_chat(Companion(memory, load_settings()), "hm")
+    events = run_chat(Session(memory, load_settings()), "hm")
     assert threads and threads[0] is not threading.main_thread()
     assert any(getattr(e, "value", None) == "Yes a." for e in events)  # it still applies
 
@@ -326,11 +326,11 @@ def test_an_unclosed_think_is_a_model_error_in_chat(memory_home, server):
 
 def test_reasoning_in_the_thinking_field_and_no_content_is_one_too(server, memory):
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
     from sadie_tui.engine.events import ErrorEvent
+    from sadie_tui.engine.session import Session
 
     server.queue(Reply(content=[], thinking=["weighing it up"] * 3))
-    events = run_chat(Companion(memory, load_settings()), "hm")
+    events = run_chat(Session(memory, load_settings()), "hm")
     assert isinstance(events[-1], ErrorEvent) and events[-1].code == "no_answer"
     assert events[-1].fix == "ask again, or try another model"
     rows = conv.messages(memory.db, events[0].conversation_id)
@@ -470,8 +470,8 @@ def test_the_issue_superscript_two_is_not_an_entity_id(memory_home, capsys):
 
 def test_a_stored_chip_with_ref_id_superscript_two_no_longer_breaks_chat(server, memory):
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
     from sadie_tui.engine.events import Done
+    from sadie_tui.engine.session import Session
     from sadie_tui.engine.store import chips as chip_repo
     from sadie_tui.engine.store.ids import new_id, now
 
@@ -488,7 +488,7 @@ def test_a_stored_chip_with_ref_id_superscript_two_no_longer_breaks_chat(server,
         created_at=now(),
     )
     server.queue(Reply(["You ran with Ines."]))
-    events = run_chat(Companion(memory, load_settings()), "who do I run with?", conversation_id=cid)
+    events = run_chat(Session(memory, load_settings()), "who do I run with?", conversation_id=cid)
     assert isinstance(events[-1], Done) and events[-1].status == "complete"
     assert (
         "Ines (person), a node of the knowledge graph."

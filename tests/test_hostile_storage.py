@@ -494,11 +494,11 @@ def test_a_damaged_index_is_said_in_chat_and_ask_too(memory) -> None:  # type: i
     import asyncio
 
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
     from sadie_tui.engine.events import Status
     from sadie_tui.engine.retrieval.keyword import forget_cached, index_dir
+    from sadie_tui.engine.session import Session
 
-    companion = Companion(memory, load_settings())
+    companion = Session(memory, load_settings())
 
     async def chat_statuses() -> list[str]:
         return [e.value async for e in companion.chat("Who ran with me?") if isinstance(e, Status)]

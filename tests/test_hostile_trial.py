@@ -31,7 +31,6 @@ import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.display import safe
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.errors import ExitCode
 from sadie_tui.engine.events import (
     CitationsEvent,
@@ -69,7 +68,7 @@ POLICIES = (
 def test_text_a_policy_withheld_is_stored_nowhere(server, memory) -> None:
     (memory.home / "policies.toml").write_text(POLICIES, encoding="utf-8")
     session = Session(memory, load_settings())
-    comp = Companion(memory, load_settings())
+    comp = Session(memory, load_settings())
     withheld = {
         "Honestly you have depression, Maya.": "blocked",
         "You seem lazy lately, Maya.": "complete",

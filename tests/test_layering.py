@@ -122,6 +122,6 @@ def test_import_linter_contracts() -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def test_headless_and_companion_import_without_textual() -> None:
-    modules = ["sadie_tui.headless", "sadie_tui.engine.companion"]
+def test_headless_and_the_turns_import_without_textual() -> None:
+    modules = ["sadie_tui.headless", "sadie_tui.engine.turns.chat", "sadie_tui.engine.turns.ask"]
     assert _loaded_after(modules, ["textual", "sadie_tui.tui"]) == {}

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Done, ErrorEvent, Replace
 from sadie_tui.engine.prompt import (
     CITATION_RULES,
@@ -20,6 +19,7 @@ from sadie_tui.engine.prompt import (
     TONE,
 )
 from sadie_tui.engine.reply.near_echo import NearEchoes, sentences
+from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.chat import ECHO_REASON
 from tests.support.ollama_server import Reply, split_pieces
 from tests.support.turns import run_chat
@@ -77,7 +77,7 @@ def test_no_sentence_of_the_demo_memory_is_an_echo():
 
 def test_a_chat_reply_loses_its_near_echo_with_a_replace(server, memory):
     server.queue(Reply(split_pieces(f"{GEMMA}\nPriya is your sister.", 5)))
-    events = run_chat(Companion(memory, load_settings()), "Who is Priya?")
+    events = run_chat(Session(memory, load_settings()), "Who is Priya?")
     assert isinstance(events[-1], Done) and events[-1].status == "complete"
     replaces = [e for e in events if isinstance(e, Replace)]
     assert [(r.value, r.reason) for r in replaces] == [("Priya is your sister.", ECHO_REASON)]
@@ -89,7 +89,7 @@ def test_a_chat_reply_loses_its_near_echo_with_a_replace(server, memory):
 
 def test_a_chat_reply_of_echoes_only_is_no_answer(server, memory):
     server.queue(Reply(split_pieces(f"{GEMMA}\n\n{GEMMA}", 7), done_reason="length"))
-    events = run_chat(Companion(memory, load_settings()), "Who is Priya?")
+    events = run_chat(Session(memory, load_settings()), "Who is Priya?")
     error = events[-1]
     assert isinstance(error, ErrorEvent)
     assert error.message == "the model only wrote its instructions back"
@@ -104,5 +104,5 @@ def test_an_ask_answer_loses_its_near_echo(server, memory):
     server.queue(
         Reply(split_pieces(f"{GEMMA}\nYou finished in 3:58.\n@@CITATIONS@@\n{json.dumps(cite)}", 6))
     )
-    result = asyncio.run(Companion(memory, load_settings()).ask("How fast was my marathon?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How fast was my marathon?"))
     assert result.answer == "You finished in 3:58."

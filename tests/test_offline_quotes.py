@@ -103,9 +103,9 @@ def test_ask_offline_quotes_the_wiki_entry_and_the_latest_run(memory) -> None:  
     import asyncio
 
     from sadie_tui.config import load_settings
-    from sadie_tui.engine.companion import Companion
+    from sadie_tui.engine.session import Session
 
-    companion = Companion(memory, load_settings())  # OLLAMA_HOST is a closed port: offline
+    companion = Session(memory, load_settings())  # OLLAMA_HOST is a closed port: offline
     who = asyncio.run(companion.ask("Who is Ines to me?"))
     assert who.offline and "Your wiki entry “Ines”: “My partner." in who.answer
     last = asyncio.run(companion.ask("When did I last run with Ines?"))

@@ -15,10 +15,10 @@ import json
 import pytest
 
 from sadie_tui.config import load_settings
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, CitationsEvent
 from sadie_tui.engine.reasoners import rates as rates_module
 from sadie_tui.engine.reasoners.rates import RATES_FILE, Rates
+from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.ask import ABSTAIN
 from tests.support.ollama_server import CpuModel, FakeOllama, Reply
 from tests.support.turns import run_chat
@@ -51,7 +51,7 @@ def test_a_right_draft_survives_a_cut_pass_and_is_never_revised_into_a_refusal(
     # The pass's JSON at 1 token/s takes longer than the cap (0.05 s here: 5 s reported).
     _config(tmp_path, monkeypatch, "citation_pass_timeout = 0.05\n")
     cpu_server.queue(Reply(DRAFT), Reply(PASS * 3), Reply(REFUSAL))
-    result = asyncio.run(Companion(memory, load_settings()).ask("How long did the marathon take?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert not result.abstained and result.answer == DRAFT != ABSTAIN
     stages = {s["name"]: s for s in result.stages}
     assert "cap" in stages["citation_pass"]["note"]
@@ -65,7 +65,7 @@ def test_a_refusal_never_replaces_a_draft_with_support(cpu_server, memory):
     # One detail is unsupported (Beatriz), so the draft is revised; the revision declines.
     draft = "You finished the Lisbon marathon in 3:58, with Beatriz beside you."
     cpu_server.queue(Reply(draft), Reply(PASS), Reply(REFUSAL), Reply(PASS))
-    result = asyncio.run(Companion(memory, load_settings()).ask("How long did the marathon take?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert result.answer == draft and not result.abstained
     assert [s["note"] for s in result.stages if s["name"] == "revise"][0].startswith("draft kept")
     assert {s["text"] for s in result.grounding["unsupported"]} == {"Beatriz"}
@@ -76,7 +76,7 @@ def test_a_pass_naming_an_unrelated_sentence_does_not_sink_a_right_answer(cpu_se
     # the pass's only choice shares nothing with the reply and is dropped; the detail the
     # excerpt holds (3:58) is evidence, so the answer stands and is not sent back.
     cpu_server.queue(Reply(DRAFT), Reply(json.dumps({"citations": [{"s": "S3", "support": "verbatim"}]})))
-    result = asyncio.run(Companion(memory, load_settings()).ask("How long did the marathon take?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert not result.abstained and result.answer == DRAFT
     assert "revise" not in [s["name"] for s in result.stages]
 
@@ -88,7 +88,7 @@ def test_a_pass_still_writing_is_not_cut_at_a_round_number(cpu_server, memory, t
     monkeypatch.setattr(rates_module, "STALL_FLOOR", 0.5)
     monkeypatch.setattr(rates_module, "READ_SLACK", 0.0)
     cpu_server.queue(Reply(DRAFT), Reply(list(PASS), delay=0.0))
-    events = run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    events = run_chat(Session(memory, load_settings()), "How long did the marathon take?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert cites.repaired, cites.note
     assert [e for e in events if isinstance(e, Checking)]
@@ -97,8 +97,8 @@ def test_a_pass_still_writing_is_not_cut_at_a_round_number(cpu_server, memory, t
 def test_a_stalled_pass_is_cut_by_its_stall_budget_not_the_cap(cpu_server, memory, monkeypatch):
     monkeypatch.setattr(rates_module, "STALL_FLOOR", 0.2)
     cpu_server.queue(Reply(DRAFT), Reply(PASS, stall_after=3, stall_seconds=30))
-    comp = Companion(memory, load_settings())
-    comp.rates.record("qwen3:1.7b", eval_tokens=100, eval_seconds=1.0, structured=True)
+    comp = Session(memory, load_settings())
+    comp.context.rates.record("qwen3:1.7b", eval_tokens=100, eval_seconds=1.0, structured=True)
     events = run_chat(comp, "How long did the marathon take?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
     assert not cites.repaired and "stopped writing" in cites.note
@@ -107,9 +107,9 @@ def test_a_stalled_pass_is_cut_by_its_stall_budget_not_the_cap(cpu_server, memor
 
 def test_rates_are_measured_from_the_done_lines_and_kept_beside_the_memory(cpu_server, memory):
     cpu_server.queue(Reply(DRAFT + " " + "And more words. " * 10), Reply(PASS))
-    comp = Companion(memory, load_settings())
+    comp = Session(memory, load_settings())
     run_chat(comp, "How long did the marathon take?")
-    rate = comp.rates.get("qwen3:1.7b")
+    rate = comp.context.rates.get("qwen3:1.7b")
     assert rate.eval_tps == pytest.approx(8.0, rel=0.05)  # as the done line reported
     assert rate.prompt_tps == pytest.approx(30.0, rel=0.05)
     saved = json.loads((memory.home / RATES_FILE).read_text())
@@ -121,7 +121,7 @@ def test_the_second_request_reads_only_what_is_new(cpu_server, memory):
     # The pass repeats the briefing byte for byte: the server reads only the reply and the
     # request after it (its prompt cache), and num_ctx is the same for both requests.
     cpu_server.queue(Reply(DRAFT), Reply(PASS))
-    run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    run_chat(Session(memory, load_settings()), "How long did the marathon take?")
     draft, cite_pass = cpu_server.requests
     assert draft["options"]["num_ctx"] == cite_pass["options"]["num_ctx"]
     assert draft.get("keep_alive") == cite_pass.get("keep_alive") == "30m"
@@ -140,11 +140,11 @@ def test_budgets_come_from_the_measured_rates():
 
 def test_think_is_sent_only_when_set(cpu_server, memory, tmp_path, monkeypatch):
     cpu_server.queue(Reply(DRAFT), Reply(PASS))
-    run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    run_chat(Session(memory, load_settings()), "How long did the marathon take?")
     assert "think" not in cpu_server.requests[0]  # auto: the model's own default
     _config(tmp_path, monkeypatch, 'think = "off"\n')
     cpu_server.queue(Reply(DRAFT), Reply(PASS))
-    run_chat(Companion(memory, load_settings()), "How long did the marathon take?")
+    run_chat(Session(memory, load_settings()), "How long did the marathon take?")
     draft, cite_pass = cpu_server.requests[-2:]
     assert draft["think"] is False and cite_pass["think"] is False
 
@@ -154,7 +154,7 @@ def test_a_revision_that_fails_keeps_the_draft(cpu_server, memory):
     cpu_server.queue(
         Reply(draft), Reply(PASS), Reply(status=500, error_message="model crashed")
     )
-    result = asyncio.run(Companion(memory, load_settings()).ask("How long did the marathon take?"))
+    result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert result.answer == draft and not result.offline and not result.abstained
     (revise,) = [s for s in result.stages if s["name"] == "revise"]
     assert revise["note"].startswith("draft kept (") and "crashed" in revise["note"]

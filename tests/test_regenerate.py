@@ -11,14 +11,14 @@ import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import Checking, Done, ErrorEvent, Meta, Token
+from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of, run_chat
 
 
-def companion(memory) -> Companion:
-    return Companion(memory, load_settings())
+def companion(memory) -> Session:
+    return Session(memory, load_settings())
 
 
 def tail(ep: str, quote: str) -> str:

@@ -15,10 +15,10 @@ import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
-from sadie_tui.engine.companion import Companion
 from sadie_tui.engine.events import ContextBudget, Done, ErrorEvent, Meta, Status, Token
 from sadie_tui.engine.ingest.embedder import START_WAIT, Embedder
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns import chat as chat_turn
 from tests.support.ollama_server import Reply
 from tests.support.turns import run_chat
@@ -46,7 +46,7 @@ def test_the_request_goes_out_before_the_rows_are_written(server, memory, monkey
 
     async def go():
         events = []
-        async for event in Companion(memory, load_settings()).chat("How was the marathon?"):
+        async for event in Session(memory, load_settings()).chat("How was the marathon?"):
             if isinstance(event, Token) and not firsts:
                 rows = conv.messages(memory.db, events[0].conversation_id)
                 firsts.append([(m.role, m.status) for m in rows])
@@ -68,7 +68,7 @@ def test_the_request_goes_out_before_the_rows_are_written(server, memory, monkey
 def test_a_turn_that_fails_before_asking_keeps_the_message(memory, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     monkeypatch.setenv("SADIE_REASONER", "ollama")
-    events = run_chat(Companion(memory, load_settings()), "Are you there?")
+    events = run_chat(Session(memory, load_settings()), "Are you there?")
     assert isinstance(events[-1], ErrorEvent)
     rows = conv.messages(memory.db, events[0].conversation_id)
     assert [(m.role, m.status, m.content) for m in rows] == [
@@ -94,7 +94,7 @@ def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeyp
         got = []
 
         async def consume():
-            async for event in Companion(memory, load_settings()).chat("hello there"):
+            async for event in Session(memory, load_settings()).chat("hello there"):
                 got.append(event)
 
         task = asyncio.create_task(consume())
@@ -114,8 +114,47 @@ def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeyp
     assert not server.requests
 
 
+def test_a_turn_stopped_while_opening_keeps_the_message_too(server, memory, monkeypatch):
+    """Stopped before Meta, while the conversation is made: the opening runs to its end and
+    the message is kept with an interrupted reply, so a caller may stop a turn anywhere."""
+    entered = threading.Event()
+    release = threading.Event()
+    real = chat_turn.make_title
+
+    def slow_title(*args, **kwargs):
+        entered.set()
+        release.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(chat_turn, "make_title", slow_title)
+
+    async def go():
+        got = []
+
+        async def consume():
+            async for event in Session(memory, load_settings()).chat("hello there"):
+                got.append(event)
+
+        task = asyncio.create_task(consume())
+        await asyncio.to_thread(entered.wait, 30)
+        task.cancel()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return got
+
+    assert asyncio.run(go()) == []
+    (conversation,) = conv.list_conversations(memory.db)
+    rows = conv.messages(memory.db, conversation.id)
+    assert [(m.role, m.status, m.content) for m in rows] == [
+        ("user", "complete", "hello there"),
+        ("assistant", "interrupted", ""),
+    ]
+    assert not server.requests
+
+
 def test_each_step_before_the_request_is_recorded(server, memory):
-    events = run_chat(Companion(memory, load_settings()), "How did the Warden refactor go?")
+    events = run_chat(Session(memory, load_settings()), "How did the Warden refactor go?")
     stored = conv.get_message(memory.db, events[0].message_id)
     steps = stored.metadata["steps_ms"]
     assert {
@@ -142,7 +181,7 @@ def test_the_budget_comes_once_the_request_is_written(server, memory):
     server.responder = responder
 
     async def go():
-        async for event in Companion(memory, load_settings()).chat("How was the marathon?"):
+        async for event in Session(memory, load_settings()).chat("How was the marathon?"):
             if isinstance(event, ContextBudget):
                 assert asked.wait(30), "the budget came before the request was written"
             yield event
@@ -178,7 +217,7 @@ def test_a_turn_closed_after_its_budget_ends_the_request(server, memory, monkeyp
     server.responder = lambda body: Reply(["too", " late"], delay=30)
 
     async def go():
-        turn = Companion(memory, load_settings()).chat("hello there")
+        turn = Session(memory, load_settings()).chat("hello there")
         got = []
         async for event in turn:
             got.append(event)
@@ -257,7 +296,7 @@ def test_a_message_right_after_launch_waits_for_a_loading_onnx_model(
 ):
     fresh = Embedder(backend="onnx", cache=onnx_cache)
     with Memory.open(memory_home, embedder=fresh) as memory:
-        comp = Companion(memory, load_settings(), wait_for_embedder=False)
+        comp = Session(memory, load_settings(), wait_for_embedder=False)
         # as the app does: the model loads in a thread once the memory is open
         threading.Thread(target=comp.warm, daemon=True).start()
         events = run_chat(comp, "How did the Warden refactor go?")

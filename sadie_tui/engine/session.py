@@ -23,15 +23,16 @@ from . import conversations as conv
 if TYPE_CHECKING:
     from ..config import Settings
     from .chips import Chip, NewChip
-    from .companion import ModelStatus
     from .conversations import Conversation, Message
     from .events import Event
     from .ingest.pipeline import IngestReport
     from .memory import Memory
     from .personas import Persona
+    from .reasoners.base import Reasoner
     from .reasoners.ollama import ModelInfo
     from .retrieval import RetrievalResult
     from .turns.ask import AskResult
+    from .turns.context import ModelStatus
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
@@ -155,14 +156,19 @@ class Session:
         settings: Settings,
         *,
         wait_for_embedder: bool = True,
-        reasoner: Any = None,
+        reasoner: Reasoner | None = None,
     ) -> None:
-        from .companion import Companion
+        """``wait_for_embedder=False`` (the TUI): while the embedding model is still loading,
+        a turn retrieves with the keyword and graph channels instead of waiting for it;
+        ``reasoner``: one fixed reasoner for every turn (a test's, a bench's)."""
+        # Lazy, like the turns below: they bring retrieval, numpy and the model clients, and
+        # a client of another sadie (serve.remote) imports this module only for its types.
+        from .turns.context import TurnContext
 
         self.memory = memory
         self.home = memory.home
         self.settings = settings
-        self.companion = Companion(
+        self.context = TurnContext.of(
             memory, settings, reasoner=reasoner, wait_for_embedder=wait_for_embedder
         )
 
@@ -196,26 +202,26 @@ class Session:
         attached to the conversation before the turn reads its chips, to the one the turn
         creates when there is none yet (a chip that cannot be attached fails the turn, and
         takes back the conversation it created)."""
-        return self.companion.chat(
-            message,
-            conversation_id=conversation_id,
-            persona=persona,
-            new=new,
-            regenerate=regenerate,
-            model=model,
-            chips=chips,
+        from .turns.chat import ChatRequest, chat_turn  # lazy: see __init__
+
+        request = ChatRequest(
+            message, conversation_id, persona, new, regenerate, model, tuple(chips)
         )
+        return chat_turn(self.context, request)
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
-        return await self.companion.ask(question, persona=persona)
+        from .turns.ask import ask_turn  # lazy: see __init__
+
+        return await ask_turn(self.context, question, persona)
 
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
         """The chunks retrieval picks, with every channel's score; logged as a turn unless
         the memory is read-only."""
-        from .retrieval import retrieve
+        from .retrieval import retrieve  # lazy: see __init__
         from .telemetry import record_turn
+        from .turns.steps import persona_for
 
-        chosen = self.companion.persona(persona, self.settings.ask_persona)
+        chosen = persona_for(persona, self.settings.ask_persona)
         result = retrieve(self.memory, query, chosen, k=k)
         turn_id = None
         if not self.db.read_only:
@@ -235,13 +241,20 @@ class Session:
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
-        return await self.companion.check_model(fresh=fresh, model=model)
+        from .turns.context import check_model  # lazy: see __init__
+
+        return await check_model(self.context, fresh=fresh, model=model)
 
     async def models(self) -> list[ModelInfo]:
-        return await self.companion.models()
+        from .turns.context import models  # lazy: see __init__
+
+        return await models(self.context)
 
     def warm(self) -> None:
-        self.companion.warm()
+        """Load the embedding model and the emotion prototypes (blocking; run it in a
+        thread)."""
+        self.memory.embedder.warm()
+        self.context.emotions.warm()
 
     @property
     def embedder_ready(self) -> bool:

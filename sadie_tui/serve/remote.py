@@ -42,12 +42,12 @@ from .errors import kind_of
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from ..engine.companion import ModelStatus
     from ..engine.events import Event
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Persona
     from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
+    from ..engine.turns.context import ModelStatus
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
 CONNECT_SECONDS = 5.0
@@ -368,7 +368,7 @@ class RemoteSession:
         return data if isinstance(data, dict) else {}
 
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
-        from ..engine.companion import ModelStatus
+        from ..engine.turns.context import ModelStatus
 
         model = model if model is not None else self.settings.model
         data = self._get("/v1/health", model=model, fresh="true" if fresh else None)

@@ -5,9 +5,8 @@ first event, whenever they attach (auto-continue: the dock creates the turn, the
 attaches to its stream later). A turn owned by one response is stopped when that response's
 client goes away; the engine then keeps the reply so far as ``interrupted``.
 
-Stopping waits until the turn is past its first events (``Meta``, ``EmotionEvent``, notices):
-those come from the step that writes both messages, which the engine does not guard, so a
-turn cut there would leave its reply ``streaming``.
+A turn may be stopped at any point: the engine keeps the message and what streamed of the
+reply as ``interrupted`` wherever it is cancelled (``engine.turns.chat``).
 
 A reply a policy rewrote or blocked (``Replace.by_policy``) is replayed without its tokens:
 a reader that attaches afterwards gets the final text only, as the stored message holds it.
@@ -22,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator
 
 from ..engine.errors import SadieError
-from ..engine.events import EmotionEvent, ErrorEvent, Event, Meta, Replace, Status, Token
+from ..engine.events import ErrorEvent, Event, Meta, Replace, Token
 from .errors import kind_of
 
 log = logging.getLogger("sadie.serve")
@@ -38,8 +37,6 @@ class Turn:
         self.ready = asyncio.Event()  # the first event is in, or done
         self._source = source
         self._changed = asyncio.Event()
-        self._stop = False
-        self._closable = False
         self._withheld = 0  # the events before this one streamed text a policy withheld
         self.task: asyncio.Task[None] | None = None
 
@@ -58,10 +55,6 @@ class Turn:
                 async for event in self._source:
                     self._append(event)
                     self.ready.set()
-                    if not isinstance(event, Meta | EmotionEvent | Status):
-                        self._closable = True
-                    if self._stop and self._closable:
-                        break  # the engine's turn is closed at a yield: saved as interrupted
             finally:
                 aclose = getattr(self._source, "aclose", None)
                 if aclose is not None:
@@ -94,12 +87,8 @@ class Turn:
         changed.set()
 
     def stop(self) -> None:
-        """Stop the turn (its reply is kept as ``interrupted``): at once if it is streaming,
-        else as soon as it has written its messages."""
-        if self.done or self.task is None:
-            return
-        self._stop = True
-        if self._closable:
+        """Stop the turn at once (the engine keeps its reply as ``interrupted``)."""
+        if not self.done and self.task is not None:
             self.task.cancel()
 
     async def wait(self, timeout: float | None = None) -> None:

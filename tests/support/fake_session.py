@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from sadie_tui.config import Settings
-from sadie_tui.engine.companion import ModelStatus
 from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
 from sadie_tui.engine.session import Episode, Search
+from sadie_tui.engine.turns.context import ModelStatus
 
 
 @dataclass

@@ -13,43 +13,48 @@ import asyncio
 import re
 import time
 from collections.abc import Sequence
+from contextlib import aclosing
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from ..events import CitationView
-from ..prompt import (
-    EMPTY_ASK,
-    TONE,
-    Briefing,
-    build_briefing,
-    render_beliefs,
-    render_observations,
-)
+from ..prompt import EMPTY_ASK, Briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
 from ..reply.backing import Evidence, declines, evidence
 from ..reply.citations import PolicedCitations
-from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citations, repair, settle
+from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citations, settle
 from ..reply.unsupported import Span
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
-from ..telemetry import record_turn
-from ..wiki_pages import wiki_for
 from .common import (
     Filtered,
     checked_details,
     citation_views,
-    cited_chunk_ids,
     count_details,
-    excerpt_order,
-    excerpts_of,
     found_views,
     grounding_score,
-    keep_rates,
     no_answer,
 )
-from .host import TurnHost
+from .context import TurnContext, pick_reasoner
+from .steps import (
+    Sources,
+    Telemetry,
+    briefing_for,
+    citation_pass,
+    own,
+    pass_note,
+    persona_for,
+    record,
+    unsupported,
+)
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..personas import Persona
+    from ..reasoners.base import Reasoner
+    from ..retrieval import RetrievalResult
 
 ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
 _OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
@@ -121,226 +126,299 @@ def grounding_report(
     }
 
 
-async def run_ask(
-    companion: TurnHost, question: str, persona_name: str | None = None
-) -> AskResult:
+class Stages:
+    """The stages an ask ran, each with its milliseconds and a note (``AskResult.stages``)."""
+
+    def __init__(self) -> None:
+        self.done: list[dict[str, Any]] = []
+
+    def add(self, name: str, t0: float, note: str = "") -> None:
+        ms = round((time.perf_counter() - t0) * 1000, 1)
+        self.done.append({"name": name, "ms": ms, "note": note})
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What the ask will answer from: the query retrieval used, the reframed question, what
+    retrieval found and the briefing."""
+
+    query: str
+    reframed: str | None
+    result: RetrievalResult
+    briefing: Briefing
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A drafted answer, checked: its citations (settled), the details no source holds and
+    the evidence sadie found for it."""
+
+    grounded: Grounded
+    cut: str | None
+    spans: tuple[Span, ...]
+    weight: Evidence
+
+
+NO_EVIDENCE = Evidence((), 0, 0)
+
+
+async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = None) -> AskResult:
+    """One question, one structured answer (the module's docstring gives the stages)."""
     started = time.perf_counter()
-    memory = companion.memory
-    persona = companion.persona(persona_name, companion.settings.ask_persona)
-    emotion = companion.emotions.choose(question).value
-    stages: list[dict[str, Any]] = []
-    notices: list[str] = []
+    persona = persona_for(persona_name, ctx.settings.ask_persona)
+    emotion = ctx.emotions.choose(question).value
+    choice = await pick_reasoner(ctx)
+    notices = [choice.notice] if choice.notice else []
+    if await asyncio.to_thread(ctx.memory.is_empty):
+        return _empty_memory(question, persona, emotion, choice.reasoner, notices)
+    stages = Stages()
+    plan = await asyncio.to_thread(_plan, ctx, question, persona, emotion, stages)
+    notices.extend(plan.result.notices)
+    reasoner = choice.reasoner
+    try:
+        answer = await _draft_and_revise(ctx, reasoner, question, persona, plan, stages)
+    except ModelError as exc:
+        notices.append(exc.one_line() + "; answering offline")
+        reasoner = OfflineReasoner(exc.message)
+        answer = await _offline(ctx, reasoner, question, plan, stages)
+    return await _result(
+        ctx, question, persona, emotion, reasoner, plan, answer, stages, notices, started
+    )
 
-    def stage(name: str, t0: float, note: str = "") -> None:
-        stages.append(
-            {"name": name, "ms": round((time.perf_counter() - t0) * 1000, 1), "note": note}
-        )
 
-    reasoner, notice = await companion.pick_reasoner()
-    if notice:
-        notices.append(notice)
-    result_base: dict[str, Any] = dict(
+def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> dict[str, Any]:
+    """The answer's grounding report; ``text`` is the answer less its opinion, whose details
+    are checked again when the opinion was split off."""
+    grounded = answer.grounded
+    spans: Sequence[Span] = answer.spans
+    if text != grounded.text:
+        spans = unsupported(text, briefing, grounded, check=not offline)
+    report = grounding_report(grounded.policed, spans, count_details(text))
+    report.update(
+        repaired=grounded.repaired,
+        tail=grounded.tail,
+        citation_pass=pass_note(grounded),
+        cut=answer.cut,
+        evidence=list(answer.weight.details),
+        sentences_matched=answer.weight.sentences,
+    )
+    return report
+
+
+def _empty_memory(
+    question: str, persona: Persona, emotion: str, reasoner: Reasoner, notices: list[str]
+) -> AskResult:
+    return AskResult(
         question=question,
+        answer=EMPTY_ASK,
+        citations=[],
         persona=persona.name,
+        abstained=True,
+        grounding=grounding_report(PolicedCitations((), (), None)),
+        stages=[],
+        reframed_question=None,
+        opinion=None,
         emotion=emotion,
         model=reasoner.model,
         offline=reasoner.offline,
+        notices=notices,
     )
-    if await asyncio.to_thread(memory.is_empty):
-        return AskResult(
-            answer=EMPTY_ASK,
-            citations=[],
-            abstained=True,
-            grounding={
-                "score": 0.0,
-                "unsupported": [],
-                "counts": {},
-                "dropped": 0,
-                "dropped_reasons": [],
-                "parse_error": None,
-            },
-            stages=[],
-            reframed_question=None,
-            opinion=None,
-            notices=notices,
-            **result_base,
-        )
 
+
+def _plan(ctx: TurnContext, question: str, persona: Persona, emotion: str, stages: Stages) -> Plan:
+    """Reframe, retrieve, seek counter-evidence (as the persona's stages say), and brief
+    (blocking)."""
     now = datetime.now()
-    query = question
-    reframed: str | None = None
+    query, reframed = question, None
     if "reframe" in persona.stages:
         t0 = time.perf_counter()
         reframed = reframe(question, now)
         query = _FILLER.sub("", question.strip()) or question
-        stage("reframe", t0, reframed)
-
+        stages.add("reframe", t0, reframed)
     t0 = time.perf_counter()
-    result = await asyncio.to_thread(retrieve, memory, query, persona, now=now)
-    notices.extend(result.notices)
-    stage("retrieve", t0, f"{len(result.chunks)} chunks")
-
+    result = retrieve(ctx.memory, query, persona, now=now)
+    stages.add("retrieve", t0, f"{len(result.chunks)} chunks")
     extra: list[str] = []
     if "counter" in persona.stages:
         t0 = time.perf_counter()
-        counter = await asyncio.to_thread(_counter_evidence, companion, query, persona, result)
+        counter = _counter_evidence(ctx, query, persona, result)
         if counter:
             extra.append(counter)
-        stage("counter", t0, "found" if counter else "none")
+        stages.add("counter", t0, "found" if counter else "none")
+    briefing = ask_briefing(ctx.memory, question, query, persona, result, emotion, extra)
+    return Plan(query, reframed, result, briefing)
 
-    briefing = await asyncio.to_thread(
-        ask_briefing, memory, question, query, persona, result, emotion, extra
-    )
 
-    cap = companion.settings.citation_pass_timeout
-    max_chars = companion.settings.reply_max_chars
+async def _draft(
+    ctx: TurnContext,
+    reasoner: Reasoner,
+    question: str,
+    briefing: Briefing,
+    messages: list[dict[str, str]] | None = None,
+    *,
+    required: bool = False,
+) -> tuple[Grounded, str | None]:
+    """One draft, through the stream filter and the guard, with its own citations; how it
+    was cut short, if it was. ``required``: a draft that shows nothing is a model error."""
+    text, thought = await _complete(reasoner, briefing, question, messages)
+    filtered = Filtered(briefing, ctx.settings.reply_max_chars)
+    visible = filtered.unecho(filtered.whole(text))
+    if required and not visible.strip():
+        # Only reasoning (an unclosed <think>): a model error, answered offline.
+        raise no_answer(filtered, reasoner, thought)
+    return own(filtered, visible, briefing), filtered.cut(reasoner)
 
-    async def draft(
-        messages: list[dict[str, str]] | None = None, *, required: bool = False
-    ) -> tuple[Grounded, str | None]:
-        text, thought = await _complete(reasoner, briefing, question, messages)
-        filtered = Filtered(briefing, max_chars)
-        visible = filtered.unecho(filtered.whole(text))
-        if required and not visible.strip():
-            # Only reasoning (an unclosed <think>): a model error, answered offline below.
-            raise no_answer(filtered, reasoner, thought)
-        tail = filtered.filter
-        return own_citations(visible, tail.tail, tail.diverted, briefing.shown), filtered.cut(
-            reasoner
-        )
 
-    async def checked(grounded: Grounded) -> tuple[list[Span], Evidence]:
-        """The pass when the tail gave nothing, the citations backed, the details checked."""
-        if needs_pass(reasoner, grounded):
-            t0 = time.perf_counter()
-            await repair(reasoner, briefing, grounded, cap=cap)
-            stage("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-        settle(briefing, grounded)
-        return _weigh(grounded, briefing, question, reasoner.offline)
+async def _checked(
+    ctx: TurnContext,
+    reasoner: Reasoner,
+    question: str,
+    briefing: Briefing,
+    grounded: Grounded,
+    cut: str | None,
+    stages: Stages,
+) -> Answer:
+    """The pass when the tail gave nothing, the citations settled, the details checked and
+    the evidence weighed."""
+    if needs_pass(reasoner, grounded):
+        t0 = time.perf_counter()
+        cap = ctx.settings.citation_pass_timeout
+        async with aclosing(citation_pass(reasoner, briefing, grounded, cap=cap)) as ticks:
+            async for _elapsed in ticks:
+                pass
+        stages.add("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
+    settle(briefing, grounded)
+    spans, weight = _weigh(grounded, briefing, question, reasoner.offline)
+    return Answer(grounded, cut, tuple(spans), weight)
 
-    grounded = own_citations("", "", True, {})
-    cut: str | None = None
-    spans: list[Span] = []
-    weight = Evidence((), 0, 0)
+
+async def _draft_and_revise(
+    ctx: TurnContext,
+    reasoner: Reasoner,
+    question: str,
+    persona: Persona,
+    plan: Plan,
+    stages: Stages,
+) -> Answer:
+    """Draft, check, and revise once when the draft has details no source holds: the
+    revision is kept only when it is better supported, and a refusal never replaces
+    support. A revision that fails never costs the draft its place."""
+    briefing = plan.briefing
+    t0 = time.perf_counter()
+    grounded, cut = await _draft(ctx, reasoner, question, briefing, required=True)
+    stages.add("draft", t0, f"{len(grounded.text)} chars, tail {grounded.tail}")
+    t0 = time.perf_counter()
+    stages.add("ground_check", t0, f"score {grounding_report(grounded.policed)['score']}")
+    answer = await _checked(ctx, reasoner, question, briefing, grounded, cut, stages)
+    if "revise" not in persona.stages or reasoner.offline or not answer.spans:
+        return answer
+    t0 = time.perf_counter()
+    # The same briefing, byte for byte, then the draft and the feedback: the model's prompt
+    # cache reuses the whole prefix.
+    messages = [
+        *briefing.messages,
+        {"role": "assistant", "content": grounded.text},
+        {"role": "user", "content": _revision_note(answer.spans)},
+    ]
+    kept = "draft kept"
     try:
-        t0 = time.perf_counter()
-        grounded, cut = await draft(required=True)
-        stage("draft", t0, f"{len(grounded.text)} chars, tail {grounded.tail}")
-        t0 = time.perf_counter()
-        report = grounding_report(grounded.policed)
-        stage("ground_check", t0, f"score {report['score']}")
-        spans, weight = await checked(grounded)
-        if "revise" in persona.stages and not reasoner.offline and spans:
-            # Only a draft with details no source holds is sent back; the revision is kept
-            # only when it is better supported, and a refusal never replaces support.
-            t0 = time.perf_counter()
-            # The same briefing, byte for byte, then the draft and the feedback: the model's
-            # prompt cache reuses the whole prefix.
-            messages = [
-                *briefing.messages,
-                {"role": "assistant", "content": grounded.text},
-                {"role": "user", "content": _revision_note(spans)},
-            ]
-            kept = "draft kept"
-            try:
-                second, cut2 = await draft(messages)
-            except ModelError as exc:
-                # A revision that fails never costs the draft its place.
-                second, cut2 = own_citations("", "", True, {}), None
-                kept = f"draft kept ({exc.one_line()})"
-            if second.text.strip():
-                spans2, weight2 = await checked(second)
-                if _better(second, weight2, grounded, weight):
-                    grounded, cut, spans, weight = second, cut2, spans2, weight2
-                    kept = "revision kept"
-            stage("revise", t0, f"{kept}; {len(spans)} unsupported")
+        second, cut2 = await _draft(ctx, reasoner, question, briefing, messages)
     except ModelError as exc:
-        notices.append(exc.one_line() + "; answering offline")
-        reasoner = OfflineReasoner(exc.message)
-        result_base.update(model=reasoner.model, offline=True)
-        grounded, cut = await draft()
-        stage("draft", time.perf_counter(), "offline fallback")
-        settle(briefing, grounded)
-        spans, weight = [], Evidence((), 0, 0)
+        second, cut2 = own_citations("", "", True, {}), None
+        kept = f"draft kept ({exc.one_line()})"
+    if second.text.strip():
+        revised = await _checked(ctx, reasoner, question, briefing, second, cut2, stages)
+        if _better(revised, answer):
+            answer, kept = revised, "revision kept"
+    stages.add("revise", t0, f"{kept}; {len(answer.spans)} unsupported")
+    return answer
 
-    policed = grounded.policed
-    answer, opinion = split_opinion(grounded.text)
-    if answer != grounded.text:
-        spans = [] if reasoner.offline else checked_details(answer, briefing, grounded)
-    report = grounding_report(policed, spans, count_details(answer))
-    report.update(
-        repaired=grounded.repaired,
-        tail=grounded.tail,
-        citation_pass=grounded.pass_reason or ("ok" if grounded.repaired else None),
-        cut=cut,
-        evidence=list(weight.details),
-        sentences_matched=weight.sentences,
-    )
-    grounded_citations = [c for c in policed.citations if c.support in ("verbatim", "paraphrase")]
+
+async def _offline(
+    ctx: TurnContext, reasoner: Reasoner, question: str, plan: Plan, stages: Stages
+) -> Answer:
+    """The model failed: sadie's own answer from the excerpts, verbatim quotes only."""
+    grounded, cut = await _draft(ctx, reasoner, question, plan.briefing)
+    stages.add("draft", time.perf_counter(), "offline fallback")
+    settle(plan.briefing, grounded)
+    return Answer(grounded, cut, (), NO_EVIDENCE)
+
+
+async def _result(
+    ctx: TurnContext,
+    question: str,
+    persona: Persona,
+    emotion: str,
+    reasoner: Reasoner,
+    plan: Plan,
+    answer: Answer,
+    stages: Stages,
+    notices: list[str],
+    started: float,
+) -> AskResult:
+    """The answer (or the abstention), its grounding report and its telemetry."""
+    grounded, result, briefing = answer.grounded, plan.result, plan.briefing
+    text, opinion = split_opinion(grounded.text)
+    report = _report(answer, text, briefing, reasoner.offline)
+    supported = [c for c in grounded.policed.citations if c.support in ("verbatim", "paraphrase")]
     # Evidence sadie finds itself counts like a citation: a right answer whose citations were
     # lost (a cut pass, a tail the model never wrote) is not thrown away.
-    abstained = not result.chunks or not (grounded_citations or weight.support)
-    citations = list(citation_views(grounded, result))
-    found = list(found_views(grounded, result))
+    abstained = not result.chunks or not (supported or answer.weight.support)
+    sources = Sources(citation_views(grounded, result, ()), found_views(grounded, result, ()))
+    citations = [] if abstained else list(sources.views)
     if abstained:
-        answer = ABSTAIN
-        citations = []
+        text = ABSTAIN
         report["unsupported"] = []
     latency = (time.perf_counter() - started) * 1000
-    await asyncio.to_thread(
-        _telemetry,
-        companion,
-        question,
-        reasoner.model,
-        persona.name,
-        briefing.version,
-        report["score"],
-        abstained,
-        latency,
-        result,
-        citations,
-        report,
+    telemetry = Telemetry(
+        kind="ask",
+        query=question,
+        model=reasoner.model,
+        persona=persona.name,
+        briefing=briefing,
+        result=result,
+        grounded=grounded,
+        grounding=report["score"],
+        latency_ms=latency,
+        cited=tuple(citations),
+        abstained=abstained,
+        unsupported=len(report["unsupported"]),
+        cut=answer.cut,
     )
-    await asyncio.to_thread(keep_rates, reasoner)
+    await asyncio.to_thread(record, ctx, reasoner, telemetry)
     return AskResult(
-        answer=answer,
+        question=question,
+        answer=text,
         citations=citations,
+        persona=persona.name,
         abstained=abstained,
         grounding=report,
-        stages=stages,
-        reframed_question=reframed,
+        stages=stages.done,
+        reframed_question=plan.reframed,
         opinion=opinion,
+        emotion=emotion,
+        model=reasoner.model,
+        offline=reasoner.offline,
         chunks_considered=len(result.chunks),
         latency_ms=round(latency, 1),
         notices=notices,
-        found_by_sadie=[] if abstained else found,
-        **result_base,
+        found_by_sadie=[] if abstained else list(sources.found),
     )
 
 
 def ask_briefing(
-    memory: Any,
+    memory: Memory,
     question: str,
     query: str,
-    persona: Any,
-    result: Any,
+    persona: Persona,
+    result: RetrievalResult,
     emotion: str,
     extra: Sequence[str] = (),
 ) -> Briefing:
-    """The briefing of an ask turn (blocking: the soul summary and wiki pages are read)."""
-    return build_briefing(
-        message=question,
-        excerpts=excerpts_of(result),
-        excerpt_order=excerpt_order(result),
-        beliefs=result.beliefs,
-        observations=result.observations,
-        observation_weight_high=persona.observation_weight > 1.0,
-        soul=memory.soul(),
-        voice=persona.voice,
-        tone=TONE.get(emotion, ""),
-        mode="ask",
-        extra_blocks=extra,
-        attached=wiki_for(memory, query),
+    """The briefing of an ask turn (blocking: the soul summary and wiki pages are read); the
+    wiki pages are those the query (the question less its filler) names."""
+    return briefing_for(
+        memory, question, result, persona, emotion, mode="ask", wiki_query=query, extra=extra
     )
 
 
@@ -376,13 +454,13 @@ def _weigh(
     return spans, weight
 
 
-def _better(second: Grounded, w2: Evidence, first: Grounded, w1: Evidence) -> bool:
+def _better(revised: Answer, draft: Answer) -> bool:
     """Whether a revision replaces its draft: better supported (fewer unsupported details, no
     less support), and never a refusal in place of a draft that had support."""
-    first_support = w1.support + len(first.policed.citations)
-    if declines(second.text) and first_support:
+    draft_support = draft.weight.support + len(draft.grounded.policed.citations)
+    if declines(revised.grounded.text) and draft_support:
         return False
-    return w2.better_than(w1)
+    return revised.weight.better_than(draft.weight)
 
 
 def _revision_note(spans: Sequence[Span]) -> str:
@@ -393,48 +471,15 @@ def _revision_note(spans: Sequence[Span]) -> str:
     )
 
 
-def _counter_evidence(companion: TurnHost, query: str, persona: Any, result: Any) -> str:
+def _counter_evidence(ctx: TurnContext, query: str, persona: Persona, result: Any) -> str:
     """Observations and contested beliefs that may cut against what the notes say."""
     from dataclasses import replace
 
     widened = replace(persona, observations=True, contested=True, beliefs=True)
-    counter = retrieve(companion.memory, query, widened, k=1)
+    counter = retrieve(ctx.memory, query, widened, k=1)
     contested = [b for b in counter.beliefs if b.status == "contested"]
     seen = {o.id for o in result.observations}
     observations = [o for o in counter.observations if o.id not in seen]
     blocks = [render_beliefs(contested), render_observations(observations, True)]
     text = "\n\n".join(b for b in blocks if b)
     return ("Counter-evidence to weigh before concluding:\n" + text) if text else ""
-
-
-def _telemetry(
-    companion: TurnHost,
-    question: str,
-    model: str,
-    persona: str,
-    version: str,
-    grounding: float,
-    abstained: bool,
-    latency: float,
-    result: Any,
-    citations: list[CitationView],
-    report: dict[str, Any],
-) -> None:
-    record_turn(
-        companion.memory.db,
-        kind="ask",
-        query=question,
-        model=model,
-        persona=persona,
-        prompt_version=version,
-        grounding=grounding,
-        abstained=abstained,
-        latency_ms=latency,
-        chunks=result.chunks,
-        cited_chunk_ids=cited_chunk_ids(result, citations),
-        tail=report.get("tail"),
-        repaired=report.get("repaired"),
-        citation_pass=report.get("citation_pass"),
-        unsupported=len(report.get("unsupported") or ()),
-        cut=report.get("cut"),
-    )

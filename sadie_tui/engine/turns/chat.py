@@ -1,4 +1,4 @@
-"""One chat turn, in small steps: prepare → brief → stream → check → persist.
+"""One chat turn, in steps: open → brief → send → stream → finish → persist.
 
 Events come out in the spec's order (``events`` module): ``Meta`` and ``EmotionEvent`` once
 the conversation exists and both messages are named; ``ContextBudget`` once the request is
@@ -7,8 +7,14 @@ The messages themselves are written after that, while the model reads, and are t
 assistant's as ``streaming``) before the first token is shown. Then the reply's pieces,
 ``Checking`` while the citation pass runs, ``CitationsEvent``, ``Replace`` when the final
 text differs from what streamed, and ``Done`` — or ``ErrorEvent`` in place of the tail, with
-what streamed kept as ``error`` or ``interrupted``. Blocking work (DuckDB, embeddings) runs
-in threads so the caller's event loop never stalls.
+what streamed kept as ``error`` or ``interrupted``. A turn closed at any of its events keeps
+what it has (``Reply.keep``), so a caller may stop it anywhere. Blocking work (DuckDB,
+embeddings) runs in threads so the caller's event loop never stalls.
+
+Each step takes the ``TurnContext`` and the frozen values earlier steps returned
+(``Opened``, ``Briefed``, ``Streamed``, ``Final``); the steps it shares with the ask turn are
+in ``turns.steps``. ``Reply`` is the one thing that changes as the turn goes: what a stopped
+turn keeps.
 """
 
 from __future__ import annotations
@@ -17,9 +23,9 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -29,7 +35,6 @@ from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieErr
 from ..events import (
     Checking,
     CitationsEvent,
-    CitationView,
     ContextBudget,
     Done,
     EmotionEvent,
@@ -43,610 +48,723 @@ from ..events import (
     Waiting,
 )
 from ..policies import guardrail_block, lint, skip_notice
-from ..prompt import TONE, Attached, Briefing, build_briefing
 from ..reasoners.base import Ahead, Piece, paced
-from ..reply.grounding import Grounded, needs_pass, own_citations, repair, settle
-from ..retrieval import RetrievalResult, retrieve
-from ..telemetry import add_policy_event, record_turn
+from ..reply.grounding import Grounded, needs_pass, own_citations
+from ..retrieval import retrieve
+from ..telemetry import add_policy_event
 from ..titles import make_title
-from ..wiki_pages import wiki_for
-from .common import (
-    Filtered,
-    Steps,
-    checked_details,
-    citation_views,
-    cited_chunk_ids,
-    count_details,
-    excerpt_order,
-    excerpts_of,
-    found_views,
-    grounding_score,
-    keep_rates,
-    no_answer,
-    tokens_per_second,
+from .common import Filtered, Steps, count_details, grounding_score, no_answer, tokens_per_second
+from .context import Choice, TurnContext, pick_reasoner
+from .steps import (
+    Rules,
+    Sources,
+    Telemetry,
+    attached_for,
+    briefing_for,
+    citation_pass,
+    own,
+    pass_note,
+    persona_for,
+    record,
+    rules_for,
+    settled,
+    unsupported,
 )
-from .host import TurnHost
 
 if TYPE_CHECKING:
     from ..chips import NewChip
     from ..personas import Persona
+    from ..prompt import Attached, Briefing
+    from ..reasoners.base import Reasoner
+    from ..reply.unsupported import Span
+    from ..retrieval import RetrievalResult
 
 THINKING_EVERY = 0.25
 # How long a turn waits for an embedding model that is loading quickly (ONNX) at launch.
 EMBEDDER_WAIT = 3.0
 WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
-CHECKING_EVERY = 1.0
 # The Replace reason when sentences the model wrote back in other words were taken out.
 ECHO_REASON = "removing echoed instructions"
+LOADING = "the embedding model is still loading: searching by keywords and names"
 
 
-@dataclass
-class ChatTurn:
-    """The state of one turn as its steps fill it in."""
+@dataclass(frozen=True)
+class ChatRequest:
+    """One message to answer. ``regenerate``: answer the conversation's last message again
+    (``message`` empty) or an edit of it, the old exchange kept as ``superseded``; ``model``:
+    this turn's model instead of the configured one; ``chips``: attached once the
+    conversation is found or created, before the turn reads its chips."""
 
-    host: TurnHost
     message: str
     conversation_id: str | None = None
-    persona_name: str | None = None
+    persona: str | None = None
     new: bool = False
-    # Answer the conversation's last message again (``message`` empty) or an edit of it:
-    # the old exchange is kept as ``superseded``, out of the conversation.
     regenerate: bool = False
-    model: str | None = None  # this turn's model; None: the configured one
-    # Attached once the conversation is found or created, before the turn reads its chips.
+    model: str | None = None
     chips: tuple[NewChip, ...] = ()
-    started: float = field(default_factory=time.perf_counter)
-    step: Steps = field(default_factory=Steps)
-    # prepare
-    persona: Persona | None = None
-    cid: str = ""
-    title: str = ""
-    history: list[tuple[str, str]] = field(default_factory=list)
-    reasoner: Any = None  # a Reasoner once prepare() has run
-    notice: str | None = None
-    emotion: str = ""
-    use_vector: bool = True  # False: the embedding model is still loading (keywords and names)
-    user_id: str = ""
-    reply_id: str = ""
-    replaced: list[str] = field(default_factory=list)
-    _stamps: tuple[datetime, datetime] = (datetime.min, datetime.min)  # when each was sent
-    _writing: asyncio.Future[None] | None = None
-    _written: bool = False
-    _write_lock: threading.Lock = field(default_factory=threading.Lock)
-    _pieces: Ahead[Piece | None] | None = None  # the model's stream, once its request is out
-    kind: str = "chat"  # chat | regenerate | edit, as telemetry records the turn
-    # brief
-    result: RetrievalResult | None = None
-    attached: list[Attached] = field(default_factory=list)
-    policies: Any = None
-    briefing: Briefing | None = None
-    # stream
-    shown: str = ""
-    pieces: int = 0
-    gen_seconds: float = 0.0
-    thinking_s: float = 0.0  # how long the model reasoned before its first shown word
-    cut: str | None = None
-    # check
-    grounded: Grounded | None = None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """The turn once its conversation, history, reasoner and register are known, and its two
+    messages named (written later, while the model reads)."""
+
+    message: str
+    kind: str  # chat | regenerate | edit, as telemetry records the turn
+    persona: Persona
+    choice: Choice
+    use_vector: bool  # False: the embedding model is still loading (keywords and names)
+    cid: str
+    title: str
+    history: tuple[tuple[str, str], ...]
+    replaced: tuple[str, ...]
+    emotion: str
+    user_id: str
+    reply_id: str
+    user_at: datetime
+    reply_at: datetime
 
     @property
-    def db(self) -> Any:
-        return self.host.memory.db
+    def reasoner(self) -> Reasoner:
+        return self.choice.reasoner
 
-    async def run(self) -> AsyncIterator[Event]:
-        self.message = self.message.strip()
-        if not self.message and not self.regenerate:
+
+@dataclass(frozen=True)
+class Briefed:
+    """What retrieval found and what the model was told."""
+
+    result: RetrievalResult
+    briefing: Briefing
+    attached: tuple[Attached, ...]
+    rules: Rules
+
+
+@dataclass(frozen=True)
+class Streamed:
+    """The reply as it streamed: what was shown, through which filter, and how fast."""
+
+    shown: str
+    filtered: Filtered
+    pieces: int
+    seconds: float
+    thinking_s: float  # how long the model reasoned before its first shown word
+    cut: str | None
+
+
+@dataclass(frozen=True)
+class Final:
+    """The reply as it is kept: after the citations, the person's policies and the check of
+    its details."""
+
+    text: str
+    emotion: str
+    status: str  # complete | blocked
+    reason: str  # why the text differs from what streamed ("" when it does not)
+    sources: Sources
+    spans: tuple[Span, ...]
+    outcome: Any  # the policies' LintOutcome
+
+
+def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncIterator[Event]:
+    """One chat turn's events, in the order the module's docstring gives."""
+    return _ChatRun(ctx, request).events()
+
+
+class _ChatRun:
+    """One turn running: the steps in order, and what a turn stopped at any point keeps."""
+
+    def __init__(self, ctx: TurnContext, request: ChatRequest) -> None:
+        self.ctx = ctx
+        self.request = request
+        self.steps = Steps()
+        self.started = time.perf_counter()
+        self.reply: Reply | None = None
+        self.pieces: Ahead[Piece | None] | None = None
+
+    async def events(self) -> AsyncIterator[Event]:
+        message = self.request.message.strip()
+        if not message and not self.request.regenerate:
             yield ErrorEvent("the message is empty", code=ErrorKind.USAGE)
             return
         try:
             # Inside the try: a turn stopped while preparing (after the assistant row exists)
             # still leaves that row interrupted, never streaming.
-            async for event in self.prepare():
+            opened = await self._open(message)
+            self.reply = reply = Reply(self.ctx.db, opened)
+            for event in opening_events(opened):
                 yield event
-            async for event in self.brief():
+            if not opened.use_vector:
+                yield Status(LOADING)
+            # One thread hop for all of it: in the app, every hop back to a busy event loop
+            # could wait for a frame to finish painting.
+            briefed = await asyncio.to_thread(brief, self.ctx, opened, self.steps)
+            reply.briefed = briefed
+            for notice in briefed.result.notices:
+                yield Status(notice)
+            for err in briefed.rules.errors:
+                yield Status(f"policy ignored: {err}")
+            # The budget is what the model was sent: it comes once the request is written,
+            # so a screen showing it (and the new messages) does that while the model reads.
+            self.pieces = await send(opened, briefed, self.steps)
+            reply.start_writing()
+            yield budget(briefed)
+            streamed: Streamed | None = None
+            async for item in stream(self.ctx, opened, briefed, self.pieces, reply):
+                if isinstance(item, Streamed):
+                    streamed = item
+                else:
+                    yield item
+            assert streamed is not None
+            async for event in finish(self.ctx, opened, briefed, streamed, reply):
                 yield event
-            async for event in self.stream():
-                yield event
-            async for event in self.check_and_persist():
-                yield event
+            yield await persist(
+                self.ctx, opened, briefed, streamed, reply, self.steps, self.started
+            )
         except (asyncio.CancelledError, GeneratorExit):
-            self._save_partial("interrupted")
+            self._keep("interrupted")
             raise
         except ModelError as exc:
-            self.host.forget_status()
-            self._save_partial("error", exc.one_line())
+            self.ctx.checks.forget()
+            self._keep("error", exc.one_line())
             code = getattr(exc, "code", ErrorKind.MODEL)
-            yield ErrorEvent(exc.message, code=code, fix=exc.fix, message_id=self.reply_id)
+            yield ErrorEvent(exc.message, code=code, fix=exc.fix, message_id=self._reply_id())
         except SadieError as exc:
-            self._save_partial("error", exc.one_line())
-            yield ErrorEvent(exc.message, code=_kind(exc), fix=exc.fix, message_id=self.reply_id)
+            self._keep("error", exc.one_line())
+            yield ErrorEvent(exc.message, code=_kind(exc), fix=exc.fix, message_id=self._reply_id())
         finally:
-            await self._close_stream()  # a turn stopped between the request and its stream
+            if self.pieces is not None:  # a turn stopped between the request and its stream
+                await self.pieces.aclose()
 
-    # -- prepare: the reasoner, the conversation, its history and the register --------------
-    async def prepare(self) -> AsyncIterator[Event]:
-        host, step = self.host, self.step
-        self.persona = host.persona(self.persona_name, host.settings.chat_persona)
-        with step("reasoner"):
-            self.reasoner, self.notice = await host.pick_reasoner(self.model)
-        embedder = host.memory.embedder
-        self.use_vector = embedder.loaded or host.wait_for_embedder
-        if not self.use_vector:
-            with step("embedder"):
-                # Sent right after launch: the ONNX model is ready in about half a second, so
-                # waiting for it beats answering from keywords and names alone.
-                self.use_vector = await asyncio.to_thread(embedder.wait_if_quick, EMBEDDER_WAIT)
-        # One thread hop for all of it: in the app, every hop back to a busy event loop
-        # could wait for a frame to finish painting.
-        await asyncio.to_thread(self._prepare)
-        # Named now, written once the request is out (``_write_rows``): the model does
-        # not need them, and the writes took ~15 ms of every turn's wait.
-        self.user_id, self.reply_id = conv.new_id(), conv.new_id()
-        self._stamps = (conv.now(), conv.now())
-        yield Meta(
-            self.cid,
-            self.reasoner.model,
-            self.persona.name,
-            self.reasoner.offline,
-            self.reply_id,
-            self.user_id,
-            self.title,
-            tuple(self.replaced),
-        )
-        yield EmotionEvent(self.emotion)
-        if self.notice:
-            yield Status(self.notice)
-
-    def _prepare(self) -> None:
-        """The conversation (found, created, or its last exchange to answer again), its
-        history, and the register (the classifier may run the embedding model)."""
-        db, step = self.db, self.step
-        assert self.persona is not None
-        created = False
-        with step("conversation"):
-            if self.regenerate:
-                if not self.conversation_id:
-                    raise UsageError("there is no conversation to answer again")
-                conversation = conv.get_conversation(db, self.conversation_id)
-                last, after = conv.last_exchange(db, conversation.id)
-                self.kind = "edit" if self.message else "regenerate"
-                self.message = self.message or last.content
-                self.replaced = [last.id, *(m.id for m in after)]
-            elif self.conversation_id and not self.new:
-                conversation = conv.get_conversation(db, self.conversation_id)
-            else:
-                conversation = conv.create_conversation(
-                    db, make_title(self.message), persona=self.persona.name
-                )
-                created = True
-            self.cid, self.title = conversation.id, conversation.title
-            if self.chips:
-                self._attach_chips(created=created)
-            rows = conv.recent_messages(db, self.cid, 10_000)
-        self.history = [
-            (m.role, m.content)
-            for m in rows
-            if m.role in ("user", "assistant") and m.id not in self.replaced
-        ]
-        with step("emotion"):
-            choice = self.host.emotions.choose(self.message, allow_load=self.use_vector)
-        self.emotion = choice.value
-
-    def _attach_chips(self, *, created: bool) -> None:
-        """The chips sent with the message; one that cannot be attached fails the turn and
-        takes back the conversation the turn created for it."""
+    async def _open(self, message: str) -> Opened:
+        opening = asyncio.ensure_future(open_turn(self.ctx, self.request, message, self.steps))
         try:
-            for chip in self.chips:
-                add_chip(self.db, self.cid, chip.kind, chip.ref, label=chip.label)
-        except SadieError:
-            if created:
-                conv.forget(self.db, self.cid)
+            return await asyncio.shield(opening)
+        except asyncio.CancelledError:
+            # Stopped while opening: the opening runs to its end (its thread would anyway),
+            # so that its conversation gets the message and an interrupted reply, as a turn
+            # stopped at any later point does. An opening that fails leaves nothing to keep.
+            with contextlib.suppress(Exception):
+                self.reply = Reply(self.ctx.db, await opening)
             raise
 
-    # -- brief: retrieval, chips, policies and the briefing ----------------------------------
-    async def brief(self) -> AsyncIterator[Event]:
-        if not self.use_vector:
-            yield Status("the embedding model is still loading: searching by keywords and names")
-        policy_errors = await asyncio.to_thread(self._brief)  # one hop, as in prepare
-        result, briefing = self.result, self.briefing
-        assert result is not None and briefing is not None
-        for notice in result.notices:
-            yield Status(notice)
-        for err in policy_errors:
-            yield Status(f"policy ignored: {err}")
-        # The budget is what the model was sent: it comes once the request is written, so a
-        # screen showing it (and the new messages) does that while the model reads.
-        await self._send()
-        yield ContextBudget(
-            chunks=len(result.chunks),
-            messages=briefing.history_used,
-            messages_dropped=briefing.history_dropped,
-            chips=len(self.attached),
-            retrieval_ms=round(result.elapsed_ms, 1),
-            vector=result.vector_used,
+    def _reply_id(self) -> str:
+        return self.reply.opened.reply_id if self.reply is not None else ""
+
+    def _keep(self, status: str, error: str | None = None) -> None:
+        if self.reply is not None:
+            self.reply.keep(status, error)
+
+
+# -- open: the reasoner, the conversation, its history and the register ----------------------
+async def open_turn(ctx: TurnContext, request: ChatRequest, message: str, steps: Steps) -> Opened:
+    persona = persona_for(request.persona, ctx.settings.chat_persona)
+    with steps("reasoner"):
+        choice = await pick_reasoner(ctx, request.model)
+    embedder = ctx.memory.embedder
+    use_vector = embedder.loaded or ctx.wait_for_embedder
+    if not use_vector:
+        with steps("embedder"):
+            # Sent right after launch: the ONNX model is ready in about half a second, so
+            # waiting for it beats answering from keywords and names alone.
+            use_vector = await asyncio.to_thread(embedder.wait_if_quick, EMBEDDER_WAIT)
+    # One thread hop for all of it: in the app, every hop back to a busy event loop could
+    # wait for a frame to finish painting.
+    found = await asyncio.to_thread(
+        _conversation, ctx, request, message, persona, use_vector, steps
+    )
+    # Named now, written once the request is out (``Reply.start_writing``): the model does
+    # not need them, and the writes took ~15 ms of every turn's wait.
+    return Opened(
+        found.message,
+        found.kind,
+        persona,
+        choice,
+        use_vector,
+        found.cid,
+        found.title,
+        found.history,
+        found.replaced,
+        found.emotion,
+        conv.new_id(),
+        conv.new_id(),
+        conv.now(),
+        conv.now(),
+    )
+
+
+@dataclass(frozen=True)
+class _Found:
+    message: str
+    kind: str
+    cid: str
+    title: str
+    history: tuple[tuple[str, str], ...]
+    replaced: tuple[str, ...]
+    emotion: str
+
+
+def _conversation(
+    ctx: TurnContext,
+    request: ChatRequest,
+    message: str,
+    persona: Persona,
+    use_vector: bool,
+    steps: Steps,
+) -> _Found:
+    """The conversation (found, created, or its last exchange to answer again), with the
+    request's chips attached, its history, and the register (the classifier may run the
+    embedding model)."""
+    db = ctx.db
+    created = False
+    kind: str = "chat"
+    replaced: tuple[str, ...] = ()
+    with steps("conversation"):
+        if request.regenerate:
+            if not request.conversation_id:
+                raise UsageError("there is no conversation to answer again")
+            conversation = conv.get_conversation(db, request.conversation_id)
+            last, after = conv.last_exchange(db, conversation.id)
+            kind = "edit" if message else "regenerate"
+            message = message or last.content
+            replaced = (last.id, *(m.id for m in after))
+        elif request.conversation_id and not request.new:
+            conversation = conv.get_conversation(db, request.conversation_id)
+        else:
+            conversation = conv.create_conversation(db, make_title(message), persona=persona.name)
+            created = True
+        if request.chips:
+            _attach_chips(db, conversation.id, request.chips, created=created)
+        rows = conv.recent_messages(db, conversation.id, 10_000)
+    history = tuple(
+        (m.role, m.content)
+        for m in rows
+        if m.role in ("user", "assistant") and m.id not in replaced
+    )
+    with steps("emotion"):
+        emotion = ctx.emotions.choose(message, allow_load=use_vector).value
+    return _Found(message, kind, conversation.id, conversation.title, history, replaced, emotion)
+
+
+def _attach_chips(db: Any, cid: str, chips: Sequence[NewChip], *, created: bool) -> None:
+    """The chips sent with the message; one that cannot be attached fails the turn and
+    takes back the conversation the turn created for it."""
+    try:
+        for chip in chips:
+            add_chip(db, cid, chip.kind, chip.ref, label=chip.label)
+    except SadieError:
+        if created:
+            conv.forget(db, cid)
+        raise
+
+
+def opening_events(opened: Opened) -> list[Event]:
+    """``Meta`` and the register, then the notice of a fall back to offline."""
+    reasoner = opened.reasoner
+    events: list[Event] = [
+        Meta(
+            opened.cid,
+            reasoner.model,
+            opened.persona.name,
+            reasoner.offline,
+            opened.reply_id,
+            opened.user_id,
+            opened.title,
+            opened.replaced,
+        ),
+        EmotionEvent(opened.emotion),
+    ]
+    if opened.choice.notice:
+        events.append(Status(opened.choice.notice))
+    return events
+
+
+# -- brief: retrieval, chips, policies and the briefing --------------------------------------
+def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
+    """Retrieval, the chips, the policies and the briefing (blocking)."""
+    memory = ctx.memory
+    previous = next((c for r, c in reversed(opened.history) if r == "user"), None)
+    with steps("retrieval"):
+        result = retrieve(
+            memory,
+            opened.message,
+            opened.persona,
+            previous=previous,
+            use_vector=opened.use_vector,
         )
+    with steps("chips"):
+        attached = attached_for(memory, opened.cid)
+    with steps("policies"):
+        rules = rules_for(memory)
+    with steps("briefing"):
+        briefing = briefing_for(
+            memory,
+            opened.message,
+            result,
+            opened.persona,
+            opened.emotion,
+            attached=attached,
+            history=opened.history,
+            guardrails=guardrail_block(rules.policies),
+        )
+    return Briefed(result, briefing, attached, rules)
 
-    def _brief(self) -> list[str]:
-        """Retrieval, the chips, the policies and the briefing; the policy files' errors."""
-        host, memory, step = self.host, self.host.memory, self.step
-        assert self.persona is not None
-        previous = next((c for r, c in reversed(self.history) if r == "user"), None)
-        with step("retrieval"):
-            self.result = result = retrieve(
-                memory,
-                self.message,
-                self.persona,
-                previous=previous,
-                use_vector=self.use_vector,
-            )
-        with step("chips"):
-            self.attached = host.attached(self.cid)
-        with step("policies"):
-            self.policies, policy_errors = host.policies()
-        with step("briefing"):
-            named = {(a.kind, a.title) for a in self.attached}
-            wiki = [w for w in wiki_for(memory, self.message) if (w.kind, w.title) not in named]
-            self.briefing = build_briefing(
-                message=self.message,
-                excerpts=excerpts_of(result),
-                excerpt_order=excerpt_order(result),
-                beliefs=result.beliefs,
-                observations=result.observations,
-                observation_weight_high=self.persona.observation_weight > 1.0,
-                attached=[*self.attached, *wiki],
-                history=self.history,
-                soul=memory.soul(),
-                guardrails=guardrail_block(self.policies),
-                voice=self.persona.voice,
-                tone=TONE.get(self.emotion, ""),
-                memory_empty=memory.is_empty(),
-            )
-        return policy_errors
 
-    # -- stream: the model's pieces through the filter and the guard -------------------------
-    async def _send(self) -> None:
-        """Start the model's stream and wait until its request is written (or has failed);
-        then start writing the rows, which the model does not need."""
-        assert self.briefing is not None
-        sent = asyncio.Event()
-        stream = self.reasoner.stream(self.briefing, self.message, sent=sent.set)
-        with self.step("send"):
-            self._pieces = Ahead(paced(stream, WAITING_EVERY))
-            await self._pieces.started(sent)
-        # The rows are there before anything of the reply is shown (or saved).
-        self._writing = asyncio.ensure_future(asyncio.to_thread(self._write_rows))
-        # A turn that fails before awaiting it writes the rows itself (``_save_partial``).
+def budget(briefed: Briefed) -> ContextBudget:
+    result, briefing = briefed.result, briefed.briefing
+    return ContextBudget(
+        chunks=len(result.chunks),
+        messages=briefing.history_used,
+        messages_dropped=briefing.history_dropped,
+        chips=len(briefed.attached),
+        retrieval_ms=round(result.elapsed_ms, 1),
+        vector=result.vector_used,
+    )
+
+
+# -- stream: the model's pieces through the filter and the guard ------------------------------
+async def send(opened: Opened, briefed: Briefed, steps: Steps) -> Ahead[Piece | None]:
+    """Start the model's stream and wait until its request is written (or has failed)."""
+    sent = asyncio.Event()
+    pieces = opened.reasoner.stream(briefed.briefing, opened.message, sent=sent.set)
+    with steps("send"):
+        ahead = Ahead(paced(pieces, WAITING_EVERY))
+        await ahead.started(sent)
+    return ahead
+
+
+async def stream(
+    ctx: TurnContext,
+    opened: Opened,
+    briefed: Briefed,
+    pieces: Ahead[Piece | None],
+    reply: Reply,
+) -> AsyncIterator[Event | Streamed]:
+    """The reply's events as it streams, then (last) what streamed."""
+    reasoner = opened.reasoner
+    filtered = Filtered(briefed.briefing, ctx.settings.reply_max_chars)
+    reply.filtered = filtered
+    started = time.perf_counter()
+    think_started: float | None = None
+    last_think = 0.0
+    last_save = started
+    count = 0
+    thinking_s = 0.0
+    thought = False  # reasoning came in the separate thinking field
+    async with aclosing(pieces) as stream:
+        async for piece in stream:
+            await reply.written()
+            now = time.perf_counter()
+            if piece is None:  # a second passed with nothing from the model
+                if not count and think_started is None:
+                    yield Waiting(round(now - started))
+                continue
+            if piece.kind == "thinking":
+                visible, thinking = "", True
+                thought = True
+            else:
+                count += 1
+                visible = filtered.feed(piece.text)
+                thinking = filtered.filter.thinking
+            if thinking and not reply.shown:
+                think_started = think_started or now
+                if now - last_think >= THINKING_EVERY:
+                    last_think = now
+                    yield Thinking(round(now - think_started, 1))
+            if visible:
+                if think_started is not None and not reply.shown:
+                    thinking_s = round(now - think_started, 1)
+                reply.shown += visible
+                yield Token(visible)
+                if now - last_save >= SAVE_EVERY:
+                    last_save = now
+                    await asyncio.to_thread(reply.save, reply.shown)
+            if filtered.guard.stopped:
+                break  # closes the model's stream: a loop or a runaway reply
+    await reply.written()
+    rest = filtered.finish()
+    if rest:
+        reply.shown += rest
+        yield Token(rest)
+    if not reply.shown.strip():
+        # Never an empty "complete" reply: an unclosed <think> (or reasoning and nothing
+        # after it) is the model failing to answer, kept as an error like any other.
+        raise no_answer(filtered, reasoner, thought)
+    seconds = max(1e-6, time.perf_counter() - started)
+    yield Streamed(reply.shown, filtered, count, seconds, thinking_s, filtered.cut(reasoner))
+
+
+# -- finish: citations, policies and unsupported details -------------------------------------
+async def finish(
+    ctx: TurnContext, opened: Opened, briefed: Briefed, streamed: Streamed, reply: Reply
+) -> AsyncIterator[Event]:
+    """``Checking`` while the citation pass runs, ``CitationsEvent``, ``Replace`` and a
+    changed register; the outcome is left on ``reply.final``."""
+    briefing, result, reasoner = briefed.briefing, briefed.result, opened.reasoner
+    filtered = streamed.filtered
+    text = await asyncio.to_thread(filtered.unecho, streamed.shown)
+    if not text.strip():
+        raise no_answer(filtered, reasoner, False)
+    grounded = own(filtered, text, briefing)
+    reply.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
+    if needs_pass(reasoner, grounded):
+        yield Checking()
+        cap = ctx.settings.citation_pass_timeout
+        async with aclosing(citation_pass(reasoner, briefing, grounded, cap=cap)) as ticks:
+            async for elapsed in ticks:
+                yield Checking(elapsed=elapsed)
+    sources = settled(briefing, grounded, result, briefed.attached)
+    # The person's own patterns, each on a time budget: in a thread, so that even a slow
+    # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
+    outcome = await asyncio.to_thread(lint, grounded.text, briefed.rules.policies)
+    for name in outcome.skipped:
+        yield Status(skip_notice(name))
+    final = judge(opened, briefing, grounded, sources, filtered, outcome)
+    reply.final = final
+    yield CitationsEvent(
+        final.sources.views,
+        unsupported=tuple(sp.as_json() for sp in final.spans),
+        repaired=grounded.repaired,
+        tail=grounded.tail,
+        found=final.sources.found,
+        note=grounded.pass_reason,
+    )
+    if final.text != streamed.shown:
+        yield Replace(final.text, final.reason)
+    if final.emotion != opened.emotion:
+        yield EmotionEvent(final.emotion)
+
+
+def judge(
+    opened: Opened,
+    briefing: Briefing,
+    grounded: Grounded,
+    sources: Sources,
+    filtered: Filtered,
+    outcome: Any,
+) -> Final:
+    """The kept text after the policies: a rewrite replaces it, a block also takes its
+    sources and makes the register serious; its details checked unless nothing is to be
+    checked (a block, or an offline answer: sadie's own framing around verbatim quotes)."""
+    text, emotion = grounded.text, opened.emotion
+    reason = "citations list" if grounded.list_removed else ""
+    if filtered.near_echoes:
+        reason = ECHO_REASON
+    blocked = outcome.blocked_by
+    if outcome.changed:
+        text = outcome.text
+        reason = f"policy {blocked.name}" if blocked else "policy rewrite"
+        if blocked is not None:
+            emotion, sources = "serious", Sources((), ())
+    check = blocked is None and not opened.reasoner.offline
+    spans = unsupported(text, briefing, grounded, check=check)
+    status = "blocked" if blocked is not None else "complete"
+    return Final(text, emotion, status, reason, sources, spans, outcome)
+
+
+# -- persist: the stored reply, the conversation's state and telemetry -----------------------
+async def persist(
+    ctx: TurnContext,
+    opened: Opened,
+    briefed: Briefed,
+    streamed: Streamed,
+    reply: Reply,
+    steps: Steps,
+    started: float,
+) -> Done:
+    """Write the reply as kept, the conversation's state, the policies' hits and the turn's
+    telemetry (in a thread); ``Done``."""
+    final, grounded, reasoner = reply.final, reply.grounded, opened.reasoner
+    assert final is not None and grounded is not None
+    latency = (time.perf_counter() - started) * 1000
+    tokens = getattr(reasoner, "last_eval_count", 0) or streamed.pieces
+    rate = tokens_per_second(reasoner, tokens, streamed.seconds)
+    metadata = _metadata(opened, briefed, streamed, grounded, final, steps, tokens, rate)
+    await asyncio.to_thread(_store, ctx, opened, briefed, grounded, final, latency, metadata)
+    return Done(
+        opened.reply_id,
+        round(latency, 1),
+        len(briefed.result.chunks),
+        final.status,
+        tokens,
+        rate,
+        final.emotion,
+        cut=streamed.cut or "",
+    )
+
+
+def _metadata(
+    opened: Opened,
+    briefed: Briefed,
+    streamed: Streamed,
+    g: Grounded,
+    final: Final,
+    steps: Steps,
+    tokens: int,
+    rate: float,
+) -> dict[str, Any]:
+    briefing, result, outcome = briefed.briefing, briefed.result, final.outcome
+    metadata: dict[str, Any] = {
+        "persona": opened.persona.name,
+        "prompt_version": briefing.version,
+        "chunks_considered": len(result.chunks),
+        "messages_in_context": briefing.history_used,
+        "messages_dropped": briefing.history_dropped,
+        "chips": len(briefed.attached),
+        "retrieval_ms": round(result.elapsed_ms, 1),
+        "steps_ms": dict(steps.ms),
+        "tokens": tokens,
+        "tokens_per_s": rate,
+        "offline": opened.reasoner.offline,
+        "dropped_citations": len(g.policed.dropped),
+        # What a policy withheld is not kept (issue 23): only an echo's original is.
+        "streamed_text": None
+        if outcome.changed or final.text == streamed.shown
+        else streamed.shown,
+        "tail": g.tail,
+        "repaired": g.repaired,
+        "citation_pass": pass_note(g),
+        "pass_ms": round(g.pass_ms, 1),
+        "thinking_s": streamed.thinking_s,
+        "unsupported": [sp.as_json() for sp in final.spans],
+        "found_by_sadie": [v.as_json() for v in final.sources.found],
+        "cut": streamed.cut,
+        "echoes_hidden": streamed.filtered.echoes,
+    }
+    if outcome.blocked_by is not None:
+        metadata["blocked_by"] = outcome.blocked_by.name
+    if outcome.skipped:
+        metadata["policies_skipped"] = list(outcome.skipped)
+    return metadata
+
+
+def _store(
+    ctx: TurnContext,
+    opened: Opened,
+    briefed: Briefed,
+    grounded: Grounded,
+    final: Final,
+    latency: float,
+    metadata: dict[str, Any],
+) -> None:
+    db, views = ctx.db, final.sources.views
+    conv.update_message(
+        db,
+        opened.reply_id,
+        content=final.text,
+        status=final.status,
+        emotion=final.emotion,
+        citations=[v.as_json() for v in views],
+        latency_ms=latency,
+        metadata=metadata,
+    )
+    state: dict[str, Any] = {"emotion": final.emotion}
+    if conv.count_messages(db, opened.cid) <= 2:
+        state["summary"] = conv.summary_from_first_exchange(opened.message, final.text)
+    conv.set_state(db, opened.cid, **state)
+    for hit in final.outcome.hits:
+        add_policy_event(db, opened.cid, opened.reply_id, hit.policy, hit.action, hit.match)
+    spans = len(final.spans)
+    telemetry = Telemetry(
+        kind=opened.kind,
+        query=opened.message,
+        model=opened.reasoner.model,
+        persona=opened.persona.name,
+        briefing=briefed.briefing,
+        result=briefed.result,
+        grounded=grounded,
+        grounding=grounding_score(grounded.policed, spans, count_details(final.text)),
+        latency_ms=latency,
+        cited=views,
+        unsupported=spans,
+        cut=metadata["cut"],
+        conversation_id=opened.cid,
+        message_id=opened.reply_id,
+    )
+    record(ctx, opened.reasoner, telemetry)
+
+
+# -- the reply so far: its two rows, and what a stopped turn keeps ----------------------------
+class Reply:
+    """What a turn has of its reply so far, so that a turn stopped or failing at any point
+    keeps it: the two messages (written once), the text shown, the citations it had."""
+
+    def __init__(self, db: Any, opened: Opened) -> None:
+        self.db = db
+        self.opened = opened
+        self.briefed: Briefed | None = None
+        self.filtered: Filtered | None = None
+        self.grounded: Grounded | None = None
+        self.final: Final | None = None
+        self.shown = ""
+        self._lock = threading.Lock()
+        self._written = False
+        self._writing: asyncio.Future[None] | None = None
+
+    def start_writing(self) -> None:
+        """Write the two rows in a thread, now that the model has the request: they are
+        there before anything of the reply is shown (or saved)."""
+        self._writing = asyncio.ensure_future(asyncio.to_thread(self.write_rows))
+        # A turn that fails before awaiting it writes the rows itself (``keep``).
         self._writing.add_done_callback(lambda done: done.cancelled() or done.exception())
 
-    async def _close_stream(self) -> None:
-        if self._pieces is not None:
-            await self._pieces.aclose()
-
-    async def stream(self) -> AsyncIterator[Event]:
-        assert self.briefing is not None and self._pieces is not None
-        filtered = Filtered(self.briefing, self.host.settings.reply_max_chars)
-        self._filtered = filtered
-        started = time.perf_counter()
-        think_started: float | None = None
-        last_think = 0.0
-        last_save = started
-        thought = False  # reasoning came in the separate thinking field
-        async with aclosing(self._pieces) as stream:
-            async for piece in stream:
-                if self._writing is not None:
-                    await self._rows_written()
-                now = time.perf_counter()
-                if piece is None:  # a second passed with nothing from the model
-                    if not self.pieces and think_started is None:
-                        yield Waiting(round(now - started))
-                    continue
-                if piece.kind == "thinking":
-                    visible, thinking = "", True
-                    thought = True
-                else:
-                    self.pieces += 1
-                    visible = filtered.feed(piece.text)
-                    thinking = filtered.filter.thinking
-                if thinking and not self.shown:
-                    think_started = think_started or now
-                    if now - last_think >= THINKING_EVERY:
-                        last_think = now
-                        yield Thinking(round(now - think_started, 1))
-                if visible:
-                    if think_started is not None and not self.shown:
-                        self.thinking_s = round(now - think_started, 1)
-                    self.shown += visible
-                    yield Token(visible)
-                    if now - last_save >= SAVE_EVERY:
-                        last_save = now
-                        await asyncio.to_thread(
-                            conv.update_message, self.db, self.reply_id, content=self.shown
-                        )
-                if filtered.guard.stopped:
-                    break  # closes the model's stream: a loop or a runaway reply
-        await self._rows_written()
-        rest = filtered.finish()
-        if rest:
-            self.shown += rest
-            yield Token(rest)
-        if not self.shown.strip():
-            # Never an empty "complete" reply: an unclosed <think> (or reasoning and nothing
-            # after it) is the model failing to answer, kept as an error like any other.
-            raise no_answer(filtered, self.reasoner, thought)
-        self.gen_seconds = max(1e-6, time.perf_counter() - started)
-        self.cut = filtered.cut(self.reasoner)
-
-    # -- check and persist: citations, policies, unsupported details, the stored rows ---------
-    async def check_and_persist(self) -> AsyncIterator[Event]:
-        briefing, result, reasoner = self.briefing, self.result, self.reasoner
-        assert briefing is not None and result is not None
-        filtered = self._filtered
-        tail = filtered.filter
-        text = await asyncio.to_thread(filtered.unecho, self.shown)
-        if not text.strip():
-            raise no_answer(filtered, reasoner, False)
-        grounded = own_citations(text, tail.tail, tail.diverted, briefing.shown)
-        self.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
-        if needs_pass(reasoner, grounded):
-            async for event in self._check(grounded):
-                yield event
-        settle(briefing, grounded)
-        self.grounded = grounded
-        views, found = self._views(grounded)
-
-        final_text, final_emotion = grounded.text, self.emotion
-        # The person's own patterns, each on a time budget: in a thread, so that even a slow
-        # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
-        outcome = await asyncio.to_thread(lint, final_text, self.policies)
-        for name in outcome.skipped:
-            yield Status(skip_notice(name))
-        reason = "citations list" if grounded.list_removed else ""
-        if filtered.near_echoes:
-            reason = ECHO_REASON
-        if outcome.changed:
-            final_text = outcome.text
-            blocked = outcome.blocked_by
-            reason = f"policy {blocked.name}" if blocked else "policy rewrite"
-            if blocked is not None:
-                final_emotion, views, found = "serious", (), ()
-        # An offline answer is sadie's own framing around verbatim quotes: nothing to check.
-        check = not outcome.blocked_by and not reasoner.offline
-        spans = checked_details(final_text, briefing, grounded) if check else []
-        yield CitationsEvent(
-            views,
-            unsupported=tuple(sp.as_json() for sp in spans),
-            repaired=grounded.repaired,
-            tail=grounded.tail,
-            found=found,
-            note=grounded.pass_reason,
-        )
-        if final_text != self.shown:
-            yield Replace(final_text, reason)
-        if outcome.blocked_by is not None and final_emotion != self.emotion:
-            yield EmotionEvent(final_emotion)
-        status = "blocked" if outcome.blocked_by is not None else "complete"
-        latency = (time.perf_counter() - self.started) * 1000
-        tokens = getattr(reasoner, "last_eval_count", 0) or self.pieces
-        rate = tokens_per_second(reasoner, tokens, self.gen_seconds)
-        metadata = self._metadata(final_text, tokens, rate, spans, found, outcome)
-        await asyncio.to_thread(
-            self._persist, final_text, status, final_emotion, views, latency, metadata, outcome
-        )
-        yield Done(
-            self.reply_id,
-            round(latency, 1),
-            len(result.chunks),
-            status,
-            tokens,
-            rate,
-            final_emotion,
-            cut=self.cut or "",
-        )
-
-    async def _check(self, grounded: Grounded) -> AsyncIterator[Event]:
-        """The citation pass, with ``Checking`` and its seconds every second while it runs
-        (its budget comes from the model's measured speed; the setting is the cap)."""
-        assert self.briefing is not None
-        started = time.perf_counter()
-        yield Checking()
-        task = asyncio.ensure_future(
-            repair(
-                self.reasoner,
-                self.briefing,
-                grounded,
-                cap=self.host.settings.citation_pass_timeout,
-            )
-        )
-        try:
-            while not (await asyncio.wait({task}, timeout=CHECKING_EVERY))[0]:
-                yield Checking(elapsed=round(time.perf_counter() - started))
-            task.result()
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-
-    def _metadata(
-        self,
-        final_text: str,
-        tokens: int,
-        rate: float,
-        spans: list[Any],
-        found: tuple[CitationView, ...],
-        outcome: Any,
-    ) -> dict[str, Any]:
-        assert self.persona and self.briefing and self.result and self.grounded
-        g = self.grounded
-        metadata: dict[str, Any] = {
-            "persona": self.persona.name,
-            "prompt_version": self.briefing.version,
-            "chunks_considered": len(self.result.chunks),
-            "messages_in_context": self.briefing.history_used,
-            "messages_dropped": self.briefing.history_dropped,
-            "chips": len(self.attached),
-            "retrieval_ms": round(self.result.elapsed_ms, 1),
-            "steps_ms": dict(self.step.ms),
-            "tokens": tokens,
-            "tokens_per_s": rate,
-            "offline": self.reasoner.offline,
-            "dropped_citations": len(g.policed.dropped),
-            # What a policy withheld is not kept (issue 23): only an echo's original is.
-            "streamed_text": None if outcome.changed or final_text == self.shown else self.shown,
-            "tail": g.tail,
-            "repaired": g.repaired,
-            "citation_pass": g.pass_reason or ("ok" if g.repaired else None),
-            "pass_ms": round(g.pass_ms, 1),
-            "thinking_s": self.thinking_s,
-            "unsupported": [sp.as_json() for sp in spans],
-            "found_by_sadie": [v.as_json() for v in found],
-            "cut": self.cut,
-            "echoes_hidden": self._filtered.echoes,
-        }
-        if outcome.blocked_by is not None:
-            metadata["blocked_by"] = outcome.blocked_by.name
-        if outcome.skipped:
-            metadata["policies_skipped"] = list(outcome.skipped)
-        return metadata
-
-    def _persist(
-        self,
-        final_text: str,
-        status: str,
-        emotion: str,
-        views: tuple[CitationView, ...],
-        latency: float,
-        metadata: dict[str, Any],
-        outcome: Any,
-    ) -> None:
-        db, result, briefing = self.db, self.result, self.briefing
-        assert result and briefing and self.persona and self.grounded
-        conv.update_message(
-            db,
-            self.reply_id,
-            content=final_text,
-            status=status,
-            emotion=emotion,
-            citations=[v.as_json() for v in views],
-            latency_ms=latency,
-            metadata=metadata,
-        )
-        state: dict[str, Any] = {"emotion": emotion}
-        if conv.count_messages(db, self.cid) <= 2:
-            state["summary"] = conv.summary_from_first_exchange(self.message, final_text)
-        conv.set_state(db, self.cid, **state)
-        for hit in outcome.hits:
-            add_policy_event(db, self.cid, self.reply_id, hit.policy, hit.action, hit.match)
-        record_turn(
-            db,
-            kind=self.kind,
-            query=self.message,
-            model=self.reasoner.model,
-            persona=self.persona.name,
-            prompt_version=briefing.version,
-            grounding=grounding_score(
-                self.grounded.policed, len(metadata["unsupported"]), count_details(final_text)
-            ),
-            abstained=False,
-            latency_ms=latency,
-            conversation_id=self.cid,
-            message_id=self.reply_id,
-            chunks=result.chunks,
-            cited_chunk_ids=cited_chunk_ids(result, views),
-            tail=metadata["tail"],
-            repaired=metadata["repaired"],
-            citation_pass=metadata["citation_pass"],
-            unsupported=len(metadata["unsupported"]),
-            cut=metadata["cut"],
-        )
-        keep_rates(self.reasoner)
-
-    def _partial_citations(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """What a stopped reply keeps of its sources: its tail's citations (the complete
-        entries of a tail cut off mid-stream), else sadie's own sentence matches."""
-        briefing, result = self.briefing, self.result
-        filtered = getattr(self, "_filtered", None)
-        if briefing is None or result is None or not self.shown.strip():
-            return [], []
-        grounded = self.grounded
-        if grounded is None:
-            if filtered is None:
-                return [], []
-            tail = filtered.filter
-            grounded = own_citations(
-                self.shown, closed_list(tail.tail), tail.diverted, briefing.shown
-            )
-        settle(briefing, grounded)
-        views, found = self._views(grounded)
-        return [v.as_json() for v in views], [v.as_json() for v in found]
-
-    def _views(
-        self, grounded: Grounded
-    ) -> tuple[tuple[CitationView, ...], tuple[CitationView, ...]]:
-        """The citations as shown, and sadie's own matches, of a settled ``grounded``."""
-        assert self.result is not None
-        return (
-            citation_views(grounded, self.result, self.attached),
-            found_views(grounded, self.result, self.attached),
-        )
-
-    def _write_rows(self) -> None:
-        """The person's message and the reply's ``streaming`` row (and the replaced exchange
-        taken out), once: from the thread started once the request is out, or from a turn
-        that failed or was stopped before it got that far."""
-        with self._write_lock:
-            if self._written or not self.reply_id:
-                return
-            assert self.persona is not None and self.reasoner is not None
-            user_at, reply_at = self._stamps
-            db = self.db
-            conv.add_message(
-                db,
-                self.cid,
-                "user",
-                self.message,
-                "complete",
-                emotion=self.emotion,
-                created_at=user_at,
-                message_id=self.user_id,
-            )
-            conv.add_message(
-                db,
-                self.cid,
-                "assistant",
-                "",
-                "streaming",
-                emotion=self.emotion,
-                model=self.reasoner.model,
-                metadata={"persona": self.persona.name},
-                created_at=reply_at,
-                message_id=self.reply_id,
-            )
-            if self.replaced:  # only now: a turn stopped before this still shows the old ones
-                conv.supersede(db, self.replaced)
-            self._written = True
-
-    async def _rows_written(self) -> None:
+    async def written(self) -> None:
+        """Wait for the rows (written here when nothing has started writing them)."""
         writing, self._writing = self._writing, None
         if writing is not None:
             await writing
         elif not self._written:
-            await asyncio.to_thread(self._write_rows)
+            await asyncio.to_thread(self.write_rows)
 
-    def _save_partial(self, status: str, error: str | None = None) -> None:
+    def write_rows(self) -> None:
+        """The person's message and the reply's ``streaming`` row (and the replaced exchange
+        taken out), once: from the thread ``start_writing`` started, or from a turn that
+        failed or was stopped before it got that far."""
+        with self._lock:
+            if self._written:
+                return
+            o, db = self.opened, self.db
+            conv.add_message(
+                db,
+                o.cid,
+                "user",
+                o.message,
+                "complete",
+                emotion=o.emotion,
+                created_at=o.user_at,
+                message_id=o.user_id,
+            )
+            conv.add_message(
+                db,
+                o.cid,
+                "assistant",
+                "",
+                "streaming",
+                emotion=o.emotion,
+                model=o.reasoner.model,
+                metadata={"persona": o.persona.name},
+                created_at=o.reply_at,
+                message_id=o.reply_id,
+            )
+            if o.replaced:  # only now: a turn stopped before this still shows the old ones
+                conv.supersede(db, list(o.replaced))
+            self._written = True
+
+    def save(self, content: str) -> None:
+        """What has streamed so far (blocking)."""
+        conv.update_message(self.db, self.opened.reply_id, content=content)
+
+    def keep(self, status: str, error: str | None = None) -> None:
         """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
-        if not self.reply_id:
-            return
         try:
-            self._write_rows()  # waits for the thread writing them, if it is running
+            self.write_rows()  # waits for the thread writing them, if it is running
             meta: dict[str, Any] = {"error": error} if error else {}
-            views, found = self._partial_citations()
+            views, found = self._citations()
             if found:
                 meta["found_by_sadie"] = found
             conv.update_message(
                 self.db,
-                self.reply_id,
+                self.opened.reply_id,
                 content=self.shown,
                 status=status,
                 metadata=meta or None,
@@ -654,6 +772,22 @@ class ChatTurn:
             )
         except SadieError:
             pass  # the database itself failed; the error already reached the person
+
+    def _citations(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """What a stopped reply keeps of its sources: its tail's citations (the complete
+        entries of a tail cut off mid-stream), else sadie's own sentence matches."""
+        briefed, grounded = self.briefed, self.grounded
+        if briefed is None or not self.shown.strip():
+            return [], []
+        if grounded is None:
+            if self.filtered is None:
+                return [], []
+            tail = self.filtered.filter
+            grounded = own_citations(
+                self.shown, closed_list(tail.tail), tail.diverted, briefed.briefing.shown
+            )
+        sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached)
+        return [v.as_json() for v in sources.views], [v.as_json() for v in sources.found]
 
 
 def closed_list(tail: str) -> str:

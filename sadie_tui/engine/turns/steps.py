@@ -1,0 +1,226 @@
+"""The steps both turns are made of: retrieve → brief → draft → own citations → pass →
+settle → unsupported details → telemetry.
+
+Each step is a function over the ``TurnContext`` and the values earlier steps returned;
+what a step returns is frozen. The chat turn (``turns.chat``) streams its draft and writes
+the conversation; the ask turn (``turns.ask``) drafts in one piece and writes only
+telemetry; both go through the same functions for everything else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncGenerator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..chips import list_chips, resolve
+from ..errors import SadieError
+from ..personas import Persona, get_persona
+from ..policies import load_policies
+from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing
+from ..reply.grounding import Grounded, own_citations, repair, settle
+from ..telemetry import record_turn
+from ..wiki_pages import wiki_for
+from .common import (
+    Filtered,
+    checked_details,
+    citation_views,
+    cited_chunk_ids,
+    excerpt_order,
+    excerpts_of,
+    found_views,
+    keep_rates,
+)
+
+if TYPE_CHECKING:
+    from ..events import CitationView
+    from ..memory import Memory
+    from ..reasoners.base import Reasoner
+    from ..reply.unsupported import Span
+    from ..retrieval import RetrievalResult
+    from .context import TurnContext
+
+# How often a running citation pass reports its seconds.
+CHECKING_EVERY = 1.0
+
+
+def persona_for(name: str | None, default: str) -> Persona:
+    """The named persona, or the turn's default (shipped, or the person's own file)."""
+    from ...paths import config_dir  # noqa: PLC0415 - paths sits a floor above the engine
+
+    return get_persona(name or default, config_dir() / "personas")
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The person's chat policies, and the policy file's errors (each shown as a notice)."""
+
+    policies: Any
+    errors: tuple[str, ...] = ()
+
+
+def rules_for(memory: Memory) -> Rules:
+    policy_set = load_policies(memory.home / "policies.toml")
+    return Rules(policy_set.for_scope("chat"), tuple(policy_set.errors))
+
+
+def attached_for(memory: Memory, conversation_id: str) -> tuple[Attached, ...]:
+    """The conversation's chips with their content (one whose content is gone is left out)."""
+    items: list[Attached] = []
+    for chip in list_chips(memory.db, conversation_id):
+        try:
+            content = resolve(memory.db, chip)
+        except SadieError:
+            continue
+        excerpt = None
+        if content.episode_id:
+            excerpt = Excerpt(content.episode_id, content.date or "", content.title, content.text)
+        items.append(Attached(chip.kind, content.title, content.text, excerpt))
+    return tuple(items)
+
+
+def briefing_for(
+    memory: Memory,
+    message: str,
+    result: RetrievalResult,
+    persona: Persona,
+    emotion: str,
+    *,
+    mode: str = "chat",
+    wiki_query: str | None = None,
+    attached: Sequence[Attached] = (),
+    history: Sequence[tuple[str, str]] = (),
+    guardrails: str = "",
+    extra: Sequence[str] = (),
+) -> Briefing:
+    """What the model is told (blocking: the soul summary and the wiki pages are read). The
+    wiki pages the question names come after the chips, less those a chip already holds."""
+    named = {(a.kind, a.title) for a in attached}
+    wiki = [w for w in wiki_for(memory, wiki_query or message) if (w.kind, w.title) not in named]
+    return build_briefing(
+        message=message,
+        excerpts=excerpts_of(result),
+        excerpt_order=excerpt_order(result),
+        beliefs=result.beliefs,
+        observations=result.observations,
+        observation_weight_high=persona.observation_weight > 1.0,
+        attached=[*attached, *wiki],
+        history=list(history),
+        soul=memory.soul(),
+        guardrails=guardrails,
+        voice=persona.voice,
+        tone=TONE.get(emotion, ""),
+        mode=mode,
+        extra_blocks=extra,
+        memory_empty=mode == "chat" and memory.is_empty(),
+    )
+
+
+def own(filtered: Filtered, text: str, briefing: Briefing) -> Grounded:
+    """The reply's own citations, from the tail the stream filter set aside."""
+    tail = filtered.filter
+    return own_citations(text, tail.tail, tail.diverted, briefing.shown)
+
+
+async def citation_pass(
+    reasoner: Reasoner, briefing: Briefing, grounded: Grounded, *, cap: float
+) -> AsyncGenerator[int, None]:
+    """Run the citation pass on ``grounded``; while it runs, its whole seconds every
+    ``CHECKING_EVERY`` (its budget comes from the model's measured speed; ``cap`` is the
+    most it may take). Closing the iterator early cancels the pass."""
+    started = time.perf_counter()
+    task = asyncio.ensure_future(repair(reasoner, briefing, grounded, cap=cap))
+    try:
+        while not (await asyncio.wait({task}, timeout=CHECKING_EVERY))[0]:
+            yield round(time.perf_counter() - started)
+        task.result()
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def pass_note(grounded: Grounded) -> str | None:
+    """What the citation pass did, as telemetry records it: ``ok``, why it gave nothing, or
+    ``None`` when it did not run."""
+    return grounded.pass_reason or ("ok" if grounded.repaired else None)
+
+
+@dataclass(frozen=True)
+class Sources:
+    """A settled reply's citations as screens show them, and sadie's own sentence matches."""
+
+    views: tuple[CitationView, ...]
+    found: tuple[CitationView, ...]
+
+
+def settled(
+    briefing: Briefing,
+    grounded: Grounded,
+    result: RetrievalResult,
+    attached: Sequence[Attached] = (),
+) -> Sources:
+    """Each citation attached to the sentence it backs (``reply.grounding.settle``), then
+    shown with its note's title and date."""
+    settle(briefing, grounded)
+    return Sources(
+        citation_views(grounded, result, attached), found_views(grounded, result, attached)
+    )
+
+
+def unsupported(
+    text: str, briefing: Briefing, grounded: Grounded, *, check: bool = True
+) -> tuple[Span, ...]:
+    """The details of ``text`` no source holds (none when ``check`` is false: an offline
+    answer, or a reply a policy blocked)."""
+    return tuple(checked_details(text, briefing, grounded)) if check else ()
+
+
+@dataclass(frozen=True)
+class Telemetry:
+    """One turn as the ``turns`` table records it."""
+
+    kind: str  # chat | regenerate | edit | ask
+    query: str
+    model: str
+    persona: str
+    briefing: Briefing
+    result: RetrievalResult
+    grounded: Grounded
+    grounding: float
+    latency_ms: float
+    cited: tuple[CitationView, ...] = ()
+    abstained: bool = False
+    unsupported: int = 0
+    cut: str | None = None
+    conversation_id: str | None = None
+    message_id: str | None = None
+
+
+def record(ctx: TurnContext, reasoner: Reasoner, t: Telemetry) -> None:
+    """Write the turn and its retrievals, and the model's measured rates (blocking)."""
+    record_turn(
+        ctx.db,
+        kind=t.kind,
+        query=t.query,
+        model=t.model,
+        persona=t.persona,
+        prompt_version=t.briefing.version,
+        grounding=t.grounding,
+        abstained=t.abstained,
+        latency_ms=t.latency_ms,
+        conversation_id=t.conversation_id,
+        message_id=t.message_id,
+        chunks=t.result.chunks,
+        cited_chunk_ids=cited_chunk_ids(t.result, t.cited),
+        tail=t.grounded.tail,
+        repaired=t.grounded.repaired,
+        citation_pass=pass_note(t.grounded),
+        unsupported=t.unsupported,
+        cut=t.cut,
+    )
+    keep_rates(reasoner)
