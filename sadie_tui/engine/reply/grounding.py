@@ -29,6 +29,7 @@ from ..errors import ModelError
 from ..reasoners.rates import Rates
 from .backing import SENTENCE_BREAK, Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, police
+from .closeness import Encode, drop_unfound
 from .unsupported import find_details
 
 if TYPE_CHECKING:
@@ -375,9 +376,13 @@ async def repair(
     )
 
 
-def settle(briefing: Briefing, grounded: Grounded) -> None:
+def settle(briefing: Briefing, grounded: Grounded, encode: Encode | None = None) -> None:
     """Each citation attached to the sentence it backs (one that backs none is dropped);
-    with no citation left, sadie's own sentence matches (labelled as such)."""
+    with no citation left, sadie's own sentence matches (labelled as such). With ``encode``
+    (the embedding model's), a paraphrase close to no sentence of its note is dropped first
+    (``closeness``)."""
+    if encode is not None:
+        grounded.policed = drop_unfound(grounded.policed, briefing.shown, encode)
     backed = back(
         grounded.policed,
         grounded.text,

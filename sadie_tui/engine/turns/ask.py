@@ -43,6 +43,7 @@ from .steps import (
     Telemetry,
     briefing_for,
     citation_pass,
+    encoder,
     own,
     pass_note,
     persona_for,
@@ -287,7 +288,7 @@ async def _checked(
             async for _elapsed in ticks:
                 pass
         stages.add("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-    settle(briefing, grounded)
+    await asyncio.to_thread(settle, briefing, grounded, encoder(ctx))
     spans, weight = _weigh(grounded, briefing, question, reasoner.offline)
     return Answer(grounded, cut, tuple(spans), weight)
 

@@ -62,6 +62,7 @@ from .steps import (
     attached_for,
     briefing_for,
     citation_pass,
+    encoder,
     own,
     pass_note,
     persona_for,
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from ..personas import Persona
     from ..prompt import Attached, Briefing
     from ..reasoners.base import Reasoner
+    from ..reply.closeness import Encode
     from ..reply.unsupported import Span
     from ..retrieval import RetrievalResult
 
@@ -191,7 +193,7 @@ class _ChatRun:
             # Inside the try: a turn stopped while preparing (after the assistant row exists)
             # still leaves that row interrupted, never streaming.
             opened = await self._open(message)
-            self.reply = reply = Reply(self.ctx.db, opened)
+            self.reply = reply = Reply(self.ctx.db, opened, encoder(self.ctx))
             for event in opening_events(opened):
                 yield event
             if not opened.use_vector:
@@ -245,7 +247,7 @@ class _ChatRun:
             # so that its conversation gets the message and an interrupted reply, as a turn
             # stopped at any later point does. An opening that fails leaves nothing to keep.
             with contextlib.suppress(Exception):
-                self.reply = Reply(self.ctx.db, await opening)
+                self.reply = Reply(self.ctx.db, await opening, encoder(self.ctx))
             raise
 
     def _reply_id(self) -> str:
@@ -513,7 +515,9 @@ async def finish(
         async with aclosing(citation_pass(reasoner, briefing, grounded, cap=cap)) as ticks:
             async for elapsed in ticks:
                 yield Checking(elapsed=elapsed)
-    sources = settled(briefing, grounded, result, briefed.attached)
+    sources = await asyncio.to_thread(
+        settled, briefing, grounded, result, briefed.attached, encoder(ctx)
+    )
     # The person's own patterns, each on a time budget: in a thread, so that even a slow
     # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
     outcome = await asyncio.to_thread(lint, grounded.text, briefed.rules.policies)
@@ -689,9 +693,10 @@ class Reply:
     """What a turn has of its reply so far, so that a turn stopped or failing at any point
     keeps it: the two messages (written once), the text shown, the citations it had."""
 
-    def __init__(self, db: Any, opened: Opened) -> None:
+    def __init__(self, db: Any, opened: Opened, encode: Encode | None = None) -> None:
         self.db = db
         self.opened = opened
+        self.encode = encode
         self.briefed: Briefed | None = None
         self.filtered: Filtered | None = None
         self.grounded: Grounded | None = None
@@ -786,7 +791,9 @@ class Reply:
             grounded = own_citations(
                 self.shown, closed_list(tail.tail), tail.diverted, briefed.briefing.shown
             )
-        sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached)
+        sources = settled(
+            briefed.briefing, grounded, briefed.result, briefed.attached, self.encode
+        )
         return [v.as_json() for v in sources.views], [v.as_json() for v in sources.found]
 
 

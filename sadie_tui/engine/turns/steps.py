@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from ..events import CitationView
     from ..memory import Memory
     from ..reasoners.base import Reasoner
+    from ..reply.closeness import Encode
     from ..reply.unsupported import Span
     from ..retrieval import RetrievalResult
     from .context import TurnContext
@@ -158,15 +159,28 @@ class Sources:
     found: tuple[CitationView, ...]
 
 
+def encoder(ctx: TurnContext) -> Encode:
+    """The embedding model's encoder (loaded on first use), for the check of a paraphrase's
+    closeness to its note (``reply.closeness``)."""
+    embedder = ctx.memory.embedder
+
+    def encode(texts: Sequence[str]) -> Any:
+        return embedder.encode(list(texts))
+
+    return encode
+
+
 def settled(
     briefing: Briefing,
     grounded: Grounded,
     result: RetrievalResult,
     attached: Sequence[Attached] = (),
+    encode: Encode | None = None,
 ) -> Sources:
-    """Each citation attached to the sentence it backs (``reply.grounding.settle``), then
-    shown with its note's title and date."""
-    settle(briefing, grounded)
+    """Each citation attached to the sentence it backs, a paraphrase close to none of its
+    note's sentences dropped (``reply.grounding.settle``), then shown with its note's title
+    and date (blocking: the embedding model may run)."""
+    settle(briefing, grounded, encode)
     return Sources(
         citation_views(grounded, result, attached), found_views(grounded, result, attached)
     )
