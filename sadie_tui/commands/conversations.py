@@ -116,13 +116,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
     items = session.messages(c.id)
     attached = session.chips(c.id)
     if as_json:
-        print_json(
-            {
-                "conversation": c.to_json(),
-                "messages": [m.to_json() for m in items],
-                "chips": [chip.to_json() for chip in attached],
-            }
-        )
+        print_json(conv.ConversationShow(c, items, attached).as_json())
         return
     out = console()
     flags = [f"id {c.id}", f"started {c.created_at:%Y-%m-%d %H:%M}"]

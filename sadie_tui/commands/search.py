@@ -6,7 +6,7 @@ row per chunk); ``--json`` prints one object for scripts.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -14,6 +14,9 @@ from rich.table import Table
 
 from .context import Context
 from .output import console, error_line, print_json
+
+if TYPE_CHECKING:
+    from ..engine.retrieval.report import Search
 
 SNIPPET = 140
 
@@ -44,16 +47,18 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
 def command(ctx: Context, query: str, persona: str | None, k: int | None, as_json: bool) -> None:
     """Show the chunks retrieval picks for QUERY, with each channel's score."""
     found = ctx.session().search(query, persona=persona, k=k)
-    for notice in found.result.notices:
+    for notice in found.notices:
         error_line(notice)
     if as_json:
         print_json(found.as_json())
         return
-    render(found.result, found.persona)
+    render(found)
 
 
-def render(result: Any, persona: str) -> None:
+def render(result: Search) -> None:
+    """The search as a table: one row per chunk, then the beliefs and records."""
     out = console()
+    persona = result.persona
     window = ""
     if result.window is not None:
         w = result.window
@@ -82,7 +87,7 @@ def render(result: Any, persona: str) -> None:
         table.add_row(
             str(c.rank),
             ("[dim]outside ·[/] " if c.in_window is False else "") + escape(c.title),
-            c.occurred_at.date().isoformat(),
+            c.date.isoformat(),
             _score(c.scores.get("vector")),
             _score(c.scores.get("keyword")),
             _score(c.scores.get("graph")),

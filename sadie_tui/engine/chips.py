@@ -23,6 +23,7 @@ from .store import chips as repo
 from .store.chips import Chip
 from .store.db import Database
 from .store.ids import AmbiguousIdError, new_id, now, resolve_prefix
+from .wire import Text, dump
 
 KINDS = ("wiki", "source", "brief", "graph_entity", "discourse")
 #: Other words a person may type for a kind.
@@ -58,6 +59,8 @@ _TABLES = {
 
 @dataclass(frozen=True)
 class Candidate:
+    """Something a chip can point at, as ``find_attachable`` offers it."""
+
     kind: str
     ref_id: str
     label: str
@@ -65,22 +68,19 @@ class Candidate:
     date: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "ref_id": self.ref_id,
-            "label": self.label,
-            "snippet": self.snippet,
-            "date": self.date,
-        }
+        """Its JSON (``wire``): `chips find --json` and ``GET /v1/chips/find``."""
+        data: dict[str, Any] = dump(self)
+        return data
 
 
 @dataclass(frozen=True)
 class NewChip:
     """A chip to attach, as ``add_chip`` takes it: sent with a message (``Session.chat``'s
-    ``chips``) it is attached before the turn reads the conversation's chips."""
+    ``chips``) it is attached before the turn reads the conversation's chips. Also the body
+    of ``POST …/chips`` and an item of a chat request's ``chips``."""
 
-    kind: str
-    ref: str
+    kind: Text
+    ref: Text
     label: str | None = None
 
 

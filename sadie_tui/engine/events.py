@@ -1,5 +1,9 @@
 """The typed events a chat turn yields, in order, and their JSON form for ``--ndjson``.
 
+Each event is a frozen dataclass whose ``type`` is its tag; ``to_json`` and ``from_json`` are
+derived from the fields (``wire``), so a new field is on the wire, in the OpenAPI document and
+read back by a remote session without another edit.
+
 Order: ``Meta`` → ``EmotionEvent`` → ``ContextBudget`` → ``Waiting``* → ``Thinking``* → ``Token``*
 → ``Checking``? → ``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of
 the tail.
@@ -8,8 +12,12 @@ the tail.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
-from typing import Any
+from dataclasses import dataclass, field, fields
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, computed_field
+
+from .wire import dump, load
 
 
 @dataclass(frozen=True)
@@ -26,19 +34,25 @@ class CitationView:
     backs: str = ""  # the sentence of the reply this citation supports
     unbacked: tuple[str, ...] = ()  # details of that sentence the cited note does not hold
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def label(self) -> str:
+        """What a screen calls the support: ``found by sadie``, ``reading between the lines``,
+        or the support itself (printed with the citation, never read back)."""
         if self.origin == "sadie":
             return "found by sadie"
         return "reading between the lines" if self.support == "inference" else self.support
 
     def as_json(self) -> dict[str, Any]:
         """The one stored and printed shape (messages, NDJSON, ``--ask --json``, exports)."""
-        return {**asdict(self), "unbacked": list(self.unbacked), "label": self.label}
+        data: dict[str, Any] = dump(self)
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> CitationView:
-        """A citation as stored on a message (or an imported file) back as a view."""
+        """A citation as stored on a message (or an imported file) back as a view. Forgiving
+        where the wire's ``load`` is strict: rows older than a field lack it, and a
+        hand-edited export may say ``episode`` for ``episode_id``."""
         return cls(
             episode_id=str(data.get("episode_id") or data.get("episode") or ""),
             quote=str(data.get("quote") or ""),
@@ -62,19 +76,19 @@ class Meta:
     user_message_id: str
     title: str
     replaced: tuple[str, ...] = ()  # messages this turn replaces (a regenerate or an edit)
-    type: str = field(default="meta", init=False)
+    type: Literal["meta"] = field(default="meta", init=False)
 
 
 @dataclass(frozen=True)
 class Status:
     value: str
-    type: str = field(default="status", init=False)
+    type: Literal["status"] = field(default="status", init=False)
 
 
 @dataclass(frozen=True)
 class EmotionEvent:
     value: str
-    type: str = field(default="emotion", init=False)
+    type: Literal["emotion"] = field(default="emotion", init=False)
 
 
 @dataclass(frozen=True)
@@ -87,19 +101,19 @@ class ContextBudget:
     chips: int
     retrieval_ms: float
     vector: bool  # False while the embedding model is still loading (keyword + graph only)
-    type: str = field(default="context", init=False)
+    type: Literal["context"] = field(default="context", init=False)
 
 
 @dataclass(frozen=True)
 class Thinking:
     elapsed: float
-    type: str = field(default="thinking", init=False)
+    type: Literal["thinking"] = field(default="thinking", init=False)
 
 
 @dataclass(frozen=True)
 class Token:
     value: str
-    type: str = field(default="token", init=False)
+    type: Literal["token"] = field(default="token", init=False)
 
 
 @dataclass(frozen=True)
@@ -108,7 +122,7 @@ class Checking:
 
     value: str = "checking sources…"
     elapsed: float = 0.0  # seconds since the check began (sent again every second)
-    type: str = field(default="checking", init=False)
+    type: Literal["checking"] = field(default="checking", init=False)
 
 
 @dataclass(frozen=True)
@@ -116,7 +130,7 @@ class Waiting:
     """No piece of the reply yet: the model is still reading the briefing."""
 
     elapsed: float
-    type: str = field(default="waiting", init=False)
+    type: Literal["waiting"] = field(default="waiting", init=False)
 
 
 @dataclass(frozen=True)
@@ -137,14 +151,14 @@ class CitationsEvent:
     tail: str = "ok"
     found: tuple[CitationView, ...] = ()
     note: str = ""
-    type: str = field(default="citations", init=False)
+    type: Literal["citations"] = field(default="citations", init=False)
 
 
 @dataclass(frozen=True)
 class Replace:
     value: str
     reason: str = ""
-    type: str = field(default="replace", init=False)
+    type: Literal["replace"] = field(default="replace", init=False)
 
     @property
     def by_policy(self) -> bool:
@@ -162,7 +176,7 @@ class Done:
     tokens_per_s: float = 0.0
     emotion: str = ""
     cut: str = ""  # why the reply was cut short: repetition | length | tokens
-    type: str = field(default="done", init=False)
+    type: Literal["done"] = field(default="done", init=False)
 
 
 @dataclass(frozen=True)
@@ -171,7 +185,7 @@ class ErrorEvent:
     code: str = "error"
     fix: str | None = None
     message_id: str | None = None
-    type: str = field(default="error", init=False)
+    type: Literal["error"] = field(default="error", init=False)
 
 
 Event = (
@@ -190,15 +204,15 @@ Event = (
 )
 
 
+#: The event union as read from the wire: its ``type`` says which event it is.
+WireEvent = Annotated[Event, Field(discriminator="type")]
+
+
 def to_json(event: Event) -> dict[str, Any]:
-    """The ``--ndjson`` shape: ``{"type": …, …}``; list-valued events keep ``value``."""
-    data = asdict(event)
-    kind = data.pop("type")
-    if isinstance(event, CitationsEvent):
-        data["value"] = [c.as_json() for c in event.value]
-        data["found"] = [c.as_json() for c in event.found]
-        data["unsupported"] = list(event.unsupported)
-    return {"type": kind, **data}
+    """The ``--ndjson`` shape: ``{"type": …, …}``, then the fields in declaration order (the
+    citations' derived ``label`` included)."""
+    data: dict[str, Any] = dump(event)
+    return {"type": data.pop("type"), **data}
 
 
 _BY_TYPE: dict[str, type] = {
@@ -224,19 +238,10 @@ _BY_TYPE: dict[str, type] = {
 
 def from_json(data: dict[str, Any]) -> Event:
     """An event back from its ``--ndjson`` shape (``to_json``'s inverse; unknown keys are
-    dropped). Raises ``ValueError`` for an unknown type."""
-    body = dict(data)
-    kind = str(body.pop("type", ""))
-    cls = _BY_TYPE.get(kind)
-    if cls is None:
+    dropped). Raises ``ValueError`` for an unknown type, ``wire.ShapeError`` for a field that
+    does not fit."""
+    kind = str(data.get("type", ""))
+    if kind not in _BY_TYPE:
         raise ValueError(f"unknown event type {kind!r}")
-    known = {f.name for f in fields(cls) if f.init}
-    body = {k: v for k, v in body.items() if k in known}
-    if cls is Meta:
-        body["replaced"] = tuple(str(x) for x in body.get("replaced") or ())
-    if cls is CitationsEvent:
-        body["value"] = tuple(CitationView.from_json(c) for c in body.get("value") or ())
-        body["found"] = tuple(CitationView.from_json(c) for c in body.get("found") or ())
-        body["unsupported"] = tuple(body.get("unsupported") or ())
-    event: Event = cls(**body)
+    event: Event = load(WireEvent, data)
     return event

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from .personas import Persona
     from .reasoners.base import Reasoner
     from .reasoners.ollama import ModelInfo
-    from .retrieval import RetrievalResult
+    from .retrieval.report import Search
     from .turns.ask import AskResult
     from .turns.context import ModelStatus
 
@@ -46,19 +46,6 @@ class Episode:
     date: str  # YYYY-MM-DD
     kind: str
     text: str
-
-
-@dataclass(frozen=True)
-class Search:
-    result: RetrievalResult
-    persona: str
-    turn_id: str | None
-
-    def as_json(self) -> dict[str, Any]:
-        """The shape of `sadie search --json` and `GET /v1/search`."""
-        from .retrieval.report import result_json
-
-        return result_json(self.result, self.persona, self.turn_id)
 
 
 def prewarm_embedder() -> None:
@@ -218,6 +205,7 @@ class Session:
         """The chunks retrieval picks, with every channel's score; logged as a turn unless
         the memory is read-only."""
         from .retrieval import retrieve  # lazy: see __init__
+        from .retrieval.report import search_report
         from .telemetry import record_turn
         from .turns.steps import persona_for
 
@@ -237,7 +225,7 @@ class Session:
                 latency_ms=result.elapsed_ms,
                 chunks=result.chunks,
             )
-        return Search(result, chosen.name, turn_id)
+        return search_report(result, chosen.name, turn_id)
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:

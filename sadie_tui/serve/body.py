@@ -1,16 +1,18 @@
 """Reading a request: a JSON object body of at most ``MAX_BODY`` bytes (a route may allow
-more: an import takes an export's own limit), typed fields, and typed query parameters, each
-failure a 400 (or 413) with the API's error shape."""
+more: an import takes an export's own limit) read as its shape (``serve.shapes``), and typed
+query parameters, each failure a 400 (or 413) with the API's error shape."""
 
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import ClientDisconnect, Request
 
-from ..engine.chips import NewChip
+from ..engine.wire import ShapeError, load
 from .errors import HTTPProblem
+
+T = TypeVar("T")
 
 MAX_BODY = 1024 * 1024
 MAX_DEPTH = 32  # a request body nests a few levels (chips: 3); the ingest's JSONL bound
@@ -78,39 +80,15 @@ def _too_large(limit: int) -> HTTPProblem:
     return HTTPProblem(413, f"the body is larger than {limit} bytes", kind="too_large")
 
 
-def text_field(body: dict[str, Any], name: str, *, required: bool = False) -> str | None:
-    value = body.get(name)
-    if value is None:
-        if required:
-            raise _bad(f"{name!r} is required")
-        return None
-    if not isinstance(value, str):
-        raise _bad(f"{name!r} must be a string")
-    if required and not value.strip():
-        raise _bad(f"{name!r} is empty")
-    return value
-
-
-def bool_field(body: dict[str, Any], name: str) -> bool:
-    value = body.get(name, False)
-    if not isinstance(value, bool):
-        raise _bad(f"{name!r} must be true or false")
-    return value
-
-
-def chips_field(body: dict[str, Any]) -> list[NewChip]:
-    value = body.get("chips") or []
-    if not isinstance(value, list):
-        raise _bad("'chips' must be a list of {kind, ref}")
-    chips: list[NewChip] = []
-    for item in value:
-        if not isinstance(item, dict):
-            raise _bad("each chip must be an object {kind, ref, label?}")
-        kind = text_field(item, "kind", required=True)
-        ref = text_field(item, "ref", required=True)
-        assert kind is not None and ref is not None
-        chips.append(NewChip(kind, ref, text_field(item, "label")))
-    return chips
+async def body_as(request: Request, shape: type[T]) -> T:
+    """The body read as the request ``shape`` (``serve.shapes``): besides ``json_body``'s
+    refusals, a field missing, of the wrong type or empty is a 400 naming it (``'question' is
+    required``, ``'chips[0].kind' is empty``)."""
+    body = await json_body(request)
+    try:
+        return load(shape, body)
+    except ShapeError as exc:
+        raise _bad(exc.message) from None
 
 
 def query_int(request: Request, name: str, *, low: int = 1, high: int = 1000) -> int | None:

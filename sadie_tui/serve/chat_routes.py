@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -12,8 +11,10 @@ from starlette.routing import Route
 
 from ..engine.events import ErrorEvent
 from ..engine.session import SessionProtocol
-from .body import bool_field, chips_field, json_body, text_field
+from ..engine.wire import dump
+from .body import body_as
 from .errors import STATUS_FOR_KIND, HTTPProblem, error_response, json_response
+from .shapes import ApiChatRequest, AskRequest, AutoContinue, ChatRequest
 from .streams import ndjson_response, sse_response
 from .turns import Turn, Turns
 
@@ -27,31 +28,35 @@ def _turns(request: Request) -> Turns:
 
 
 async def ask(request: Request) -> Response:
-    body = await json_body(request)
-    question = text_field(body, "question", required=True)
-    assert question is not None
-    result = await _session(request).ask(question, persona=text_field(body, "persona"))
-    return json_response(result.as_json())
+    asked = await body_as(request, AskRequest)
+    result = await _session(request).ask(asked.question, persona=asked.persona)
+    return json_response(dump(result))
 
 
-async def _start(request: Request, body: dict[str, Any], *, owned: bool) -> Turn | Response:
+def _message(body: ChatRequest) -> str:
+    """The turn's message: required and not blank, unless the turn regenerates the last one."""
+    if body.regenerate:
+        if not body.conversation_id:
+            raise HTTPProblem(400, "'regenerate' needs a 'conversation_id'", kind="usage")
+        return body.message or ""
+    if body.message is None:
+        raise HTTPProblem(400, "'message' is required", kind="usage")
+    if not body.message.strip():
+        raise HTTPProblem(400, "'message' is empty", kind="usage")
+    return body.message
+
+
+async def _start(request: Request, body: ChatRequest, *, owned: bool) -> Turn | Response:
     """The turn started and past its first event, or the error response of a turn that
     failed before streaming (an unknown conversation or persona, a bad chip)."""
     session = _session(request)
-    regenerate = bool_field(body, "regenerate")
-    message = text_field(body, "message", required=not regenerate) or ""
-    conversation_id = text_field(body, "conversation_id")
-    if regenerate and not conversation_id:
-        raise HTTPProblem(400, "'regenerate' needs a 'conversation_id'", kind="usage")
-    persona = text_field(body, "persona")
-    model = text_field(body, "model")
     source = session.chat(
-        message,
-        conversation_id=conversation_id,
-        persona=persona,
-        regenerate=regenerate,
-        model=model or None,
-        chips=chips_field(body),
+        _message(body),
+        conversation_id=body.conversation_id,
+        persona=body.persona,
+        regenerate=body.regenerate,
+        model=body.model or None,
+        chips=body.chips or (),
     )
     turn = _turns(request).start(source, owned=owned)
     try:
@@ -73,13 +78,13 @@ async def _start(request: Request, body: dict[str, Any], *, owned: bool) -> Turn
 
 
 async def chat_sse(request: Request) -> Response:
-    started = await _start(request, await json_body(request), owned=True)
+    started = await _start(request, await body_as(request, ChatRequest), owned=True)
     return started if isinstance(started, Response) else sse_response(started)
 
 
 async def chat_ndjson(request: Request) -> Response:
-    body = await json_body(request)
-    auto = bool_field(body, "auto_continue")
+    body = await body_as(request, ApiChatRequest)
+    auto = body.auto_continue
     started = await _start(request, body, owned=not auto)
     if isinstance(started, Response):
         return started
@@ -88,15 +93,8 @@ async def chat_ndjson(request: Request) -> Response:
     meta = started.meta
     assert meta is not None
     stream = f"/api/chat/{meta.conversation_id}/stream"
-    return json_response(
-        {
-            "conversation_id": meta.conversation_id,
-            "message_id": meta.message_id,
-            "stream": stream,
-        },
-        202,
-        headers={"Location": stream},
-    )
+    running = AutoContinue(meta.conversation_id, meta.message_id, stream)
+    return json_response(dump(running), 202, headers={"Location": stream})
 
 
 async def chat_stream(request: Request) -> Response:

@@ -1,4 +1,5 @@
-"""Every failure as one JSON shape, ``{"error", "fix", "kind"}``, with a status from its kind."""
+"""Every failure as one JSON shape (``shapes.Error``: ``{"error", "fix", "kind"}``), with a
+status from its kind."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from ..engine.errors import (
     StorageError,
     UsageError,
 )
+from ..engine.wire import dump
+from .shapes import Error
 
 # An error event's ``code`` (``ErrorKind``) → the HTTP status of a request that failed with it.
 STATUS_FOR_KIND: dict[str, int] = {
@@ -72,7 +75,7 @@ def error_response(
     fix: str | None = None,
     headers: Mapping[str, str] | None = None,
 ) -> Response:
-    return json_response({"error": message, "fix": fix, "kind": kind}, status, headers)
+    return json_response(dump(Error(message, fix, kind)), status, headers)
 
 
 def sadie_error_response(exc: SadieError) -> Response:

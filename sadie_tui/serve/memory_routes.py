@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from dataclasses import asdict
 from functools import partial
 from typing import Any, TypeVar
 
@@ -14,10 +13,14 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from .. import __version__
+from ..engine.chips import NewChip
+from ..engine.conversations import ConversationShow
 from ..engine.conversations.export_format import MAX_EXPORT_BYTES
 from ..engine.session import SessionProtocol
-from .body import json_body, query_bool, query_int, raw_body, text_field
+from ..engine.wire import dump, dump_each
+from .body import body_as, query_bool, query_int, raw_body
 from .errors import HTTPProblem, error_response, json_response
+from .shapes import Health, RenameRequest, Soul
 
 T = TypeVar("T")
 
@@ -42,16 +45,12 @@ async def list_conversations(request: Request) -> Response:
         search=request.query_params.get("search") or None,
         limit=query_int(request, "limit", high=10_000),
     )
-    return json_response([c.to_json() for c in found])
+    return json_response(dump_each(found))
 
 
-def _show(session: SessionProtocol, conversation_id: str) -> dict[str, Any]:
+def _show(session: SessionProtocol, conversation_id: str) -> Any:
     c = session.conversation(conversation_id)
-    return {
-        "conversation": c.to_json(),
-        "messages": [m.to_json() for m in session.messages(c.id)],
-        "chips": [chip.to_json() for chip in session.chips(c.id)],
-    }
+    return dump(ConversationShow(c, session.messages(c.id), session.chips(c.id)))
 
 
 async def show_conversation(request: Request) -> Response:
@@ -67,7 +66,7 @@ def _changed(action: str) -> Callable[[Request], Any]:
             session.pin(c.id, action == "pin")
         else:
             session.archive(c.id, action == "archive")
-        return session.conversation(c.id).to_json()
+        return dump(session.conversation(c.id))
 
     async def endpoint(request: Request) -> Response:
         return json_response(await blocking(change, _session(request), _cid(request)))
@@ -76,13 +75,13 @@ def _changed(action: str) -> Callable[[Request], Any]:
 
 
 async def rename_conversation(request: Request) -> Response:
-    title = text_field(await json_body(request), "title", required=True)
+    title = (await body_as(request, RenameRequest)).title
     session = _session(request)
 
     def rename(cid: str) -> dict[str, Any]:
         c = session.conversation(cid)
-        session.rename(c.id, str(title))
-        return session.conversation(c.id).to_json()
+        session.rename(c.id, title)
+        return dump(session.conversation(c.id))
 
     return json_response(await blocking(rename, _cid(request)))
 
@@ -93,7 +92,7 @@ async def forget_conversation(request: Request) -> Response:
     def forget(cid: str) -> dict[str, Any]:
         c = session.conversation(cid)
         session.forget(c.id)
-        return c.to_json()
+        return dump(c)
 
     return json_response(await blocking(forget, _cid(request)))
 
@@ -120,34 +119,28 @@ async def import_conversation(request: Request) -> Response:
     except UnicodeDecodeError as exc:
         raise HTTPProblem(400, f"the export is not UTF-8 text: {exc.reason}", kind="usage") from exc
     c = await blocking(_session(request).import_conversation, text)
-    return json_response(c.to_json(), 201)
+    return json_response(dump(c), 201)
 
 
 # -- chips ---------------------------------------------------------------------------------
 async def list_chips(request: Request) -> Response:
     found = await blocking(_session(request).chips, _cid(request))
-    return json_response([c.to_json() for c in found])
+    return json_response(dump_each(found))
 
 
 async def add_chip(request: Request) -> Response:
-    body = await json_body(request)
-    kind = text_field(body, "kind", required=True)
-    ref = text_field(body, "ref", required=True)
+    new = await body_as(request, NewChip)
     chip = await blocking(
-        _session(request).add_chip,
-        _cid(request),
-        str(kind),
-        str(ref),
-        label=text_field(body, "label"),
+        _session(request).add_chip, _cid(request), new.kind, new.ref, label=new.label
     )
-    return json_response(chip.to_json(), 201)
+    return json_response(dump(chip), 201)
 
 
 async def remove_chip(request: Request) -> Response:
     chip = await blocking(
         _session(request).remove_chip, _cid(request), str(request.path_params["chip_id"])
     )
-    return json_response(chip.to_json())
+    return json_response(dump(chip))
 
 
 async def find_chips(request: Request) -> Response:
@@ -157,7 +150,7 @@ async def find_chips(request: Request) -> Response:
         kind=request.query_params.get("kind") or None,
         limit=query_int(request, "limit", high=500) or 20,
     )
-    return json_response([c.to_json() for c in found])
+    return json_response(dump_each(found))
 
 
 # -- the memory ----------------------------------------------------------------------------
@@ -171,7 +164,7 @@ async def search(request: Request) -> Response:
         persona=request.query_params.get("persona") or None,
         k=query_int(request, "k", high=100),
     )
-    return json_response(found.as_json())
+    return json_response(dump(found))
 
 
 async def episode(request: Request) -> Response:
@@ -179,12 +172,12 @@ async def episode(request: Request) -> Response:
     found = await blocking(_session(request).episode, str(request.path_params["episode_id"]))
     if found is None:
         return error_response(404, "no such episode in this memory", kind="not_found")
-    return json_response(asdict(found))
+    return json_response(dump(found))
 
 
 async def soul(request: Request) -> Response:
     """``GET /v1/soul``: the summary of who the person is, as the memory keeps it."""
-    return json_response({"text": await blocking(_session(request).soul)})
+    return json_response(dump(Soul(await blocking(_session(request).soul))))
 
 
 async def stats(request: Request) -> Response:
@@ -193,7 +186,7 @@ async def stats(request: Request) -> Response:
 
 async def models(request: Request) -> Response:
     """``GET /v1/models``: the models the holder's Ollama server has pulled."""
-    return json_response([asdict(m) for m in await _session(request).models()])
+    return json_response(dump_each(await _session(request).models()))
 
 
 async def health(request: Request) -> Response:
@@ -201,15 +194,8 @@ async def health(request: Request) -> Response:
     model = await session.check_model(
         fresh=query_bool(request, "fresh"), model=request.query_params.get("model") or None
     )
-    return json_response(
-        {
-            "ok": True,
-            "version": __version__,
-            "model": asdict(model),
-            "memory": str(session.home),
-            "embedder_ready": session.embedder_ready,
-        }
-    )
+    found = Health(True, __version__, model, str(session.home), session.embedder_ready)
+    return json_response(dump(found))
 
 
 _C = "/v1/conversations/{conversation_id}"

@@ -1,29 +1,45 @@
-"""The OpenAPI 3.1 description of every route, written by hand (``GET /openapi.json``)."""
+"""The OpenAPI 3.1 document of every route (``GET /openapi.json``), generated, never written.
+
+The schemas are the shapes' own (``wire.components`` over the dataclasses the routes read
+and answer with); the paths come from ``ROUTES``, one entry per route: method, path,
+summary, parameters, request shape, answers and error statuses. A new field shows up here by
+itself; a new route is one more entry (``tests/test_openapi.py`` checks the table against the
+app's real routes and the document against real answers).
+"""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
 
 from .. import __version__
+from ..engine.chips import Candidate, Chip, NewChip
+from ..engine.conversations import Conversation, ConversationShow
+from ..engine.events import WireEvent
+from ..engine.reasoners.ollama import ModelInfo
+from ..engine.retrieval.report import Search
+from ..engine.session import Episode
+from ..engine.turns.ask import AskResult
+from ..engine.wire import Mode, components
+from .shapes import (
+    ApiChatRequest,
+    AskRequest,
+    AutoContinue,
+    ChatRequest,
+    Error,
+    Health,
+    RenameRequest,
+    Soul,
+    Stats,
+)
 
+JSON = "application/json"
+NDJSON = "application/x-ndjson"
+SSE = "text/event-stream"
+Document = dict[str, Any]
 
-def _ref(name: str) -> dict[str, str]:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def _json(schema: dict[str, Any], description: str = "OK") -> dict[str, Any]:
-    return {"description": description, "content": {"application/json": {"schema": schema}}}
-
-
-def _body(schema: dict[str, Any]) -> dict[str, Any]:
-    return {"required": True, "content": {"application/json": {"schema": schema}}}
-
-
-def _errors(*statuses: int) -> dict[str, Any]:
-    return {str(s): _json(_ref("Error"), _ERROR_TEXT[s]) for s in statuses}
-
-
-_ERROR_TEXT = {
+ERROR_TEXT = {
     400: "Usage: a malformed body or parameter",
     401: "No or wrong bearer token",
     403: "Foreign Origin or Host",
@@ -32,382 +48,177 @@ _ERROR_TEXT = {
     502: "The model failed",
     503: "The memory failed",
 }
-_COMMON = (401, 403)
+EVERY_ROUTE_ERRORS = (401, 403)  # the guard's, on every route
 
 
-def _param(name: str, where: str, schema: dict[str, Any], text: str, required: bool = False):
-    return {"name": name, "in": where, "required": required, "schema": schema, "description": text}
+@dataclass(frozen=True)
+class Param:
+    """A path or query parameter; its schema is ``shape``'s."""
+
+    name: str
+    where: Literal["path", "query"]
+    text: str
+    shape: Any = str
+    required: bool = False
 
 
-_CID = _param("conversation_id", "path", {"type": "string"}, "id or unique prefix", True)
-_STR = {"type": "string"}
-_OBJ = {"type": "object", "additionalProperties": True}
-_TURN_OPTIONS: dict[str, Any] = {
-    "regenerate": {
-        "type": "boolean",
-        "default": False,
-        "description": "answer the conversation's last message again (message may be empty)"
-        " or, with a message, an edit of it; the old exchange is kept as superseded",
-    },
-    "model": {"type": "string", "description": "this turn's model (default: the configured)"},
-}
+@dataclass(frozen=True)
+class Answer:
+    """One answer of a route: a status, the shape of its body in ``media`` (for NDJSON, the
+    shape of one line), and the headers it sets."""
+
+    shape: Any
+    status: int = 200
+    media: str = JSON
+    text: str = "OK"
+    headers: tuple[str, ...] = ()
 
 
-def _op(summary: str, responses: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    return {"summary": summary, "responses": {**responses, **_errors(*_COMMON)}, **extra}
+@dataclass(frozen=True)
+class Route:
+    """One route of the API as the document describes it."""
+
+    method: Literal["GET", "POST", "DELETE"]
+    path: str
+    summary: str
+    answers: tuple[Answer, ...]
+    params: tuple[Param, ...] = ()
+    request: Any = None
+    errors: tuple[int, ...] = ()
 
 
-def _conversation_action(verb: str) -> dict[str, Any]:
-    return {
-        "post": _op(
-            f"{verb.capitalize()} a conversation",
-            {"200": _json(_ref("Conversation")), **_errors(404)},
-            parameters=[_CID],
-        )
-    }
+def ok(shape: Any, status: int = 200) -> tuple[Answer, ...]:
+    """The one JSON answer of most routes."""
+    return (Answer(shape, status),)
 
 
-def _schemas() -> dict[str, Any]:
-    citation = {
-        "type": "object",
-        "properties": {
-            k: _STR
-            for k in (
-                "episode_id", "quote", "support", "claimed", "title", "date", "origin", "backs"
-            )
-        }
-        | {"label": _STR, "unbacked": {"type": "array", "items": _STR}},
-        "required": ["episode_id", "quote", "support"],
-    }
-    return {
-        "Error": {
-            "type": "object",
-            "properties": {"error": _STR, "fix": {"type": ["string", "null"]}, "kind": _STR},
-            "required": ["error", "kind"],
-        },
-        "Citation": citation,
-        "ModelInfo": {
-            "type": "object",
-            "properties": {
-                "name": _STR,
-                "size": {"type": "integer"},
-                "family": _STR,
-                "parameter_size": _STR,
-                "quantization": _STR,
-            },
-            "required": ["name"],
-        },
-        "Episode": {
-            "type": "object",
-            "properties": {k: _STR for k in ("id", "title", "date", "kind", "text")},
-            "required": ["id", "title", "date", "kind", "text"],
-        },
-        "AskRequest": {
-            "type": "object",
-            "properties": {"question": _STR, "persona": _STR},
-            "required": ["question"],
-        },
-        "AskResult": {
-            "type": "object",
-            "description": "exactly the object of `sadie --ask --json`",
-            "properties": {
-                "question": _STR,
-                "answer": _STR,
-                "citations": {"type": "array", "items": _ref("Citation")},
-                "found_by_sadie": {"type": "array", "items": _ref("Citation")},
-                "persona": _STR,
-                "abstained": {"type": "boolean"},
-                "grounding": _OBJ,
-                "stages": {"type": "array", "items": _OBJ},
-                "reframed_question": {"type": ["string", "null"]},
-                "opinion": {"type": ["string", "null"]},
-                "emotion": _STR,
-                "model": _STR,
-                "offline": {"type": "boolean"},
-                "chunks_considered": {"type": "integer"},
-                "latency_ms": {"type": "number"},
-                "notices": {"type": "array", "items": _STR},
-            },
-        },
-        "ChatRequest": {
-            "type": "object",
-            "properties": {
-                "message": _STR,
-                "conversation_id": _STR,
-                "persona": _STR,
-                "chips": {"type": "array", "items": _ref("ChipRef")},
-                **_TURN_OPTIONS,
-            },
-            "required": ["message"],
-        },
-        "ApiChatRequest": {
-            "type": "object",
-            "properties": {
-                "message": _STR,
-                "conversation_id": _STR,
-                "persona": _STR,
-                "chips": {"type": "array", "items": _ref("ChipRef")},
-                "auto_continue": {"type": "boolean", "default": False},
-                **_TURN_OPTIONS,
-            },
-            "required": ["message"],
-        },
-        "ChipRef": {
-            "type": "object",
-            "properties": {"kind": _STR, "ref": _STR, "label": _STR},
-            "required": ["kind", "ref"],
-        },
-        "AutoContinue": {
-            "type": "object",
-            "properties": {"conversation_id": _STR, "message_id": _STR, "stream": _STR},
-        },
-        "Event": {
-            "type": "object",
-            "description": "one line of `sadie chat --ndjson`: meta, emotion, status, context, "
-            "waiting, thinking, token, checking, citations, replace, done or error",
-            "properties": {"type": _STR},
-            "required": ["type"],
-            "additionalProperties": True,
-        },
-        "Conversation": {
-            "type": "object",
-            "properties": {
-                "id": _STR,
-                "title": _STR,
-                "summary": _STR,
-                "emotion": {"type": ["string", "null"]},
-                "persona": {"type": ["string", "null"]},
-                "pinned": {"type": "boolean"},
-                "archived": {"type": "boolean"},
-                "archived_at": {"type": ["string", "null"]},
-                "created_at": _STR,
-                "updated_at": _STR,
-                "message_count": {"type": "integer"},
-            },
-        },
-        "ConversationShow": {
-            "type": "object",
-            "description": "as `sadie conversations show --json`",
-            "properties": {
-                "conversation": _ref("Conversation"),
-                "messages": {"type": "array", "items": _OBJ},
-                "chips": {"type": "array", "items": _ref("Chip")},
-            },
-        },
-        "Chip": {"type": "object", "description": "as `sadie chips list --json`", **_open()},
-        "Candidate": {
-            "type": "object",
-            "properties": {
-                "kind": _STR,
-                "ref_id": _STR,
-                "label": _STR,
-                "snippet": _STR,
-                "date": {"type": ["string", "null"]},
-            },
-        },
-        "Search": {"type": "object", "description": "as `sadie search --json`", **_open()},
-        "Stats": {"type": "object", "description": "as `sadie stats --json`", **_open()},
-        "Health": {
-            "type": "object",
-            "properties": {
-                "ok": {"type": "boolean"},
-                "version": _STR,
-                "model": _OBJ,
-                "memory": _STR,
-                "embedder_ready": {"type": "boolean"},
-            },
-        },
-    }
+_C = "/v1/conversations/{conversation_id}"
+_CID = Param("conversation_id", "path", "id or unique prefix", required=True)
+_EVENTS = Answer(WireEvent, media=NDJSON, text="one event a line, as `sadie chat --ndjson`")
+_SSE = Answer(
+    str,
+    media=SSE,
+    text="server-sent events: meta, delta…, citations, done (or error); also emotion, status,"
+    " context, waiting, thinking, checking, replace. Each data line is the event's"
+    " `--ndjson` object without its type (delta: {text})",
+)
 
 
-def _open() -> dict[str, Any]:
-    return {"additionalProperties": True}
+def _changes(verb: str) -> Route:
+    summary = f"{verb.capitalize()} a conversation"
+    return Route("POST", f"{_C}/{verb}", summary, ok(Conversation), (_CID,), errors=(404,))
 
 
-def spec() -> dict[str, Any]:
-    sse = {
-        "description": "server-sent events: meta, delta…, citations, done (or error); also "
-        "emotion, status, context, waiting, thinking, checking, replace",
-        "content": {"text/event-stream": {"schema": _STR}},
-    }
-    ndjson = {
-        "description": "one Event a line, as `sadie chat --ndjson`",
-        "content": {"application/x-ndjson": {"schema": _ref("Event")}},
-    }
-    chip_id = _param("chip_id", "path", _STR, "chip id or unique prefix", True)
-    paths: dict[str, Any] = {
-        "/v1/ask": {
-            "post": _op(
-                "Answer one question (one-shot, the persona's stages)",
-                {"200": _json(_ref("AskResult")), **_errors(400, 413, 502, 503)},
-                requestBody=_body(_ref("AskRequest")),
-            )
-        },
-        "/v1/chat": {
-            "post": _op(
-                "One chat turn, streamed as server-sent events",
-                {"200": sse, **_errors(400, 404, 413)},
-                requestBody=_body(_ref("ChatRequest")),
-            )
-        },
-        "/api/chat": {
-            "post": _op(
-                "One chat turn, streamed as NDJSON; auto_continue answers 202 at once",
-                {
-                    "200": ndjson,
-                    "202": {
-                        **_json(_ref("AutoContinue"), "The turn is running"),
-                        "headers": {"Location": {"schema": _STR}},
-                    },
-                    **_errors(400, 404, 413),
-                },
-                requestBody=_body(_ref("ApiChatRequest")),
-            )
-        },
-        "/api/chat/{conversation_id}/stream": {
-            "get": _op(
-                "The latest turn of a conversation from its first event (auto-continue)",
-                {"200": ndjson, **_errors(404)},
-                parameters=[_param("conversation_id", "path", _STR, "full id", True)],
-            )
-        },
-        "/v1/conversations": {
-            "get": _op(
-                "Conversations, pinned first, then by last activity",
-                {"200": _json({"type": "array", "items": _ref("Conversation")})},
-                parameters=[
-                    _param("archived", "query", {"type": "boolean"}, "only archived ones"),
-                    _param("search", "query", _STR, "title, summary or messages contain"),
-                    _param("limit", "query", {"type": "integer"}, "at most this many"),
-                ],
-            )
-        },
-        "/v1/conversations/import": {
-            "post": _op(
-                "Read a JSON export back in, as a new conversation",
-                {"201": _json(_ref("Conversation")), **_errors(400, 413)},
-                requestBody=_body(_OBJ),
-            )
-        },
-        "/v1/conversations/{conversation_id}/export": {
-            "get": _op(
-                "A conversation as Markdown or as JSON that can be imported again",
-                {
-                    "200": {
-                        "description": "OK",
-                        "content": {
-                            "text/markdown": {"schema": _STR},
-                            "application/json": {"schema": _OBJ},
-                        },
-                    },
-                    **_errors(400, 404),
-                },
-                parameters=[
-                    _CID,
-                    _param("format", "query", {"enum": ["md", "json"]}, "default md"),
-                ],
-            )
-        },
-        "/v1/conversations/{conversation_id}": {
-            "get": _op(
-                "A conversation with its messages and chips",
-                {"200": _json(_ref("ConversationShow")), **_errors(404)},
-                parameters=[_CID],
-            ),
-            "delete": _op(
-                "Forget a conversation with its messages and chips",
-                {"200": _json(_ref("Conversation")), **_errors(404)},
-                parameters=[_CID],
-            ),
-        },
-        **{
-            f"/v1/conversations/{{conversation_id}}/{verb}": _conversation_action(verb)
-            for verb in ("pin", "unpin", "archive", "unarchive")
-        },
-        "/v1/conversations/{conversation_id}/rename": {
-            "post": _op(
-                "Rename a conversation",
-                {"200": _json(_ref("Conversation")), **_errors(400, 404)},
-                parameters=[_CID],
-                requestBody=_body(
-                    {"type": "object", "properties": {"title": _STR}, "required": ["title"]}
-                ),
-            )
-        },
-        "/v1/conversations/{conversation_id}/chips": {
-            "get": _op(
-                "The chips attached to a conversation",
-                {"200": _json({"type": "array", "items": _ref("Chip")}), **_errors(404)},
-                parameters=[_CID],
-            ),
-            "post": _op(
-                "Attach a chip",
-                {"201": _json(_ref("Chip")), **_errors(400, 404)},
-                parameters=[_CID],
-                requestBody=_body(_ref("ChipRef")),
-            ),
-        },
-        "/v1/conversations/{conversation_id}/chips/{chip_id}": {
-            "delete": _op(
-                "Detach a chip",
-                {"200": _json(_ref("Chip")), **_errors(404)},
-                parameters=[_CID, chip_id],
-            )
-        },
-        "/v1/chips/find": {
-            "get": _op(
-                "What can be attached",
-                {"200": _json({"type": "array", "items": _ref("Candidate")})},
-                parameters=[
-                    _param("q", "query", _STR, "text to look for"),
-                    _param("kind", "query", _STR, "wiki, source, brief, graph_entity, discourse"),
-                    _param("limit", "query", {"type": "integer"}, "default 20"),
-                ],
-            )
-        },
-        "/v1/search": {
-            "get": _op(
-                "The chunks retrieval picks, with every channel's score",
-                {"200": _json(_ref("Search")), **_errors(400)},
-                parameters=[
-                    _param("q", "query", _STR, "the query", True),
-                    _param("persona", "query", _STR, "default: the ask persona"),
-                    _param("k", "query", {"type": "integer"}, "how many chunks (1-100)"),
-                ],
-            )
-        },
-        "/v1/episodes/{episode_id}": {
-            "get": _op(
-                "One note, as a citation opens it",
-                {"200": _json(_ref("Episode")), **_errors(404)},
-                parameters=[_param("episode_id", "path", _STR, "the episode id", True)],
-            )
-        },
-        "/v1/soul": {
-            "get": _op(
-                "The memory's summary of who the person is",
-                {"200": _json({"type": "object", "properties": {"text": _STR}})},
-            )
-        },
-        "/v1/stats": {"get": _op("What the memory holds", {"200": _json(_ref("Stats"))})},
-        "/v1/models": {
-            "get": _op(
-                "The models the Ollama server has pulled",
-                {"200": _json({"type": "array", "items": _ref("ModelInfo")}), **_errors(502)},
-            )
-        },
-        "/v1/health": {
-            "get": _op(
-                "The server, the model and the memory",
-                {"200": _json(_ref("Health"))},
-                parameters=[
-                    _param("model", "query", _STR, "check this model (default: the configured)"),
-                    _param("fresh", "query", {"type": "boolean"}, "ask the server again now"),
-                ],
-            )
-        },
-        "/openapi.json": {"get": _op("This description", {"200": _json(_OBJ)})},
-    }
+# One entry a route, laid out as a table (the formatter would give each a dozen lines).
+# fmt: off
+ROUTES: tuple[Route, ...] = (
+    Route("POST", "/v1/ask", "Answer one question (one-shot, the persona's stages)",
+          ok(AskResult), request=AskRequest, errors=(400, 413, 502, 503)),
+    Route("POST", "/v1/chat", "One chat turn, streamed as server-sent events", (_SSE,),
+          request=ChatRequest, errors=(400, 404, 413)),
+    Route("POST", "/api/chat",
+          "One chat turn, streamed as NDJSON; auto_continue answers 202 at once",
+          (_EVENTS, Answer(AutoContinue, 202, text="The turn is running", headers=("Location",))),
+          request=ApiChatRequest, errors=(400, 404, 413)),
+    Route("GET", "/api/chat/{conversation_id}/stream",
+          "The latest turn of a conversation from its first event (auto-continue)", (_EVENTS,),
+          (Param("conversation_id", "path", "full id", required=True),), errors=(404,)),
+    Route("GET", "/v1/conversations", "Conversations, pinned first, then by last activity",
+          ok(list[Conversation]),
+          (Param("archived", "query", "only archived ones", bool),
+           Param("search", "query", "title, summary or messages contain"),
+           Param("limit", "query", "at most this many", int))),
+    Route("POST", "/v1/conversations/import",
+          "Read a JSON export back in, as a new conversation", ok(Conversation, 201),
+          request=dict[str, Any], errors=(400, 413)),
+    Route("GET", f"{_C}/export", "A conversation as Markdown or as JSON that can be imported again",
+          (Answer(str, media="text/markdown"), Answer(dict[str, Any])),
+          (_CID, Param("format", "query", "default md", Literal["md", "json"])),
+          errors=(400, 404)),
+    Route("GET", _C, "A conversation with its messages and chips", ok(ConversationShow), (_CID,),
+          errors=(404,)),
+    Route("DELETE", _C, "Forget a conversation with its messages and chips", ok(Conversation),
+          (_CID,), errors=(404,)),
+    *(_changes(verb) for verb in ("pin", "unpin", "archive", "unarchive")),
+    Route("POST", f"{_C}/rename", "Rename a conversation", ok(Conversation), (_CID,),
+          request=RenameRequest, errors=(400, 404)),
+    Route("GET", f"{_C}/chips", "The chips attached to a conversation", ok(list[Chip]), (_CID,),
+          errors=(404,)),
+    Route("POST", f"{_C}/chips", "Attach a chip", ok(Chip, 201), (_CID,), request=NewChip,
+          errors=(400, 404)),
+    Route("DELETE", f"{_C}/chips/{{chip_id}}", "Detach a chip", ok(Chip),
+          (_CID, Param("chip_id", "path", "chip id or unique prefix", required=True)),
+          errors=(404,)),
+    Route("GET", "/v1/chips/find", "What can be attached", ok(list[Candidate]),
+          (Param("q", "query", "text to look for"),
+           Param("kind", "query", "wiki, source, brief, graph_entity, discourse"),
+           Param("limit", "query", "default 20", int))),
+    Route("GET", "/v1/search", "The chunks retrieval picks, with every channel's score",
+          ok(Search),
+          (Param("q", "query", "the query", required=True),
+           Param("persona", "query", "default: the ask persona"),
+           Param("k", "query", "how many chunks (1-100)", int)),
+          errors=(400,)),
+    Route("GET", "/v1/episodes/{episode_id}", "One note, as a citation opens it", ok(Episode),
+          (Param("episode_id", "path", "the episode id", required=True),), errors=(404,)),
+    Route("GET", "/v1/soul", "The memory's summary of who the person is", ok(Soul)),
+    Route("GET", "/v1/stats", "What the memory holds, as `sadie stats --json`", ok(Stats)),
+    Route("GET", "/v1/models", "The models the Ollama server has pulled", ok(list[ModelInfo]),
+          errors=(502,)),
+    Route("GET", "/v1/health", "The server, the model and the memory", ok(Health),
+          (Param("model", "query", "check this model (default: the configured)"),
+           Param("fresh", "query", "ask the server again now", bool))),
+    Route("GET", "/openapi.json", "This description", ok(Document)),
+)
+# fmt: on
+
+
+def _shapes() -> list[tuple[Any, Mode]]:
+    found: list[tuple[Any, Mode]] = [(Error, "serialization")]
+    for route in ROUTES:
+        found += [(answer.shape, "serialization") for answer in route.answers]
+        found += [(param.shape, "validation") for param in route.params]
+        if route.request is not None:
+            found.append((route.request, "validation"))
+    return found
+
+
+def _operation(route: Route, schemas: dict[tuple[Any, Mode], Document]) -> Document:
+    responses: Document = {}
+    for answer in route.answers:
+        entry = responses.setdefault(str(answer.status), {"description": answer.text})
+        schema = schemas[(answer.shape, "serialization")]
+        entry.setdefault("content", {})[answer.media] = {"schema": schema}
+        if answer.headers:
+            entry["headers"] = {h: {"schema": {"type": "string"}} for h in answer.headers}
+    error = {"schema": schemas[(Error, "serialization")]}
+    for status in (*route.errors, *EVERY_ROUTE_ERRORS):
+        responses[str(status)] = {"description": ERROR_TEXT[status], "content": {JSON: error}}
+    operation: Document = {"summary": route.summary, "responses": responses}
+    if route.params:
+        operation["parameters"] = [
+            {
+                "name": p.name,
+                "in": p.where,
+                "required": p.required,
+                "schema": schemas[(p.shape, "validation")],
+                "description": p.text,
+            }
+            for p in route.params
+        ]
+    if route.request is not None:
+        body = {"schema": schemas[(route.request, "validation")]}
+        operation["requestBody"] = {"required": True, "content": {JSON: body}}
+    return operation
+
+
+@cache
+def spec() -> Document:
+    """The document (built once per process: the shapes do not change while it runs)."""
+    schemas, defs = components(_shapes())
+    paths: Document = {}
+    for route in ROUTES:
+        paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, schemas)
     return {
         "openapi": "3.1.0",
         "info": {
@@ -416,7 +227,7 @@ def spec() -> dict[str, Any]:
             "description": "The HTTP API of `sadie serve`: one memory, many clients.",
         },
         "components": {
-            "schemas": _schemas(),
+            "schemas": defs,
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{}, {"bearer": []}],

@@ -12,16 +12,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
 from ..engine.chips import Candidate, Chip, NewChip
-from ..engine.conversations import Conversation, Message
+from ..engine.conversations import Conversation, ConversationShow, Message
 from ..engine.errors import (
     ErrorKind,
     ModelError,
@@ -35,19 +32,24 @@ from ..engine.errors import (
     StorageError,
     UsageError,
 )
-from ..engine.events import CitationView, ErrorEvent, from_json
+from ..engine.events import ErrorEvent, from_json
 from ..engine.reasoners.ollama import ModelInfo
-from ..engine.session import Episode, Search
+from ..engine.session import Episode
+from ..engine.wire import ShapeError, dump, load
 from .errors import kind_of
+from .shapes import ApiChatRequest, AskRequest, Error, Health, RenameRequest, Soul, Stats
 
 if TYPE_CHECKING:
     from ..config import Settings
     from ..engine.events import Event
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Persona
+    from ..engine.retrieval.report import Search
     from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
     from ..engine.turns.context import ModelStatus
+
+T = TypeVar("T")
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
 CONNECT_SECONDS = 5.0
@@ -109,138 +111,28 @@ _ERRORS: dict[str, type[SadieError]] = {
 
 
 def _error(status: int, body: Any) -> SadieError:
-    """The API's ``{"error", "fix", "kind"}`` back as the error the session would raise (the
-    guard's refusals, which never reach a socket client, as storage errors)."""
-    if not isinstance(body, dict):
-        body = {}
-    message = str(body.get("error") or f"the server answered {status}")
-    cls = _ERRORS.get(str(body.get("kind") or ""), StorageError)
-    return cls(message, fix=body.get("fix"))
+    """The API's ``Error`` back as the error the session would raise (the guard's refusals,
+    which never reach a socket client, and an answer that is no ``Error``, as storage
+    errors)."""
+    try:
+        said = load(Error, body)
+    except ShapeError:
+        said = Error(f"the server answered {status}", None, ErrorKind.STORAGE)
+    cls = _ERRORS.get(said.kind, StorageError)
+    return cls(said.error or f"the server answered {status}", fix=said.fix)
 
 
-def _when(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value) if isinstance(value, str) and value else None
-
-
-def _conversation(data: dict[str, Any]) -> Conversation:
-    created = _when(data.get("created_at")) or datetime.now()
-    return Conversation(
-        id=str(data["id"]),
-        title=str(data.get("title") or ""),
-        summary=str(data.get("summary") or ""),
-        emotion=data.get("emotion"),
-        persona=data.get("persona"),
-        pinned=bool(data.get("pinned")),
-        archived_at=_when(data.get("archived_at")),
-        created_at=created,
-        updated_at=_when(data.get("updated_at")) or created,
-        message_count=int(data.get("message_count") or 0),
-    )
-
-
-def _message(data: dict[str, Any]) -> Message:
-    return Message(
-        id=str(data["id"]),
-        conversation_id=str(data["conversation_id"]),
-        role=str(data["role"]),
-        content=str(data.get("content") or ""),
-        status=str(data.get("status") or "complete"),
-        emotion=data.get("emotion"),
-        citations=list(data.get("citations") or []),
-        model=data.get("model"),
-        latency_ms=data.get("latency_ms"),
-        metadata=dict(data.get("metadata") or {}),
-        created_at=_when(data.get("created_at")) or datetime.now(),
-    )
-
-
-def _chip(data: dict[str, Any]) -> Chip:
-    return Chip(
-        id=str(data["id"]),
-        conversation_id=str(data["conversation_id"]),
-        kind=str(data["kind"]),
-        ref_id=str(data["ref_id"]),
-        label=str(data.get("label") or ""),
-        snippet=data.get("snippet"),
-        created_at=_when(data.get("created_at")) or datetime.now(),
-    )
-
-
-def _candidate(data: dict[str, Any]) -> Candidate:
-    return Candidate(
-        kind=str(data["kind"]),
-        ref_id=str(data["ref_id"]),
-        label=str(data.get("label") or ""),
-        snippet=str(data.get("snippet") or ""),
-        date=data.get("date"),
-    )
-
-
-def _citation(data: dict[str, Any]) -> CitationView:
-    origin = "sadie" if data.get("label") == "found by sadie" else data.get("origin", "model")
-    return CitationView.from_json({**data, "origin": origin})
-
-
-def _ask_result(data: dict[str, Any]) -> AskResult:
-    from ..engine.turns.ask import AskResult
-
-    return AskResult(
-        question=data["question"],
-        answer=data["answer"],
-        citations=[_citation(c) for c in data.get("citations") or []],
-        persona=data["persona"],
-        abstained=bool(data["abstained"]),
-        grounding=dict(data.get("grounding") or {}),
-        stages=list(data.get("stages") or []),
-        reframed_question=data.get("reframed_question"),
-        opinion=data.get("opinion"),
-        emotion=str(data.get("emotion") or ""),
-        model=str(data.get("model") or ""),
-        offline=bool(data.get("offline")),
-        chunks_considered=int(data.get("chunks_considered") or 0),
-        latency_ms=float(data.get("latency_ms") or 0.0),
-        notices=list(data.get("notices") or []),
-        found_by_sadie=[_citation(c) for c in data.get("found_by_sadie") or []],
-    )
-
-
-def _retrieval_view(data: dict[str, Any]) -> Any:
-    """Enough of a ``RetrievalResult`` for ``sadie search``'s table, from ``/v1/search``."""
-    ns = SimpleNamespace
-    window = data.get("window")
-    return ns(
-        query=data.get("query", ""),
-        effective_query=data.get("effective_query", ""),
-        window=None
-        if not window
-        else ns(
-            phrase=window.get("phrase", ""),
-            start=_when(window.get("start")),
-            end=_when(window.get("end")),
-        ),
-        elapsed_ms=float(data.get("elapsed_ms") or 0.0),
-        vector_used=bool(data.get("vector_used")),
-        notices=tuple(data.get("notices") or ()),
-        chunks=[
-            ns(**{**c, "occurred_at": _when(c.get("date")) or datetime.now()})
-            for c in data.get("chunks") or []
-        ],
-        beliefs=[ns(**b) for b in data.get("beliefs") or []],
-        observations=[
-            ns(**{**o, "observed_at": _when(o.get("observed_at")) or datetime.now()})
-            for o in data.get("observations") or []
-        ],
-    )
-
-
-@dataclass(frozen=True)
-class RemoteSearch(Search):
-    """A search answered by the holder: its JSON exactly, and a view for the table."""
-
-    data: dict[str, Any] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        return self.data
+def _read(shape: type[T] | Any, data: Any, holder: str) -> T:
+    """The holder's answer read as ``shape`` (``wire``); an answer that does not fit (another
+    version of sadie holds the memory) is a one-line storage error, not a traceback."""
+    try:
+        value: T = load(shape, data)
+    except ShapeError as exc:
+        raise StorageError(
+            f"{holder} answered in a shape this sadie cannot read: {exc.message}",
+            fix="run the same version of sadie in both terminals",
+        ) from None
+    return value
 
 
 class RemoteSession:
@@ -277,6 +169,9 @@ class RemoteSession:
     def _get(self, url: str, **params: Any) -> Any:
         return self._request("GET", url, params={k: v for k, v in params.items() if v is not None})
 
+    def _read(self, shape: type[T] | Any, data: Any) -> T:
+        return _read(shape, data, self.holder)
+
     def _refuse(self, what: str) -> StorageError:
         return StorageError(
             f"{what} needs the memory to itself: close {self.holder} first",
@@ -294,26 +189,17 @@ class RemoteSession:
         model: str | None = None,
         chips: Sequence[NewChip] = (),
     ) -> AsyncIterator[Event]:
-        body: dict[str, Any] = {"message": message}
-        if conversation_id is not None and not new:
-            body["conversation_id"] = conversation_id
-        if persona is not None:
-            body["persona"] = persona
-        if regenerate:
-            body["regenerate"] = True
-        if chips:
-            body["chips"] = [
-                {
-                    "kind": c.kind,
-                    "ref": c.ref,
-                    **({"label": c.label} if c.label is not None else {}),
-                }
-                for c in chips
-            ]
-        # This process's model (its config, or SADIE_MODEL in its environment), not the
-        # holder's: a second terminal answers with the model it was started with.
-        body["model"] = model if model is not None else self.settings.model
-        return self._chat(body)
+        request = ApiChatRequest(
+            message=message,
+            conversation_id=None if new else conversation_id,
+            persona=persona,
+            chips=list(chips) or None,
+            regenerate=regenerate,
+            # This process's model (its config, or SADIE_MODEL in its environment), not the
+            # holder's: a second terminal answers with the model it was started with.
+            model=model if model is not None else self.settings.model,
+        )
+        return self._chat(dump(request))
 
     async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
         transport = _async_transport(self.path)
@@ -329,7 +215,7 @@ class RemoteSession:
                     return
                 async for line in response.aiter_lines():
                     if line.strip():
-                        yield from_json(json.loads(line))
+                        yield self._event(line)
         except httpx.HTTPError as exc:
             # The holder went away (killed, crashed) before or during the reply: the stream's
             # own error event, as when the connection to the model breaks mid-reply.
@@ -339,10 +225,23 @@ class RemoteSession:
                 fix="run the command again",
             )
 
+    def _event(self, line: str) -> Event:
+        """One NDJSON line of the holder's turn back as its event."""
+        try:
+            return from_json(json.loads(line))
+        except (ValueError, ShapeError) as exc:
+            message = exc.message if isinstance(exc, ShapeError) else str(exc)
+            return ErrorEvent(
+                f"{self.holder} answered in a shape this sadie cannot read: {message}",
+                code=ErrorKind.STREAM,
+                fix="run the same version of sadie in both terminals",
+            )
+
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
-        body: dict[str, Any] = {"question": question}
-        if persona is not None:
-            body["persona"] = persona
+        # Lazy: the ask turn's modules are loaded when a client asks, not at its start.
+        from ..engine.turns.ask import AskResult
+
+        body = dump(AskRequest(question, persona))
         transport = _async_transport(self.path)
         async with httpx.AsyncClient(
             transport=transport, base_url=BASE_URL, timeout=_timeout()
@@ -354,28 +253,25 @@ class RemoteSession:
         data = _json(response)
         if response.status_code >= 400:
             raise _error(response.status_code, data)
-        return _ask_result(data)
+        return self._read(AskResult, data)
 
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
-        data = self._get("/v1/search", q=query, persona=persona, k=k)
-        return RemoteSearch(
-            _retrieval_view(data), str(data.get("persona") or ""), data.get("turn_id"), data
-        )
+        # Lazy: retrieval's modules are loaded when a client searches, not at its start.
+        from ..engine.retrieval.report import Search
+
+        return self._read(Search, self._get("/v1/search", q=query, persona=persona, k=k))
 
     # -- the model and the embedder ----------------------------------------------------------
-    def _health(self) -> dict[str, Any]:
-        data = self._get("/v1/health")
-        return data if isinstance(data, dict) else {}
-
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
         from ..engine.turns.context import ModelStatus
 
         model = model if model is not None else self.settings.model
         data = self._get("/v1/health", model=model, fresh="true" if fresh else None)
-        return ModelStatus(**data["model"])
+        # Only the model's part of the answer (``Health.model``) is this check's.
+        return self._read(ModelStatus, data.get("model") if isinstance(data, dict) else None)
 
     async def models(self) -> list[ModelInfo]:
-        return [ModelInfo(**m) for m in self._get("/v1/models")]
+        return self._read(list[ModelInfo], self._get("/v1/models"))
 
     def warm(self) -> None:
         """The holder warms its own embedder: wait (bounded) until it says it is ready, so a
@@ -386,7 +282,7 @@ class RemoteSession:
 
     @property
     def embedder_ready(self) -> bool:
-        return bool(self._health().get("embedder_ready"))
+        return self._read(Health, self._get("/v1/health")).embedder_ready
 
     @property
     def embedder_notice(self) -> str | None:
@@ -403,14 +299,16 @@ class RemoteSession:
             search=search or None,
             limit=limit,
         )
-        return [_conversation(c) for c in found]
+        return self._read(list[Conversation], found)
+
+    def _show(self, conversation_id: str) -> ConversationShow:
+        return self._read(ConversationShow, self._get(f"/v1/conversations/{conversation_id}"))
 
     def conversation(self, conversation_id: str) -> Conversation:
-        return _conversation(self._get(f"/v1/conversations/{conversation_id}")["conversation"])
+        return self._show(conversation_id).conversation
 
     def messages(self, conversation_id: str) -> list[Message]:
-        shown = self._get(f"/v1/conversations/{conversation_id}")
-        return [_message(m) for m in shown["messages"]]
+        return self._show(conversation_id).messages
 
     def pin(self, conversation_id: str, pinned: bool = True) -> None:
         action = "pin" if pinned else "unpin"
@@ -421,7 +319,8 @@ class RemoteSession:
         self._request("POST", f"/v1/conversations/{conversation_id}/{action}")
 
     def rename(self, conversation_id: str, title: str) -> None:
-        self._request("POST", f"/v1/conversations/{conversation_id}/rename", json={"title": title})
+        body = dump(RenameRequest(title))
+        self._request("POST", f"/v1/conversations/{conversation_id}/rename", json=body)
 
     def forget(self, conversation_id: str) -> None:
         self._request("DELETE", f"/v1/conversations/{conversation_id}")
@@ -434,26 +333,28 @@ class RemoteSession:
 
     def import_conversation(self, text: str) -> Conversation:
         body = text.encode("utf-8")
-        return _conversation(self._request("POST", "/v1/conversations/import", content=body))
+        found = self._request("POST", "/v1/conversations/import", content=body)
+        return self._read(Conversation, found)
 
     # -- chips -------------------------------------------------------------------------------
     def chips(self, conversation_id: str) -> list[Chip]:
-        return [_chip(c) for c in self._get(f"/v1/conversations/{conversation_id}/chips")]
+        found = self._get(f"/v1/conversations/{conversation_id}/chips")
+        return self._read(list[Chip], found)
 
     def add_chip(
         self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
     ) -> Chip:
-        body = {"kind": kind, "ref": ref, **({"label": label} if label is not None else {})}
-        return _chip(self._request("POST", f"/v1/conversations/{conversation_id}/chips", json=body))
+        body = dump(NewChip(kind, ref, label))
+        added = self._request("POST", f"/v1/conversations/{conversation_id}/chips", json=body)
+        return self._read(Chip, added)
 
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
-        return _chip(
-            self._request("DELETE", f"/v1/conversations/{conversation_id}/chips/{chip_id}")
-        )
+        url = f"/v1/conversations/{conversation_id}/chips/{chip_id}"
+        return self._read(Chip, self._request("DELETE", url))
 
     def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
         found = self._get("/v1/chips/find", q=query, kind=kind, limit=limit)
-        return [_candidate(c) for c in found]
+        return self._read(list[Candidate], found)
 
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None:
@@ -461,15 +362,13 @@ class RemoteSession:
             data = self._get(f"/v1/episodes/{episode_id}")
         except NotFoundError:
             return None
-        fields = ("id", "title", "date", "kind", "text")
-        return Episode(**{name: str(data.get(name) or "") for name in fields})
+        return self._read(Episode, data)
 
     def soul(self) -> str:
-        return str(self._get("/v1/soul").get("text") or "")
+        return self._read(Soul, self._get("/v1/soul")).text
 
     def stats(self) -> dict[str, Any]:
-        data = self._get("/v1/stats")
-        return data if isinstance(data, dict) else {}
+        return self._read(Stats, self._get("/v1/stats"))
 
     def compact(self) -> tuple[int, int]:
         raise self._refuse("compact")

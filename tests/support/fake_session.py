@@ -13,7 +13,8 @@ from typing import Any
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
-from sadie_tui.engine.session import Episode, Search
+from sadie_tui.engine.retrieval.report import Search
+from sadie_tui.engine.session import Episode
 from sadie_tui.engine.turns.context import ModelStatus
 
 

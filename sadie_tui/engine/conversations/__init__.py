@@ -9,7 +9,8 @@ The SQL is ``store.conversations``'s; this package is the facade whose names cal
 - ``message_log``: add, update and read messages;
 - ``summary``: the summary from the first exchange;
 - ``exchange``: Markdown / JSON export and JSON import;
-- ``export_format``: an export file read and checked, field by field, before an import.
+- ``export_format``: an export file read and checked, field by field, before an import;
+- ``shown``: a conversation with its messages and chips, as `show --json` prints it.
 """
 
 from __future__ import annotations
@@ -49,6 +50,7 @@ from .message_log import (
     supersede,
     update_message,
 )
+from .shown import ConversationShow
 from .summary import SUMMARY_LIMIT, summary_from_first_exchange
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "SUMMARY_LIMIT",
     "AmbiguousIdError",
     "Conversation",
+    "ConversationShow",
     "Message",
     "add_message",
     "archive",

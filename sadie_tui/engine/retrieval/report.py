@@ -1,72 +1,94 @@
-"""The JSON shape of one search, shared by `sadie search --json` and `GET /v1/search`."""
+"""One search as the faces see it: ``Search``, the shape of `sadie search --json` and
+``GET /v1/search``, declared once (its JSON, a remote session's decoding and the OpenAPI
+schema are derived from it by ``wire``)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
 from typing import Any
 
-from .pipeline import RetrievalResult
+from ..wire import dump
+from .beliefs_observations import BeliefHit, ObservationHit
+from .pipeline import RetrievalResult, RetrievedChunk
+from .recency import Recency
+from .timewords import TimeWindow
 
 
-def result_json(result: RetrievalResult, persona: str, turn_id: str | None) -> dict[str, Any]:
-    """Every chunk with its channel scores, fused and final score and rank; beliefs and
-    observations with theirs; the time window the query named (``in_window`` says, per chunk
-    and observation, whether it is inside it: ``false`` ones only fill in when the window holds
-    too few; ``null`` when the query named no window) and its recency intent."""
-    window = result.window
-    return {
-        "query": result.query,
-        "effective_query": result.effective_query,
-        "persona": persona,
-        "window": None
-        if window is None
-        else {
-            "start": window.start.isoformat() if window.start else None,
-            "end": window.end.isoformat() if window.end else None,
-            "phrase": window.phrase,
-        },
-        "recency": None
-        if result.recency is None
-        else {"order": result.recency.order, "phrase": result.recency.phrase},
-        "elapsed_ms": round(result.elapsed_ms, 1),
-        "vector_used": result.vector_used,
-        "turn_id": turn_id,
-        "notices": list(result.notices),
-        "chunks": [
-            {
-                "rank": c.rank,
-                "chunk_id": c.chunk_id,
-                "episode_id": c.episode_id,
-                "title": c.title,
-                "kind": c.kind,
-                "date": c.occurred_at.date().isoformat(),
-                "text": c.text,
-                "scores": dict(c.scores),
-                "fused": c.fused,
-                "final": c.final,
-                "in_window": c.in_window,
-            }
-            for c in result.chunks
-        ],
-        "beliefs": [
-            {
-                "id": b.id,
-                "statement": b.statement,
-                "status": b.status,
-                "confidence": b.confidence,
-                "score": b.score,
-                "in_window": b.in_window,
-            }
-            for b in result.beliefs
-        ],
-        "observations": [
-            {
-                "id": o.id,
-                "source": o.source,
-                "observed_at": o.observed_at.isoformat(),
-                "text": o.text,
-                "score": o.score,
-                "in_window": o.in_window,
-            }
-            for o in result.observations
-        ],
-    }
+@dataclass(frozen=True)
+class SearchChunk:
+    """One retrieved chunk with every channel's score, its fused and final score and rank.
+    ``in_window``: inside the time window the query named (``false`` ones only fill in when
+    the window holds too few; ``null`` when the query named no window)."""
+
+    rank: int
+    chunk_id: int
+    episode_id: str
+    title: str
+    kind: str
+    date: date
+    text: str
+    scores: dict[str, float | None]
+    fused: float
+    final: float
+    in_window: bool | None
+
+    @classmethod
+    def of(cls, chunk: RetrievedChunk) -> SearchChunk:
+        """The chunk as a search shows it."""
+        return cls(
+            rank=chunk.rank,
+            chunk_id=chunk.chunk_id,
+            episode_id=chunk.episode_id,
+            title=chunk.title,
+            kind=chunk.kind,
+            date=chunk.occurred_at.date(),
+            text=chunk.text,
+            scores=dict(chunk.scores),
+            fused=chunk.fused,
+            final=chunk.final,
+            in_window=chunk.in_window,
+        )
+
+
+@dataclass(frozen=True)
+class Search:
+    """The chunks, beliefs and observations retrieval picked for one query, with the time
+    window the query named and its recency intent; ``turn_id`` is the telemetry row (``None``
+    on a read-only memory)."""
+
+    query: str
+    effective_query: str
+    persona: str
+    window: TimeWindow | None
+    recency: Recency | None
+    elapsed_ms: float
+    vector_used: bool
+    turn_id: str | None
+    notices: tuple[str, ...]
+    chunks: tuple[SearchChunk, ...]
+    beliefs: tuple[BeliefHit, ...]
+    observations: tuple[ObservationHit, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        """Its JSON (``wire``): `sadie search --json` and ``GET /v1/search``."""
+        data: dict[str, Any] = dump(self)
+        return data
+
+
+def search_report(result: RetrievalResult, persona: str, turn_id: str | None) -> Search:
+    """``result`` as a search shows it (the time taken to a tenth of a millisecond)."""
+    return Search(
+        query=result.query,
+        effective_query=result.effective_query,
+        persona=persona,
+        window=result.window,
+        recency=result.recency,
+        elapsed_ms=round(result.elapsed_ms, 1),
+        vector_used=result.vector_used,
+        turn_id=turn_id,
+        notices=tuple(result.notices),
+        chunks=tuple(SearchChunk.of(c) for c in result.chunks),
+        beliefs=tuple(result.beliefs),
+        observations=tuple(result.observations),
+    )

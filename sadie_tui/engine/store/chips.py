@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from ..wire import dump
 from .db import Database
 
 #: Tables of titled things, with the SQL for a row's date.
@@ -34,15 +35,9 @@ class Chip:
     created_at: datetime
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "kind": self.kind,
-            "ref_id": self.ref_id,
-            "label": self.label,
-            "snippet": self.snippet,
-            "created_at": self.created_at.isoformat(),
-        }
+        """Its JSON (``wire``): `chips list --json` and the API."""
+        data: dict[str, Any] = dump(self)
+        return data
 
 
 # --------------------------------------------------------------------------- chips

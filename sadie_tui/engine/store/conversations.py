@@ -15,6 +15,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from pydantic import computed_field
+
+from ..wire import dump
 from .db import Database
 
 #: Columns a conversation update may set.
@@ -40,20 +43,16 @@ class Conversation:
     updated_at: datetime
     message_count: int = 0
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def archived(self) -> bool:
+        """Whether the conversation is archived (printed with it, never read back)."""
+        return self.archived_at is not None
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "title": self.title,
-            "summary": self.summary,
-            "emotion": self.emotion,
-            "persona": self.persona,
-            "pinned": self.pinned,
-            "archived": self.archived_at is not None,
-            "archived_at": iso(self.archived_at),
-            "created_at": iso(self.created_at),
-            "updated_at": iso(self.updated_at),
-            "message_count": self.message_count,
-        }
+        """Its JSON (``wire``): `conversations list --json`, the API, exports."""
+        data: dict[str, Any] = dump(self)
+        return data
 
 
 @dataclass(frozen=True)
@@ -71,19 +70,9 @@ class Message:
     created_at: datetime = field(default_factory=datetime.now)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "conversation_id": self.conversation_id,
-            "role": self.role,
-            "content": self.content,
-            "status": self.status,
-            "emotion": self.emotion,
-            "citations": self.citations,
-            "model": self.model,
-            "latency_ms": self.latency_ms,
-            "metadata": self.metadata,
-            "created_at": iso(self.created_at),
-        }
+        """Its JSON (``wire``): `conversations show --json`, the API, exports."""
+        data: dict[str, Any] = dump(self)
+        return data
 
 
 def dump_json(value: Any) -> str | None:

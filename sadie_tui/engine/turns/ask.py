@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +28,7 @@ from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citatio
 from ..reply.unsupported import Span
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
+from ..wire import dump
 from .common import (
     Filtered,
     checked_details,
@@ -64,6 +65,9 @@ _FILLER = re.compile(r"^(hey|hi|so|ok|okay|um|uh|please|sadie)[,!\s]+", re.I)
 
 @dataclass
 class AskResult:
+    """One question answered: the answer, its citations and how its grounding went. Also its
+    JSON shape (`sadie --ask --json`, ``POST /v1/ask``), field for field."""
+
     question: str
     answer: str
     citations: list[CitationView]
@@ -82,9 +86,8 @@ class AskResult:
     found_by_sadie: list[CitationView] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["found_by_sadie"] = [c.as_json() for c in self.found_by_sadie]
-        data["citations"] = [c.as_json() for c in self.citations]
+        """Its JSON (``wire``): what `sadie --ask --json` prints and ``POST /v1/ask`` answers."""
+        data: dict[str, Any] = dump(self)
         return data
 
 

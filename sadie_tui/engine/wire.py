@@ -1,0 +1,148 @@
+"""The wire: one codec for every shape sadie prints, serves or reads back as JSON.
+
+A shape is declared once, as the frozen dataclass the engine already hands around (a
+conversation, a message, a chip, a citation, an event, an ask's result, a search, and the
+server's own requests and answers). pydantic reads the dataclass's fields and derives from
+them the JSON (``dump``), the decoding (``load``) and the JSON Schema (``schema_of``, and
+``components`` for the OpenAPI document). Adding a field to a shape is one edit: the field.
+
+A value derived from the others (a citation's ``label``, a conversation's ``archived``) is a
+``@computed_field`` property: printed and documented, ignored when read back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import AfterValidator, TypeAdapter, ValidationError
+from pydantic.json_schema import GenerateJsonSchema
+from pydantic_core import ErrorDetails, core_schema
+
+from .errors import UsageError
+
+T = TypeVar("T")
+Mode = Literal["validation", "serialization"]
+REF_TEMPLATE = "#/components/schemas/{model}"
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("is empty")
+    return value
+
+
+#: Text that must hold more than whitespace (a question, a title, a chip's kind and ref).
+Text = Annotated[str, AfterValidator(_not_blank)]
+
+
+class ShapeError(UsageError):
+    """JSON that does not fit its shape, said in one line (``'question' is required``)."""
+
+
+@cache
+def adapter(shape: Any) -> TypeAdapter[Any]:
+    """The (cached) pydantic adapter for ``shape``: a dataclass, or a type over dataclasses
+    such as ``list[Conversation]``."""
+    return TypeAdapter(shape)
+
+
+def dump(value: Any, shape: Any = None) -> Any:
+    """``value`` as JSON-ready Python (dicts, lists, strings, numbers): fields in declaration
+    order, derived ones after them, datetimes as ISO text. ``shape`` for a value whose type
+    does not say it (a list of conversations: ``list[Conversation]``)."""
+    return adapter(type(value) if shape is None else shape).dump_python(value, mode="json")
+
+
+def load(shape: type[T] | Any, data: Any) -> T:
+    """``data`` (parsed JSON) read as ``shape``; unknown keys are ignored. Raises
+    ``ShapeError`` naming the first field that does not fit."""
+    try:
+        value: T = adapter(shape).validate_python(data)
+    except ValidationError as exc:
+        raise ShapeError(problem(exc)) from None
+    return value
+
+
+_WHAT = {
+    "string_type": "must be a string",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "dict_type": "must be an object",
+    "dataclass_type": "must be an object",
+    "dataclass_args_type": "must be an object",
+    "model_type": "must be an object",
+}
+
+
+def _where(loc: Iterable[int | str]) -> str:
+    text = ""
+    for part in loc:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def problem(exc: ValidationError) -> str:
+    """The first error of ``exc`` in one line, in the API's words: ``'chips[0].kind' is
+    required``, ``'regenerate' must be true or false``, ``'title' is empty``."""
+    error: ErrorDetails = exc.errors(include_url=False)[0]
+    kind = error["type"]
+    where = _where(error["loc"])
+    if kind == "missing":
+        said = "is required"
+    elif kind == "value_error":
+        said = str((error.get("ctx") or {}).get("error") or error["msg"])
+    elif kind == "literal_error":
+        said = f"must be {(error.get('ctx') or {}).get('expected', 'one of the listed values')}"
+    else:
+        said = _WHAT.get(kind, error["msg"][:1].lower() + error["msg"][1:])
+    return f"{where!r} {said}" if where else f"the body {said}"
+
+
+class WireSchema(GenerateJsonSchema):
+    """JSON Schema as the OpenAPI document shows it: no generated per-field titles, and every
+    field of an answer required (``dump`` always writes every field, defaults included)."""
+
+    def field_title_should_be_set(self, schema: Any) -> bool:
+        return False
+
+    def field_is_required(
+        self,
+        field: core_schema.ModelField | core_schema.DataclassField | core_schema.TypedDictField,
+        total: bool,
+    ) -> bool:
+        if self.mode == "serialization":
+            return True
+        return super().field_is_required(field, total)
+
+
+def schema_of(shape: Any, mode: Mode = "serialization") -> dict[str, Any]:
+    """The JSON Schema of one shape on its own (its nested shapes under ``$defs``)."""
+    return adapter(shape).json_schema(mode=mode, schema_generator=WireSchema)
+
+
+def components(
+    shapes: Iterable[tuple[Any, Mode]],
+) -> tuple[dict[tuple[Any, Mode], dict[str, Any]], dict[str, Any]]:
+    """The schemas of many shapes at once, for an OpenAPI document: each (shape, mode) →
+    its schema (a ``$ref`` into ``#/components/schemas`` for a dataclass), and those
+    components by name."""
+    keys = list(dict.fromkeys(shapes))
+    found, defs = TypeAdapter.json_schemas(
+        [(shape, mode, adapter(shape)) for shape, mode in keys],
+        ref_template=REF_TEMPLATE,
+        schema_generator=WireSchema,
+    )
+    return dict(found), dict(defs.get("$defs", {}))
+
+
+def dump_each(values: Iterable[Any]) -> list[Any]:
+    """``dump`` of each value of a list (each knows its own shape)."""
+    return [dump(value) for value in values]

@@ -1,0 +1,98 @@
+"""The API's own shapes: request bodies and the answers that are not an engine type.
+
+Declared once as dataclasses, like the engine's: the routes read bodies with
+``body.parse(request, Shape)``, ``RemoteSession`` writes them with ``wire.dump`` and reads
+the answers with ``wire.load``, and the OpenAPI document takes their schemas from here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import StrictBool
+
+from ..engine.chips import NewChip
+from ..engine.turns.context import ModelStatus
+from ..engine.wire import Text
+
+
+# -- requests --------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class AskRequest:
+    """``POST /v1/ask``: one question, optionally for one persona."""
+
+    question: Text
+    persona: str | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """``POST /v1/chat``: one chat turn. ``message`` may be empty only with ``regenerate``
+    (answer the conversation's last message again; with a message, an edit of it: the old
+    exchange is kept as superseded); ``model``: this turn's model instead of the configured
+    one; ``chips``: attached before the turn reads the conversation's chips."""
+
+    message: str | None = None
+    conversation_id: str | None = None
+    persona: str | None = None
+    chips: list[NewChip] | None = None
+    regenerate: StrictBool = False
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class ApiChatRequest(ChatRequest):
+    """``POST /api/chat``: a chat turn as NDJSON; ``auto_continue`` answers 202 at once and
+    the turn runs on, to be followed at ``/api/chat/{conversation_id}/stream``."""
+
+    auto_continue: StrictBool = False
+
+
+@dataclass(frozen=True)
+class RenameRequest:
+    """``POST /v1/conversations/{conversation_id}/rename``."""
+
+    title: Text
+
+
+# -- answers ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Error:
+    """Every failure: what went wrong, how to fix it when there is a way, and its kind (the
+    error event's ``code``: usage, not_found, storage, model, …)."""
+
+    error: str
+    fix: str | None
+    kind: str
+
+
+@dataclass(frozen=True)
+class AutoContinue:
+    """``POST /api/chat`` with ``auto_continue``: the turn is running; follow ``stream``."""
+
+    conversation_id: str
+    message_id: str
+    stream: str
+
+
+@dataclass(frozen=True)
+class Health:
+    """``GET /v1/health``: the server, the model it would answer with, and the memory."""
+
+    ok: bool
+    version: str
+    model: ModelStatus
+    memory: str
+    embedder_ready: bool
+
+
+@dataclass(frozen=True)
+class Soul:
+    """``GET /v1/soul``: the memory's summary of who the person is."""
+
+    text: str
+
+
+#: ``GET /v1/stats``: what the memory holds, as `sadie stats --json` prints it.
+Stats = dict[str, Any]
