@@ -1,6 +1,7 @@
 """The door cannot drift: every public method and property of ``Session`` is on
-``SessionProtocol`` and on ``RemoteSession``, with the same signature, and neither has one
-that ``Session`` lacks. A face typed against the protocol then never needs ``getattr``."""
+``SessionProtocol``, on ``RemoteSession`` and on the tests' ``FakeSession``, with the same
+signature, and none has one that ``Session`` lacks. A face typed against the protocol then
+never needs ``getattr``, and a widget test on the fake exercises the real door's calls."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from sadie_tui.engine.session import Session, SessionProtocol
 from sadie_tui.serve.remote import RemoteSession
+from tests.support.fake_session import FakeSession
 
 # Session's own, not the door's: how the in-process session is made, and the database a test
 # may read behind it.
@@ -51,7 +53,10 @@ def test_the_door_has_the_expected_members() -> None:
     assert {"chat", "ask", "personas", "embedder_notice", "embedder_ready"} <= set(DOOR)
 
 
-@pytest.mark.parametrize("other", [SessionProtocol, RemoteSession], ids=lambda c: c.__name__)
+OTHERS = [SessionProtocol, RemoteSession, FakeSession]
+
+
+@pytest.mark.parametrize("other", OTHERS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", DOOR)
 def test_every_session_member_is_on_the_others_with_its_signature(other: type, name: str) -> None:
     theirs = _public(other)
@@ -59,6 +64,6 @@ def test_every_session_member_is_on_the_others_with_its_signature(other: type, n
     assert _shape(theirs[name]) == _shape(_public(Session)[name])
 
 
-@pytest.mark.parametrize("other", [SessionProtocol, RemoteSession], ids=lambda c: c.__name__)
+@pytest.mark.parametrize("other", OTHERS, ids=lambda c: c.__name__)
 def test_nothing_on_the_others_that_session_lacks(other: type) -> None:
     assert set(_public(other)) - set(DOOR) == set()

@@ -1,5 +1,8 @@
 """A small typed stand-in for the engine's Session: scripted events and a few records, no
-DuckDB and no embedding model. Widget tests use it to boot the app in milliseconds."""
+DuckDB and no embedding model. Widget tests use it to boot the app in milliseconds.
+
+Its members are ``Session``'s, with the same signatures (``tests/test_session_door.py``
+checks), so a face written against the fake runs against the real door."""
 
 from __future__ import annotations
 
@@ -8,14 +11,23 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
-from sadie_tui.engine.retrieval.report import Search
 from sadie_tui.engine.session import Episode
 from sadie_tui.engine.turns.context import ModelStatus
+
+if TYPE_CHECKING:
+    from sadie_tui.engine.chips import Chip, NewChip
+    from sadie_tui.engine.conversations import Conversation, Message
+    from sadie_tui.engine.ingest.pipeline import IngestReport
+    from sadie_tui.engine.personas import Persona
+    from sadie_tui.engine.reasoners.ollama import ModelInfo
+    from sadie_tui.engine.retrieval.report import Search
+    from sadie_tui.engine.session import Progress
+    from sadie_tui.engine.turns.ask import AskResult
 
 
 @dataclass
@@ -28,7 +40,20 @@ class FakeSession:
     asked: list[str] = field(default_factory=list)
     waiting: asyncio.Event | None = None  # the gate the current turn waits at, if any
 
-    async def chat(self, message: str, **_: Any) -> AsyncIterator[Event]:
+    def chat(
+        self,
+        message: str,
+        *,
+        conversation_id: str | None = None,
+        persona: str | None = None,
+        new: bool = False,
+        regenerate: bool = False,
+        model: str | None = None,
+        chips: Sequence[NewChip] = (),
+    ) -> AsyncIterator[Event]:
+        return self._reply(message)
+
+    async def _reply(self, message: str) -> AsyncIterator[Event]:
         self.asked.append(message)
         for event in self.replies.pop(0) if self.replies else []:
             if isinstance(event, asyncio.Event):
@@ -38,7 +63,7 @@ class FakeSession:
                 continue
             yield event
 
-    async def ask(self, question: str, *, persona: str | None = None) -> Any:
+    async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
         raise NotImplementedError
 
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
@@ -47,7 +72,7 @@ class FakeSession:
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
         return ModelStatus(True, model or "fake:1b", "http://fake", "")
 
-    async def models(self) -> list[Any]:
+    async def models(self) -> list[ModelInfo]:
         from sadie_tui.engine.reasoners.ollama import ModelInfo
 
         return [ModelInfo("fake:1b", 1_000_000_000, "fake", "1B", "Q4_K_M")]
@@ -63,13 +88,15 @@ class FakeSession:
     def embedder_notice(self) -> str | None:
         return None
 
-    def conversations(self, **_: Any) -> list[Any]:
+    def conversations(
+        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
+    ) -> list[Conversation]:
         return []
 
-    def conversation(self, conversation_id: str) -> Any:
+    def conversation(self, conversation_id: str) -> Conversation:
         raise NotFoundError(f"no conversation {conversation_id}")
 
-    def messages(self, conversation_id: str) -> list[Any]:
+    def messages(self, conversation_id: str) -> list[Message]:
         return []
 
     def pin(self, conversation_id: str, pinned: bool = True) -> None:
@@ -87,19 +114,21 @@ class FakeSession:
     def export(self, conversation_id: str, fmt: str) -> str:
         return ""
 
-    def import_conversation(self, text: str) -> Any:
+    def import_conversation(self, text: str) -> Conversation:
         raise NotImplementedError
 
-    def chips(self, conversation_id: str) -> list[Any]:
+    def chips(self, conversation_id: str) -> list[Chip]:
         return []
 
-    def add_chip(self, conversation_id: str, kind: str, ref: str, **_: Any) -> Any:
+    def add_chip(
+        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
+    ) -> Chip:
         raise NotImplementedError
 
-    def remove_chip(self, conversation_id: str, chip_id: str) -> Any:
+    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
         raise NotImplementedError
 
-    def find_attachable(self, query: str, **_: Any) -> list[Any]:
+    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
         return []
 
     def episode(self, episode_id: str) -> Episode | None:
@@ -114,10 +143,10 @@ class FakeSession:
     def compact(self) -> tuple[int, int]:
         return (0, 0)
 
-    def personas(self) -> list[Any]:
+    def personas(self) -> list[Persona]:
         return []
 
-    def ingest(self, paths: Sequence[Path], progress: Any = None) -> Any:
+    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise NotImplementedError
 
     def close(self) -> None:
