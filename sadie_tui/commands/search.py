@@ -102,9 +102,9 @@ def render(result: Search) -> None:
             " so notes from other times fill the rest, ranked below[/]"
         )
     for b in result.beliefs:
-        outside = "[dim]outside ·[/] " if b.in_window is False else ""
+        mark = "[dim]outside ·[/] " if b.in_window is False else ""
         out.print(
-            f"[bold]belief[/] {outside}({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}"
+            f"[bold]belief[/] {mark}({escape(b.status)}, {b.score:.2f}) {escape(b.statement)}"
         )
     for o in result.observations:
         out.print(

@@ -13,7 +13,6 @@ A value derived from the others (a citation's ``label``, a conversation's ``arch
 from __future__ import annotations
 
 from collections.abc import Iterable
-from functools import cache
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, TypeAdapter, ValidationError
@@ -41,11 +40,16 @@ class ShapeError(UsageError):
     """JSON that does not fit its shape, said in one line (``'question' is required``)."""
 
 
-@cache
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
 def adapter(shape: Any) -> TypeAdapter[Any]:
-    """The (cached) pydantic adapter for ``shape``: a dataclass, or a type over dataclasses
-    such as ``list[Conversation]``."""
-    return TypeAdapter(shape)
+    """The pydantic adapter for ``shape`` (a dataclass, or a type over dataclasses such as
+    ``list[Conversation]``), built once: building one reads every nested shape."""
+    found = _ADAPTERS.get(shape)
+    if found is None:
+        found = _ADAPTERS[shape] = TypeAdapter(shape)
+    return found
 
 
 def dump(value: Any, shape: Any = None) -> Any:

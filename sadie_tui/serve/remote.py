@@ -115,7 +115,7 @@ def _error(status: int, body: Any) -> SadieError:
     which never reach a socket client, and an answer that is no ``Error``, as storage
     errors)."""
     try:
-        said = load(Error, body)
+        said: Error = load(Error, body)
     except ShapeError:
         said = Error(f"the server answered {status}", None, ErrorKind.STORAGE)
     cls = _ERRORS.get(said.kind, StorageError)
