@@ -52,11 +52,10 @@ def adapter(shape: Any) -> TypeAdapter[Any]:
     return found
 
 
-def dump(value: Any, shape: Any = None) -> Any:
-    """``value`` as JSON-ready Python (dicts, lists, strings, numbers): fields in declaration
-    order, derived ones after them, datetimes as ISO text. ``shape`` for a value whose type
-    does not say it (a list of conversations: ``list[Conversation]``)."""
-    return adapter(type(value) if shape is None else shape).dump_python(value, mode="json")
+def dump(value: Any) -> Any:
+    """``value`` (a shape's instance) as JSON-ready Python (dicts, lists, strings, numbers):
+    fields in declaration order, derived ones after them, datetimes as ISO text."""
+    return adapter(type(value)).dump_python(value, mode="json")
 
 
 def load(shape: type[T] | Any, data: Any) -> T:
