@@ -390,6 +390,12 @@ def spec() -> dict[str, Any]:
             )
         },
         "/v1/stats": {"get": _op("What the memory holds", {"200": _json(_ref("Stats"))})},
+        "/v1/personas": {
+            "get": _op(
+                "The personas (each as its file, with its source), and the files set aside",
+                {"200": _json(_OBJ)},
+            )
+        },
         "/v1/models": {
             "get": _op(
                 "The models the Ollama server has pulled",
