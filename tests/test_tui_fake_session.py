@@ -18,8 +18,8 @@ from sadie_tui.engine.events import (
 )
 from sadie_tui.engine.session import Episode, SessionProtocol
 from sadie_tui.launch import Launch
+from sadie_tui.tui import turn_controller
 from sadie_tui.tui.app import SadieApp
-from sadie_tui.tui.screens import chat as chat_screen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
@@ -95,7 +95,7 @@ async def _send_to_gate(pilot, fake, text, gate):  # type: ignore[no-untyped-def
 async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkeypatch) -> None:
     """Meta and the register are shown at once; the two messages wait for the budget (the
     engine sends it once the request is written), so their layout overlaps the model."""
-    monkeypatch.setattr(chat_screen, "SHOW_WITHIN", 3600.0)  # only the budget shows them
+    monkeypatch.setattr(turn_controller, "SHOW_WITHIN", 3600.0)  # only the budget shows them
     sent = asyncio.Event()
     app, fake = _app(tmp_path, monkeypatch, [[
         Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),

@@ -14,6 +14,7 @@ from sadie_tui.config import Settings
 from sadie_tui.engine.companion import ModelStatus
 from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
+from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode, Search
 
 
@@ -113,8 +114,8 @@ class FakeSession:
     def compact(self) -> tuple[int, int]:
         return (0, 0)
 
-    def personas(self) -> list[Any]:
-        return []
+    def personas(self) -> Personas:
+        return load_personas(self.home / "no-personas-of-its-own")  # the shipped four
 
     def ingest(self, paths: Sequence[Path], progress: Any = None) -> Any:
         raise NotImplementedError
