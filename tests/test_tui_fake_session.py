@@ -4,9 +4,12 @@ the session's events and records (the seam the faces talk through)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from sadie_tui.engine.errors import ConfigError
 from sadie_tui.engine.events import (
     CitationsEvent,
     CitationView,
@@ -16,6 +19,7 @@ from sadie_tui.engine.events import (
     Meta,
     Token,
 )
+from sadie_tui.engine.personas import PersonaProblem, Personas, load_personas
 from sadie_tui.engine.session import Episode, SessionProtocol
 from sadie_tui.launch import Launch
 from sadie_tui.tui import turn_controller
@@ -177,3 +181,38 @@ def test_the_status_line_counts_in_words_that_agree():
         chunks=12, messages=0, messages_dropped=0, chips=2, retrieval_ms=3.0, vector=True
     )
     assert "12 chunks · 0 msgs · 2 chips" in status.render().plain
+
+
+class HolderSession(FakeSession):
+    """Personas that are not this config folder's (as a holder's would be): one of its own,
+    and a file it could not load."""
+
+    def personas(self) -> Personas:
+        offered = Personas()
+        friend = load_personas(self.home / "none")["friend"]
+        offered["gardener"] = replace(friend, name="gardener", description="Slow and seasonal.")
+        broken = Path("/holder/personas/broken.toml")
+        error = ConfigError(f"persona file {broken}: invalid TOML (line 1)", title="Persona")
+        offered.problems.append(PersonaProblem(broken, error))
+        return offered
+
+
+@pytest.mark.asyncio
+async def test_the_personas_on_offer_are_the_sessions(tmp_path, monkeypatch) -> None:
+    """The palette and F2 offer what ``Session.personas`` gives, and name each file it could
+    not load in a notification."""
+    from sadie_tui.tui.screens.dialogs import Choose
+
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    fake = HolderSession(home=tmp_path)
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.personas(), what="the session's personas")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Persona: gardener" in titles and "Persona: coach" not in titles
+        notes = [n.message for n in app._notifications]
+        assert any("/holder/personas/broken.toml: invalid TOML" in n for n in notes), notes
+        await pilot.press("f2")
+        chooser = await wait_until(pilot, lambda: isinstance(app.screen, Choose) and app.screen)
+        assert [name for name, _ in chooser.options] == ["gardener"]
