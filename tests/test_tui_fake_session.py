@@ -216,3 +216,32 @@ async def test_the_personas_on_offer_are_the_sessions(tmp_path, monkeypatch) -> 
         await pilot.press("f2")
         chooser = await wait_until(pilot, lambda: isinstance(app.screen, Choose) and app.screen)
         assert [name for name, _ in chooser.options] == ["gardener"]
+
+
+@pytest.mark.asyncio
+async def test_f2_before_the_memory_is_open_waits_for_it(tmp_path, monkeypatch) -> None:
+    """The personas come from the session: F2 pressed while the memory opens shows the
+    chooser once it is open (the refresh at opening does not swallow it)."""
+    import threading
+
+    from sadie_tui.tui.screens.dialogs import Choose
+
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    fake = HolderSession(home=tmp_path)
+    opening = threading.Event()
+
+    def slow_to_open(_: object) -> FakeSession:
+        opening.wait(30)
+        return fake
+
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=slow_to_open, clock=now, warm_embedder=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not isinstance(app.screen, Choose) and not app.memory_ready.is_set()
+        opening.set()
+        chooser = await wait_until(
+            pilot, lambda: isinstance(app.screen, Choose) and app.screen, timeout=30
+        )
+        assert [name for name, _ in chooser.options] == ["gardener"]

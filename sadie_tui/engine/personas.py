@@ -280,6 +280,7 @@ class Personas(dict[str, Persona]):
         return {name: persona.description for name, persona in self.items()}
 
     def to_json(self) -> dict[str, Any]:
+        """``{"personas": [persona_json …], "problems": [{"path", "reason"} …]}``."""
         return {
             "personas": [persona_json(p) for p in self.values()],
             "problems": [{"path": str(p.path), "reason": p.reason} for p in self.problems],

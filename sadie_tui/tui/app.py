@@ -197,7 +197,7 @@ class SadieApp(App[None]):
         the palette: asked for once the memory is open, and again at each F2."""
         return dict(self.persona_offer)
 
-    @work(exclusive=True, group="personas", exit_on_error=False)
+    @work(group="personas", exit_on_error=False)
     async def _ask_personas(self, choose: bool = False) -> None:
         """The session's personas, in a thread (a client asks its holder); each file that did
         not load is named in a notification. With ``choose``, the chooser opens on them."""

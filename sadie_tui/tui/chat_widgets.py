@@ -35,4 +35,5 @@ class ChatWidgets:
     status: StatusLine
 
     def show_title(self, title: str) -> None:
+        """The conversation's title in the top bar (shown as text, never markup)."""
         self.title.update(Text(safe(title)))

@@ -56,6 +56,7 @@ class ConversationController:
         self.host.remember_conversation(conversation_id)
 
     def set_title(self, title: str) -> None:
+        """Show ``title`` in the top bar."""
         self.title = title
         self.widgets.show_title(title)
 

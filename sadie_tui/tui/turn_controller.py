@@ -88,6 +88,7 @@ class TurnController:
 
     @property
     def streaming(self) -> bool:
+        """Whether a reply is being written (its worker pending or running)."""
         return self._worker is not None and self._worker.state in (
             WorkerState.PENDING,
             WorkerState.RUNNING,

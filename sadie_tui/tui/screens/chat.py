@@ -217,22 +217,27 @@ class ChatScreen(Screen[None]):
     # -- what the app (and the tests) read -----------------------------------------------------
     @property
     def conversation_id(self) -> str | None:
+        """The conversation on show (None: a new one, until its first reply)."""
         return self.conversation.conversation_id
 
     @property
     def title_text(self) -> str:
+        """Its title, as the top bar shows it."""
         return self.conversation.title
 
     @property
     def reply(self) -> AssistantMessage | None:
+        """The newest reply sent from this screen (None in a conversation just opened)."""
         return self.turns.reply
 
     @property
     def streaming(self) -> bool:
+        """Whether a reply is being written."""
         return self.turns.streaming
 
     @property
     def editing(self) -> bool:
+        """Whether the input holds the last message, to replace it when sent."""
         return self.widgets.prompt.editing
 
     # -- focus and keys ----------------------------------------------------------------------

@@ -158,6 +158,7 @@ class PromptInput(TextArea):
         self.set_editing(True)
 
     def set_editing(self, editing: bool) -> None:
+        """Mark the box as holding the last message to resend (its border says so), or not."""
         self.editing = editing
         self.set_class(editing, "-editing")
         self.border_title = self.EDITING_TITLE if editing else None

@@ -458,6 +458,7 @@ class Transcript(VerticalScroll, can_focus=False):
         return replies[-1] if replies else None
 
     def last_user_message(self) -> UserMessage | None:
+        """The person's newest message on screen, if any."""
         users = list(self.query(UserMessage))
         return users[-1] if users else None
 
