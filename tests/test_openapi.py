@@ -227,6 +227,7 @@ def test_every_route_answers_as_documented(api: Running) -> None:
     episode = {"episode_id": searched["chunks"][0]["episode_id"]}
     c.call("GET", "/v1/episodes/{episode_id}", path_params=episode)
     c.call("GET", "/v1/soul")
+    c.call("GET", "/v1/personas")
     c.call("GET", "/v1/stats")
     c.call("GET", "/v1/models", expect=502)  # no Ollama here: the documented error
     c.call("GET", "/v1/health")

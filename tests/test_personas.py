@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from sadie_tui.engine.errors import ConfigError
-from sadie_tui.engine.personas import STAGES, get_persona, load_personas
+from sadie_tui.engine.personas import (
+    STAGES,
+    Personas,
+    get_persona,
+    load_personas,
+    persona_json,
+)
 
 GOOD = """
 name = "gardener"
@@ -136,3 +143,61 @@ def test_one_broken_file_leaves_the_others_working(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         get_persona("pirate", folder)
     assert "1 persona file(s) could not be loaded" in info.value.message
+
+
+# -- the result a face gets: Session.personas() -------------------------------------------
+def test_a_problem_is_one_line_naming_the_file(tmp_path: Path) -> None:
+    path = write(tmp_path / "personas", "broken", "chunks = [1,\n")
+    [problem] = load_personas(path.parent).problems
+    assert problem.path == path
+    assert "\n" not in problem.reason and problem.reason.startswith(f"persona file {path}:")
+    assert problem.reason == problem.error.one_line()
+
+
+def test_the_wire_form_reads_back_the_same(tmp_path: Path) -> None:
+    folder = tmp_path / "personas"
+    write(folder, "gardener", GOOD)
+    write(folder, "broken", "chunks = [1,\n")
+    loaded = load_personas(folder)
+    back = Personas.from_json(json.loads(json.dumps(loaded.to_json())))
+    assert back == loaded and list(back) == list(loaded)  # every field, in the same order
+    assert back["analyst"].mmr is None and back["gardener"].mmr == 0.8
+    assert [(p.path, p.reason) for p in back.problems] == [
+        (p.path, p.reason) for p in loaded.problems
+    ]
+    assert back.descriptions()["gardener"] == "Slow and seasonal."
+
+
+def test_a_persona_that_does_not_check_out_on_the_wire_is_a_problem() -> None:
+    good = persona_json(load_personas(Path("/nonexistent"))["friend"])
+    bad = {**good, "name": "pirate", "chunks": 0, "source": "/holder/pirate.toml"}
+    back = Personas.from_json({"personas": [good, bad, "not an object"], "problems": [{}]})
+    assert list(back) == ["friend"]
+    reasons = [p.reason for p in back.problems]
+    assert "persona file /holder/pirate.toml: field 'chunks'" in reasons[0]
+    assert "must be an object" in reasons[1] and reasons[2] == "could not be loaded"
+    assert Personas.from_json(None) == {} and Personas.from_json([]).problems == []
+
+
+def test_a_client_gets_the_holders_personas_over_the_api(
+    memory_home: Path, embedder, tmp_path: Path
+) -> None:
+    """``Session.personas`` on the holder (the shipped four, the person's own, the broken
+    file named), and the same over ``GET /v1/personas`` for a client of it."""
+    from sadie_tui.config import load_settings
+    from sadie_tui.launch import Launch
+    from sadie_tui.serve.remote import RemoteSession
+
+    write(tmp_path / "config" / "personas", "gardener", GOOD)
+    write(tmp_path / "config" / "personas", "broken", "chunks = [1,\n")
+    launch = Launch.create()
+    holder = launch.session(wait_for_embedder=False, hold=True)
+    try:
+        sock = memory_home / "sadie.sock"
+        client = RemoteSession(memory_home, load_settings(), sock, holder="the test")
+        offered, theirs = client.personas(), holder.personas()
+        assert offered == theirs and "gardener" in offered
+        assert [p.reason for p in offered.problems] == [p.reason for p in theirs.problems]
+        client.close()
+    finally:
+        launch.close()

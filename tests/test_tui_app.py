@@ -141,6 +141,8 @@ async def test_keys_are_remapped_from_the_config(ctx) -> None:
 async def test_the_command_palette_runs_sadie_actions(ctx) -> None:
     app = make_app(ctx)
     async with app.run_test(size=(120, 40)) as pilot:
+        # The personas on offer are the session's: asked for once the memory is open.
+        await wait_until(pilot, lambda: app.personas(), what="the session's personas")
         titles = [c.title for c in app.get_system_commands(app.screen)]
         for title in (
             "New conversation",

@@ -112,12 +112,12 @@ async def test_the_sidebar_shows_the_focused_reply_and_says_which(ctx, ollama) -
         ollama.queue(Reply(["Nothing in your notes says that."]))  # no citations at all
         second = await send(pilot, "What is the capital of Peru?")
         sidebar = chat(app).query_one(CitationSidebar)
-        assert chat(app).shown_reply is second and sidebar.caption.startswith("sadie's reply")
+        assert sidebar.following is second and sidebar.caption.startswith("sadie's reply")
         assert "Nothing in your notes" in sidebar.caption
         await wait_until(pilot, lambda: not sidebar.citations)
         first.focus()
         await wait_until(pilot, lambda: sidebar.citations, what="the first reply's sources")
-        assert chat(app).shown_reply is first and "Walk by the river" in sidebar.caption
+        assert sidebar.following is first and "Walk by the river" in sidebar.caption
         assert sidebar.citations[0].title == "Walk by the river"
 
 

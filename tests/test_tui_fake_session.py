@@ -4,9 +4,12 @@ the session's events and records (the seam the faces talk through)."""
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
+from sadie_tui.engine.errors import ConfigError
 from sadie_tui.engine.events import (
     CitationsEvent,
     CitationView,
@@ -16,10 +19,11 @@ from sadie_tui.engine.events import (
     Meta,
     Token,
 )
+from sadie_tui.engine.personas import PersonaProblem, Personas, load_personas
 from sadie_tui.engine.session import Episode, SessionProtocol
 from sadie_tui.launch import Launch
+from sadie_tui.tui import turn_controller
 from sadie_tui.tui.app import SadieApp
-from sadie_tui.tui.screens import chat as chat_screen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.citations import CitationItem, CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
@@ -95,7 +99,7 @@ async def _send_to_gate(pilot, fake, text, gate):  # type: ignore[no-untyped-def
 async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkeypatch) -> None:
     """Meta and the register are shown at once; the two messages wait for the budget (the
     engine sends it once the request is written), so their layout overlaps the model."""
-    monkeypatch.setattr(chat_screen, "SHOW_WITHIN", 3600.0)  # only the budget shows them
+    monkeypatch.setattr(turn_controller, "SHOW_WITHIN", 3600.0)  # only the budget shows them
     sent = asyncio.Event()
     app, fake = _app(tmp_path, monkeypatch, [[
         Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
@@ -177,3 +181,67 @@ def test_the_status_line_counts_in_words_that_agree():
         chunks=12, messages=0, messages_dropped=0, chips=2, retrieval_ms=3.0, vector=True
     )
     assert "12 chunks · 0 msgs · 2 chips" in status.render().plain
+
+
+class HolderSession(FakeSession):
+    """Personas that are not this config folder's (as a holder's would be): one of its own,
+    and a file it could not load."""
+
+    def personas(self) -> Personas:
+        offered = Personas()
+        friend = load_personas(self.home / "none")["friend"]
+        offered["gardener"] = replace(friend, name="gardener", description="Slow and seasonal.")
+        broken = Path("/holder/personas/broken.toml")
+        error = ConfigError(f"persona file {broken}: invalid TOML (line 1)", title="Persona")
+        offered.problems.append(PersonaProblem(broken, error))
+        return offered
+
+
+@pytest.mark.asyncio
+async def test_the_personas_on_offer_are_the_sessions(tmp_path, monkeypatch) -> None:
+    """The palette and F2 offer what ``Session.personas`` gives, and name each file it could
+    not load in a notification."""
+    from sadie_tui.tui.screens.dialogs import Choose
+
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    fake = HolderSession(home=tmp_path)
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: app.personas(), what="the session's personas")
+        titles = [c.title for c in app.get_system_commands(app.screen)]
+        assert "Persona: gardener" in titles and "Persona: coach" not in titles
+        notes = [n.message for n in app._notifications]
+        assert any("/holder/personas/broken.toml: invalid TOML" in n for n in notes), notes
+        await pilot.press("f2")
+        chooser = await wait_until(pilot, lambda: isinstance(app.screen, Choose) and app.screen)
+        assert [name for name, _ in chooser.options] == ["gardener"]
+
+
+@pytest.mark.asyncio
+async def test_f2_before_the_memory_is_open_waits_for_it(tmp_path, monkeypatch) -> None:
+    """The personas come from the session: F2 pressed while the memory opens shows the
+    chooser once it is open (the refresh at opening does not swallow it)."""
+    import threading
+
+    from sadie_tui.tui.screens.dialogs import Choose
+
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    fake = HolderSession(home=tmp_path)
+    opening = threading.Event()
+
+    def slow_to_open(_: object) -> FakeSession:
+        opening.wait(30)
+        return fake
+
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=slow_to_open, clock=now, warm_embedder=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not isinstance(app.screen, Choose) and not app.memory_ready.is_set()
+        opening.set()
+        chooser = await wait_until(
+            pilot, lambda: isinstance(app.screen, Choose) and app.screen, timeout=30
+        )
+        assert [name for name, _ in chooser.options] == ["gardener"]

@@ -1,4 +1,6 @@
-"""`sadie personas`: the lenses ask and chat can look through, shipped and your own."""
+"""`sadie personas`: the lenses ask and chat can look through, shipped and your own, as the
+session offers them (a client of another sadie lists the holder's); a file that did not load
+is named on stderr and the others are listed."""
 
 from __future__ import annotations
 
@@ -6,7 +8,6 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..engine.personas import load_personas
 from ..paths import config_dir
 from .context import Context
 from .output import console, error_line, print_json
@@ -17,9 +18,9 @@ from .output import console, error_line, print_json
 @click.pass_obj
 def command(ctx: Context, as_json: bool) -> None:
     """List the personas (add your own in the config folder's personas/)."""
-    personas = load_personas(config_dir() / "personas")
-    for _path, problem in personas.problems:  # left out; the others are listed
-        error_line(f"skipped {problem.message}")
+    personas = ctx.session().personas()
+    for problem in personas.problems:  # left out; the others are listed
+        error_line(f"skipped {problem.reason}")
     defaults = {ctx.settings.chat_persona: "chat", ctx.settings.ask_persona: "ask"}
     if as_json:
         print_json(

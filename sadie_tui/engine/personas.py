@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import ConfigError
 
@@ -220,13 +220,93 @@ def _user_dir() -> Path:
     return config_dir() / "personas"
 
 
+def persona_json(persona: Persona) -> dict[str, Any]:
+    """``persona`` in the shape of its own file (the README's format), plus ``source``: what
+    the holder of a memory sends a client, and what ``persona_from_json`` reads back."""
+    return {
+        "name": persona.name,
+        "description": persona.description,
+        "chunks": persona.chunks,
+        "window_days": persona.window_days,
+        "half_life_days": persona.half_life_days,
+        "mmr": False if persona.mmr is None else persona.mmr,
+        "voice": persona.voice,
+        "stages": list(persona.stages),
+        "weights": dict(persona.weights),
+        "channels": {
+            "graph": persona.graph,
+            "beliefs": persona.beliefs,
+            "contested": persona.contested,
+            "observations": persona.observations,
+            "observation_weight": persona.observation_weight,
+        },
+        "source": persona.source,
+    }
+
+
+def persona_from_json(data: Any) -> Persona:
+    """A persona from ``persona_json``'s shape, checked field by field like a file (a bad
+    one is a ``ConfigError`` naming its source and the field)."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"a persona must be an object, not {data!r}", title="Persona")
+    fields = dict(data)
+    source = Path(str(fields.pop("source", "") or f"{fields.get('name', 'persona')}.toml"))
+    return parse_persona(fields, source)
+
+
+class PersonaProblem(NamedTuple):
+    """A persona file that did not load: where it is, and the error naming file and field."""
+
+    path: Path
+    error: ConfigError
+
+    @property
+    def reason(self) -> str:
+        """Why, in one line (it names the file), for a notification or a line on stderr."""
+        return self.error.one_line()
+
+
 class Personas(dict[str, Persona]):
-    """The personas that loaded, by name; ``problems``: one error for each file that did not
-    (it is left out, and the others still work)."""
+    """The personas that loaded, by name; ``problems``: one for each file that did not (it is
+    left out, and the others still work), so a face can name it. What ``Session.personas``
+    returns, and what ``GET /v1/personas`` carries as ``to_json`` / ``from_json``."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.problems: list[tuple[Path, ConfigError]] = []
+        self.problems: list[PersonaProblem] = []
+
+    def descriptions(self) -> dict[str, str]:
+        """Name → description, for a picker."""
+        return {name: persona.description for name, persona in self.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        """``{"personas": [persona_json …], "problems": [{"path", "reason"} …]}``."""
+        return {
+            "personas": [persona_json(p) for p in self.values()],
+            "problems": [{"path": str(p.path), "reason": p.reason} for p in self.problems],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Personas:
+        """``to_json``'s shape read back; a persona that does not check out becomes one more
+        problem, as a broken file would."""
+        found = cls()
+        if not isinstance(data, Mapping):
+            data = {}
+        for item in data.get("personas") or ():
+            try:
+                persona = persona_from_json(item)
+            except ConfigError as exc:
+                where = item.get("source") if isinstance(item, Mapping) else None
+                found.problems.append(PersonaProblem(Path(str(where or "?")), exc))
+                continue
+            found[persona.name] = persona
+        for problem in data.get("problems") or ():
+            if isinstance(problem, Mapping):
+                reason = str(problem.get("reason") or "could not be loaded")
+                error = ConfigError(reason, title="Persona")
+                found.problems.append(PersonaProblem(Path(str(problem.get("path") or "?")), error))
+        return found
 
 
 def load_personas(extra_dir: Path | None = None) -> Personas:
@@ -244,7 +324,7 @@ def load_personas(extra_dir: Path | None = None) -> Personas:
             try:
                 persona = load_persona_file(path)
             except ConfigError as exc:
-                found.problems.append((path, exc))
+                found.problems.append(PersonaProblem(path, exc))
                 continue
             found[persona.name] = persona
     return found

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .events import Event
     from .ingest.pipeline import IngestReport
     from .memory import Memory
-    from .personas import Persona
+    from .personas import Personas
     from .reasoners.base import Reasoner
     from .reasoners.ollama import ModelInfo
     from .retrieval.report import Search
@@ -129,7 +129,7 @@ class SessionProtocol(Protocol):
     def soul(self) -> str: ...
     def stats(self) -> dict[str, Any]: ...
     def compact(self) -> tuple[int, int]: ...
-    def personas(self) -> list[Persona]: ...
+    def personas(self) -> Personas: ...
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport: ...
     def close(self) -> None: ...
 
@@ -322,11 +322,14 @@ class Session:
     def compact(self) -> tuple[int, int]:
         return self.memory.compact()
 
-    def personas(self) -> list[Persona]:
+    def personas(self) -> Personas:
+        """The personas a face may offer (shipped, and the person's own from the config
+        folder); ``problems``: the files that did not load, each with a one-line reason, for
+        the face to show. Read afresh each time: the person may have just edited one."""
         from ..paths import config_dir
         from .personas import load_personas
 
-        return list(load_personas(config_dir() / "personas").values())
+        return load_personas(config_dir() / "personas")
 
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         return self.memory.ingest(paths, progress)

@@ -1,5 +1,5 @@
-"""Conversations, chips, search, stats and health: each a blocking session call, run in a
-thread (the session's database serialises its statements)."""
+"""Conversations, chips, search, stats, personas and health: each a blocking session call,
+run in a thread (the session's database serialises its statements)."""
 
 from __future__ import annotations
 
@@ -184,6 +184,12 @@ async def stats(request: Request) -> Response:
     return json_response(await blocking(_session(request).stats))
 
 
+async def personas(request: Request) -> Response:
+    """``GET /v1/personas``: the personas this holder answers with, and the persona files it
+    set aside (``Personas.to_json``)."""
+    return json_response((await blocking(_session(request).personas)).to_json())
+
+
 async def models(request: Request) -> Response:
     """``GET /v1/models``: the models the holder's Ollama server has pulled."""
     return json_response(dump_each(await _session(request).models()))
@@ -216,6 +222,7 @@ routes = [
     Route("/v1/soul", soul, methods=["GET"]),
     Route("/v1/search", search, methods=["GET"]),
     Route("/v1/stats", stats, methods=["GET"]),
+    Route("/v1/personas", personas, methods=["GET"]),
     Route("/v1/models", models, methods=["GET"]),
     Route("/v1/health", health, methods=["GET"]),
 ]

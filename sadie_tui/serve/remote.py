@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..engine.events import Event
     from ..engine.ingest.pipeline import IngestReport
-    from ..engine.personas import Persona
+    from ..engine.personas import Personas
     from ..engine.retrieval.report import Search
     from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
@@ -373,11 +373,11 @@ class RemoteSession:
     def compact(self) -> tuple[int, int]:
         raise self._refuse("compact")
 
-    def personas(self) -> list[Persona]:
-        from ..engine.personas import load_personas
-        from ..paths import config_dir
+    def personas(self) -> Personas:
+        """The holder's personas (the ones its turns answer with), over ``/v1/personas``."""
+        from ..engine.personas import Personas
 
-        return list(load_personas(config_dir() / "personas").values())
+        return Personas.from_json(self._get("/v1/personas"))
 
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise self._refuse("ingest")

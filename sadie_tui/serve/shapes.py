@@ -94,5 +94,22 @@ class Soul:
     text: str
 
 
+@dataclass(frozen=True)
+class PersonaFault:
+    """A persona file that did not load, and why, in one line."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class PersonasAnswer:
+    """``GET /v1/personas``: the personas this holder answers with, each in its file's own
+    shape (``engine.personas.persona_json``), and the persona files that failed to load."""
+
+    personas: list[dict[str, Any]]
+    problems: list[PersonaFault]
+
+
 #: ``GET /v1/stats``: what the memory holds, as `sadie stats --json` prints it.
 Stats = dict[str, Any]

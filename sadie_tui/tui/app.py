@@ -146,6 +146,7 @@ class SadieApp(App[None]):
         wanted = self.settings.theme
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self.set_keymap(self.keymap)
+        self.persona_offer: dict[str, str] = {}  # name -> description, from the session
         self._too_small: TooSmallScreen | None = None
         self._last_remembered: str | None = None
         self._signals: list[int] = []
@@ -192,17 +193,39 @@ class SadieApp(App[None]):
 
     # -- personas -----------------------------------------------------------------------------
     def personas(self) -> dict[str, str]:
-        from ..engine.errors import SadieError
-        from ..engine.personas import load_personas
+        """The personas on offer (name → description) as the session last gave them, for
+        the palette: asked for once the memory is open, and again at each F2."""
+        return dict(self.persona_offer)
 
+    @work(group="personas", exit_on_error=False)
+    async def _ask_personas(self, choose: bool = False) -> None:
+        """The session's personas, in a thread (a client asks its holder); each file that did
+        not load is named in a notification. With ``choose``, the chooser opens on them."""
+        from ..engine.errors import SadieError
+
+        await self.memory_ready.wait()
+        if self.session is None:
+            return
         try:
-            personas = load_personas()
-        except SadieError as exc:  # the folder itself unreadable: the app stays up
+            personas = await asyncio.to_thread(self.session.personas)
+        except SadieError as exc:  # the folder unreadable, the holder gone: the app stays up
             self.notify(exc.one_line(), title="Personas", severity="error")
-            return {self.persona: ""}
-        for _path, problem in personas.problems:  # left out of the list, named here
-            self.notify(problem.one_line(), title="Persona skipped", severity="warning")
-        return {name: p.description for name, p in personas.items()}
+            return
+        for problem in personas.problems:  # left out of the list, named here
+            self.notify(problem.reason, title="Persona skipped", severity="warning")
+        self.persona_offer = personas.descriptions()
+        if choose:
+            self._choose_persona()
+
+    def _choose_persona(self) -> None:
+        from .screens.dialogs import Choose
+
+        def chosen(name: str | None) -> None:
+            if name:
+                self.set_persona(name)
+
+        options = list(self.persona_offer.items()) or [(self.persona, "")]
+        self.push_screen(Choose("Persona", options, self.persona), chosen)
 
     def set_persona(self, name: str) -> None:
         self.persona = name
@@ -215,15 +238,9 @@ class SadieApp(App[None]):
         self.notify(f"sadie now replies as the {name}", timeout=3)
 
     def action_switch_persona(self) -> None:
-        from .screens.dialogs import Choose
-
-        options = list(self.personas().items())
-
-        def chosen(name: str | None) -> None:
-            if name:
-                self.set_persona(name)
-
-        self.push_screen(Choose("Persona", options, self.persona), chosen)
+        # Asked afresh (a file may have just been edited); before the memory is open, the
+        # chooser waits for it.
+        self._ask_personas(choose=True)
 
     # -- the model ----------------------------------------------------------------------------
     def action_choose_model(self) -> None:
@@ -337,10 +354,8 @@ class SadieApp(App[None]):
         from ..signals import Terminated
 
         time.sleep(EXIT_GRACE)  # a watchdog's grace period, not a wait for an event
-        close = getattr(self.ctx, "close", None)
         try:
-            if callable(close):
-                close()
+            self.ctx.close()
         except Exception:  # noqa: BLE001 - leaving regardless; the data is committed
             pass
         try:
@@ -363,7 +378,12 @@ class SadieApp(App[None]):
         self.call_after_refresh(self._start)
 
     def get_default_screen(self) -> Screen:
-        return ChatScreen()
+        return ChatScreen(self)
+
+    @property
+    def via(self) -> str:
+        """The sadie holding the memory when this app is its client, else ""."""
+        return self.ctx.via or ""
 
     async def _start(self) -> None:
         self._check_size(self.size.width, self.size.height)
@@ -428,10 +448,9 @@ class SadieApp(App[None]):
 
     def on_memory_ready(self, _: MemoryReady) -> None:
         self.memory_ready.set()
-        via = self.ctx.via or ""
         for status in self._status_lines():
             status.memory_state = "ready"
-            status.via = via
+            status.via = self.via
         if self.ctx.sharing:
             self.notify(
                 f"{self.ctx.sharing}: other sadie commands on this memory will say it is in use",
@@ -453,6 +472,7 @@ class SadieApp(App[None]):
             self.post_message(EmbedderReady())
         self._check_model()
         self.set_interval(self.PROBE_SECONDS, lambda: self._check_model(fresh=True))
+        self._ask_personas()
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
         error = message.error

@@ -1,8 +1,11 @@
 """What the screens and the command palette need of the app: the session, the clock, the
-messages sent so far, the personas and themes to offer, and a few things to tell it.
+messages sent so far, the persona and model a reply uses, the personas and themes to offer,
+and a few things to tell it.
 
 A protocol, so the screens and the palette never import ``app`` (which imports them to
-show them); ``SadieApp`` satisfies it.
+show them); ``SadieApp`` satisfies it, and hands itself to the screens it makes. This is the
+app's whole public surface for them: no screen or widget reads the app's private attributes
+or reaches a session feature with ``getattr`` (``tests/test_tui_host.py`` checks).
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
+
     from textual.binding import Binding
 
     from ..engine.session import SessionProtocol
@@ -20,8 +25,18 @@ if TYPE_CHECKING:
 class SadieHost(Protocol):
     clock: Callable[[], datetime]
     session: SessionProtocol | None  # None until the memory has opened
+    memory_ready: asyncio.Event  # set once the memory is open (session is then set)
     sent: list[str]  # messages sent since the app started, for Up
+    persona: str  # the persona chat replies as
+    model: str  # the model on show (the configured one, or one picked here)
+    model_choice: str | None  # a model picked here (None: the configured one)
+    keymap: dict[str, str]  # binding id -> keys, as the person remapped them
     sadie_themes: list[str]
+
+    @property
+    def via(self) -> str:
+        """The sadie holding the memory when this app is its client, else ""."""
+        ...
 
     def model_failed(self, code: str) -> None: ...
 
@@ -33,7 +48,7 @@ class SadieHost(Protocol):
 
     def set_theme(self, name: str) -> None: ...
 
-    # Textual's App gives these two; the palette uses them.
+    # Textual's App gives these two; the palette and help use them.
     def get_key_display(self, binding: Binding) -> str: ...
 
     def run_action(self, action: str, default_namespace: Any = None) -> Awaitable[bool]: ...

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
+from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
 from sadie_tui.engine.turns.context import ModelStatus
 
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from sadie_tui.engine.chips import Chip, NewChip
     from sadie_tui.engine.conversations import Conversation, Message
     from sadie_tui.engine.ingest.pipeline import IngestReport
-    from sadie_tui.engine.personas import Persona
     from sadie_tui.engine.reasoners.ollama import ModelInfo
     from sadie_tui.engine.retrieval.report import Search
     from sadie_tui.engine.session import Progress
@@ -143,8 +143,8 @@ class FakeSession:
     def compact(self) -> tuple[int, int]:
         return (0, 0)
 
-    def personas(self) -> list[Persona]:
-        return []
+    def personas(self) -> Personas:
+        return load_personas(self.home / "no-personas-of-its-own")  # the shipped four
 
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise NotImplementedError

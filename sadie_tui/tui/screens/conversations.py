@@ -192,18 +192,15 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     }
     """
 
-    def __init__(self, current: str | None = None) -> None:
+    def __init__(self, host: SadieHost, current: str | None = None) -> None:
         super().__init__()
+        self.host = host
         self.current = current
         self.conversations: list[Any] = []
         self.archived = False
         self._forgot_current = False
         # The row highlighted in each tab when it was left, to come back to.
         self._left_at: dict[bool, str | None] = {False: current, True: None}
-
-    @property
-    def sadie(self) -> SadieHost:
-        return self.app  # type: ignore[return-value]
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static(Text("Conversations"), id="browser-title")
@@ -245,7 +242,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self, search: str, archived: bool, keep: str | None, row: int | None, room: int
     ) -> None:
         worker = get_current_worker()
-        session = self.sadie.session
+        session = self.host.session
         if session is None:
             self.app.call_from_thread(self._show, [], {}, keep, row, "The memory is still opening…")
             return
@@ -266,7 +263,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         note: str | None,
     ) -> None:
         self.conversations = found
-        now = self.sadie.clock()
+        now = self.host.clock()
         search = self.query_one("#browser-search", Input).value
         listing = self.query_one(ConversationList)
         previous = self.highlighted_id()
@@ -433,7 +430,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def _apply(self, what: str, conversation_id: str, value: Any, row: int | None) -> None:
         from ...engine.errors import SadieError
 
-        session = self.sadie.session
+        session = self.host.session
         assert session is not None
         try:
             if what == "pin":
@@ -459,13 +456,13 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def _export(self, conversation_id: str, title: str) -> None:
         from ...engine.errors import SadieError
 
-        session = self.sadie.session
+        session = self.host.session
         assert session is not None
         try:
             text = session.export(conversation_id, "md")
             folder = Path(session.home) / "exports"
             folder.mkdir(parents=True, exist_ok=True)
-            path = folder / export_name(title, conversation_id, self.sadie.clock())
+            path = folder / export_name(title, conversation_id, self.host.clock())
             path.write_text(text, encoding="utf-8")
         except (SadieError, OSError) as exc:
             message = exc.one_line() if isinstance(exc, SadieError) else str(exc)

@@ -5,6 +5,7 @@ means."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
@@ -16,6 +17,9 @@ from textual.widgets import Static
 from ...engine.emotions import EMOTIONS, MEANINGS
 from ..registers import COLOURS, GLYPHS
 from ..widgets.citations import LABEL_HELP
+
+if TYPE_CHECKING:
+    from ..host import SadieHost
 
 # The order of the issue's keys table; other bindings follow in the order found.
 ORDER = (
@@ -69,15 +73,13 @@ def screen_bindings(screen: Screen) -> list[Row]:
     return sorted(found, key=_rank)
 
 
-def class_bindings(app: object, bindings: Iterable[Binding]) -> list[Row]:
+def class_bindings(host: SadieHost, bindings: Iterable[Binding]) -> list[Row]:
     """Bindings of widgets that only apply when one is focused, with keymap overrides."""
-    keymap: dict[str, str] = getattr(app, "keymap", {})
     rows = []
     for binding in bindings:
-        keys = keymap.get(binding.id or "", binding.key)
+        keys = host.keymap.get(binding.id or "", binding.key)
         shown = " / ".join(
-            app.get_key_display(Binding(k.strip(), binding.action))  # type: ignore[attr-defined]
-            for k in keys.split(",")
+            host.get_key_display(Binding(k.strip(), binding.action)) for k in keys.split(",")
         )
         rows.append((shown, binding.description, binding.tooltip, binding.id or ""))
     return rows

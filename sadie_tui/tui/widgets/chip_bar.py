@@ -1,5 +1,7 @@
 """The chip bar above the input: every attached chip as label + kind + ✕, its snippet as the
-tooltip; delete/backspace on a focused chip (or a click) removes it.
+tooltip; delete/backspace on a focused chip (or a click) asks for its removal
+(``ChipView.RemoveRequested``, handled by the screen). A new conversation has no row to
+attach chips to yet: the bar holds them (``pending``) until the first message takes them.
 
 One line, never a chip cut in half: when the chips do not fit, the bar shows a run of whole
 chips with "‹ N more" / "N more ›" for the rest. At rest the run ends with the latest chip;
@@ -178,6 +180,8 @@ class ChipView(Widget, can_focus=True):
     ]
 
     class RemoveRequested(Message):
+        """The person asked to remove this chip (a key, a click, or ctrl+r for the last)."""
+
         def __init__(self, item: ChipItem) -> None:
             super().__init__()
             self.item = item
@@ -269,6 +273,27 @@ class ChipBar(Horizontal, can_focus=False):
     @property
     def views(self) -> list[ChipView]:
         return list(self.query(ChipView))
+
+    @property
+    def pending(self) -> list[ChipItem]:
+        """The chips held for a conversation not created yet (no chip id)."""
+        return [item for item in self.items if item.chip_id is None]
+
+    async def hold(self, item: ChipItem) -> None:
+        """Hold ``item`` for the first message (once: the same note twice is one chip)."""
+        if all(held.key != item.key for held in self.items):
+            await self.set_items([*self.items, item])
+
+    async def drop(self, item: ChipItem) -> None:
+        """Let go of a held chip (nothing to tell the memory: it was never attached)."""
+        await self.set_items([held for held in self.items if held.key != item.key])
+
+    def remove_last(self) -> bool:
+        """Ask for the last chip's removal, as a click on it would; False when there is none."""
+        if not self.items:
+            return False
+        self.post_message(ChipView.RemoveRequested(self.items[-1]))
+        return True
 
     async def set_items(self, items: list[ChipItem]) -> None:
         old = self.views

@@ -1,11 +1,14 @@
 """The citation sidebar: one reply's validated citations (the focused reply, else the newest)
 — episode title and date, the quote, the support label — under a caption naming the reply,
-or what is happening to its sources while it streams. Enter opens the episode; ctrl+y copies
-the quote."""
+or what is happening to its sources while it streams. The sidebar follows one reply until
+told to follow another, and shows its sources again when told they changed. Enter (or a
+click) on a citation posts ``CitationItem.Selected`` up to the screen, which opens the
+episode; ctrl+y copies the quote."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from rich.text import Text
 from textual.binding import Binding
@@ -82,6 +85,14 @@ class Sources:
         return sources
 
 
+class HasSources(Protocol):
+    """What the sidebar follows: a reply with its sources and a caption naming it."""
+
+    sources: Sources
+
+    def caption(self) -> str: ...
+
+
 class CitationItem(Widget, can_focus=True):
     DEFAULT_CSS = """
     CitationItem {
@@ -108,6 +119,8 @@ class CitationItem(Widget, can_focus=True):
     ]
 
     class Selected(Message):
+        """A citation was opened: the screen shows its episode."""
+
         def __init__(self, citation: CitationView) -> None:
             super().__init__()
             self.citation = citation
@@ -140,7 +153,10 @@ class CitationItem(Widget, can_focus=True):
         else:
             label = c.label
         text.append(label, style=f"bold {label_style}")
-        if c.backs and " ".join(c.quote.split()).casefold() not in " ".join(c.backs.split()).casefold():
+        if (
+            c.backs
+            and " ".join(c.quote.split()).casefold() not in " ".join(c.backs.split()).casefold()
+        ):
             # Which sentence of the reply this note backs (unless that sentence quotes it
             # whole, as an offline answer does), and what of it the note lacks.
             backs = " ".join(safe(c.backs).split())
@@ -199,6 +215,21 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         self.citations: tuple[CitationView, ...] = ()
         self.sources: Sources | None = None
         self.caption = ""
+        self.following: HasSources | None = None  # the reply whose sources are shown
+
+    async def follow(self, reply: HasSources | None) -> None:
+        """Show ``reply``'s sources (the focused reply, or the newest) until told to follow
+        another; None: none."""
+        self.following = reply
+        if reply is None:
+            await self.reset()
+            return
+        await self.show(reply.sources, caption=reply.caption())
+
+    async def sources_changed(self, reply: HasSources) -> None:
+        """``reply``'s sources changed: shown again if it is the reply followed."""
+        if self.following is reply:
+            await self.follow(reply)
 
     def compose(self):  # type: ignore[no-untyped-def]
         yield Static("Sources", id="sources-title", markup=False)

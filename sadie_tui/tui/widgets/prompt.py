@@ -1,9 +1,10 @@
 """The message input: a TextArea where enter sends and ctrl+j / shift+enter start a new line;
-Up in an empty box (or on the first line of a recalled message) recalls earlier messages."""
+Up in an empty box (or on the first line of a recalled message) recalls earlier messages.
+While it holds the last message to change and resend (``editing``), its border says so."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from textual import events
 from textual.binding import Binding
@@ -68,8 +69,18 @@ class PromptInput(TextArea):
     }
     """
 
-    def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+    EDITING_TITLE = "editing your last message — enter resends it, escape cancels"
+
+    def __init__(
+        self,
+        *,
+        id: str | None = None,
+        placeholder: str = "",
+        keymap: Mapping[str, str] | None = None,
+    ) -> None:
         self.history_source: Callable[[], list[str]] = list
+        self.keymap: Mapping[str, str] = keymap or {}  # binding id -> keys, as remapped
+        self.editing = False  # holds the last message, to replace it when sent
         self._recall: list[str] = []
         self._recalled = -1  # index into _recall of the text shown, -1: the person's own
         super().__init__(
@@ -82,11 +93,11 @@ class PromptInput(TextArea):
         )
 
     def _own_keys(self) -> set[str]:
-        keymap: dict[str, str] = getattr(self.app, "keymap", {})
         keys: set[str] = set()
         for binding in self.BINDINGS:
             assert isinstance(binding, Binding)
-            keys.update(k.strip() for k in keymap.get(binding.id or "", binding.key).split(","))
+            remapped = self.keymap.get(binding.id or "", binding.key)
+            keys.update(k.strip() for k in remapped.split(","))
         return keys
 
     async def _on_key(self, event: events.Key) -> None:
@@ -134,3 +145,20 @@ class PromptInput(TextArea):
 
     def action_newline(self) -> None:
         self.insert("\n")
+
+    def put_back(self, text: str) -> None:
+        """Show ``text`` again (a message that could not be sent yet), the cursor at its end."""
+        self.text = text
+        self.move_cursor(self.document.end)
+
+    def start_editing(self, text: str) -> None:
+        """Hold ``text`` (the last message) to change; enter then sends it as a replacement."""
+        self.put_back(text)
+        self.focus()
+        self.set_editing(True)
+
+    def set_editing(self, editing: bool) -> None:
+        """Mark the box as holding the last message to resend (its border says so), or not."""
+        self.editing = editing
+        self.set_class(editing, "-editing")
+        self.border_title = self.EDITING_TITLE if editing else None

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
@@ -195,6 +196,23 @@ class AssistantMessage(MessageView):
         self.unsupported: list[dict] = []
         self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
+
+    @classmethod
+    def stored(cls, message: Any) -> AssistantMessage:
+        """A reply as the memory kept it (a ``Message``): its text, register, status and
+        sources, and the details no note holds (flagged once it is mounted)."""
+        metadata = message.metadata or {}
+        view = cls(
+            message.content,
+            message.created_at,
+            emotion=message.emotion or "",
+            status=message.status,
+            live=False,
+        )
+        view.message_id = message.id
+        view.sources = Sources.stored(message.citations or [], metadata, message.status)
+        view.unsupported = list(metadata.get("unsupported") or [])
+        return view
 
     def compose(self):  # type: ignore[no-untyped-def]
         # Imported here: markdown-it is not needed for the first frame.
@@ -411,6 +429,26 @@ class Transcript(VerticalScroll, can_focus=False):
         self.anchor()
         return view
 
+    async def show_stored(self, messages: Iterable[Any]) -> AssistantMessage | None:
+        """Mount a stored conversation's messages (``Message`` records; system ones are not
+        shown) and flag their unsupported details; returns the last reply, if any."""
+        views: list[MessageView] = []
+        for m in messages:
+            if m.role == "user":
+                views.append(UserMessage(m.content, m.created_at))
+            elif m.role == "assistant":
+                views.append(AssistantMessage.stored(m))
+        for view in views:
+            await self.add(view)
+            if isinstance(view, AssistantMessage) and view.unsupported:
+                await view.flag(view.unsupported)
+        return self.last_reply()
+
+    async def remove_from(self, first: MessageView) -> None:
+        """Take ``first`` and every message after it off the screen."""
+        views = self.messages
+        await self.remove_children(views[views.index(first) :])
+
     @property
     def messages(self) -> list[MessageView]:
         return list(self.query(MessageView))
@@ -418,3 +456,12 @@ class Transcript(VerticalScroll, can_focus=False):
     def last_reply(self) -> AssistantMessage | None:
         replies = list(self.query(AssistantMessage))
         return replies[-1] if replies else None
+
+    def last_user_message(self) -> UserMessage | None:
+        """The person's newest message on screen, if any."""
+        users = list(self.query(UserMessage))
+        return users[-1] if users else None
+
+    def sent_texts(self) -> list[str]:
+        """The person's messages in this conversation, newest first (for Up)."""
+        return [v.text for v in reversed(self.messages) if v.role == "user"]

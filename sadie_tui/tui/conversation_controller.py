@@ -1,0 +1,159 @@
+"""The conversation on the chat screen: which one it is, opening another (its messages,
+sources, register and chips loaded in a thread), and its chips kept in the memory.
+
+A conversation not created yet (before its first reply) has no row to attach chips to: the
+chip bar holds them, and the first message takes them along (``Session.chat``'s ``chips``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from ..engine.errors import SadieError
+from .chat_widgets import NEW_TITLE, ChatWidgets
+from .widgets.chip_bar import ChipItem
+
+if TYPE_CHECKING:
+    from textual.screen import Screen
+
+    from ..engine.session import SessionProtocol
+    from .host import SadieHost
+
+
+def chip_item(chip: Any) -> ChipItem:
+    """A stored ``Chip`` as the chip bar shows it."""
+    return ChipItem(chip.kind, chip.ref_id, chip.label, chip.snippet, chip.id)
+
+
+class ConversationController:
+    """The conversation on screen and its chips; blocking work runs in thread workers of
+    ``owner`` (the chat screen), whose results come back to the widgets."""
+
+    def __init__(self, owner: Screen[Any], host: SadieHost, widgets: ChatWidgets) -> None:
+        self.owner = owner
+        self.host = host
+        self.widgets = widgets
+        self.conversation_id: str | None = None  # None: a new one, created by its first reply
+        self.title = NEW_TITLE
+
+    def _session(self) -> SessionProtocol:
+        session = self.host.session
+        assert session is not None, "the memory is not open yet"
+        return session
+
+    def _tell(self, message: str) -> None:
+        """An error from a thread worker, as a notification."""
+        self.owner.app.call_from_thread(self.owner.notify, message, severity="error")
+
+    # -- which conversation ------------------------------------------------------------------
+    def adopt(self, conversation_id: str, title: str) -> None:
+        """The screen shows ``conversation_id`` now (loaded, or created by a reply); the next
+        launch opens it again."""
+        self.conversation_id = conversation_id
+        self.set_title(title)
+        self.host.remember_conversation(conversation_id)
+
+    def set_title(self, title: str) -> None:
+        """Show ``title`` in the top bar."""
+        self.title = title
+        self.widgets.show_title(title)
+
+    async def clear(self) -> None:
+        """An empty screen for a new conversation: no messages, sources, register or chips."""
+        w = self.widgets
+        await w.transcript.clear()
+        await w.sources.follow(None)
+        self.conversation_id = None
+        await w.chips.set_items([])
+        w.sigil.emotion = ""
+        w.status.context = None
+        w.status.tokens_per_s = None
+        self.set_title(NEW_TITLE)
+
+    async def open(self, conversation_id: str | None) -> None:
+        """Show ``conversation_id`` (``None``: a fresh one)."""
+        await self.clear()
+        if conversation_id is None:
+            self.host.remember_conversation(None)
+            return
+        load = partial(self._load, conversation_id)
+        self.owner.run_worker(load, thread=True, exclusive=True, group="load", exit_on_error=False)
+
+    def _load(self, conversation_id: str) -> None:
+        session = self.host.session
+        if session is None:
+            return
+        try:
+            conversation = session.conversation(conversation_id)
+            items = session.messages(conversation.id)
+            chips = session.chips(conversation.id)
+        except SadieError as exc:
+            self._tell(exc.one_line())
+            return
+        self.owner.app.call_from_thread(self._show_loaded, conversation, items, chips)
+
+    async def _show_loaded(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
+        self.adopt(conversation.id, conversation.title)
+        last = await self.widgets.transcript.show_stored(items)
+        await self.widgets.sources.follow(last)
+        self.widgets.sigil.emotion = conversation.emotion or ""
+        await self.widgets.chips.set_items([chip_item(c) for c in chips])
+
+    # -- chips -------------------------------------------------------------------------------
+    def pending(self) -> list[ChipItem]:
+        """The chips the next message takes along: those held for a conversation not created
+        yet (none once it exists: its chips are in the memory)."""
+        return self.widgets.chips.pending if self.conversation_id is None else []
+
+    async def chips_taken(self, conversation_id: str) -> None:
+        """A reply created the conversation and attached the held chips to it: the bar shows
+        them as the memory has them now."""
+        chips = await asyncio.to_thread(self._session().chips, conversation_id)
+        await self.widgets.chips.set_items([chip_item(c) for c in chips])
+
+    async def attach(self, candidate: Any) -> None:
+        """Attach a picked ``Candidate`` (held in the bar while the conversation is new)."""
+        if candidate is None:
+            return
+        if self.conversation_id is None:
+            item = ChipItem(candidate.kind, candidate.ref_id, candidate.label, candidate.snippet)
+            await self.widgets.chips.hold(item)
+            return
+        attach = partial(self._attach_saved, self.conversation_id, candidate)
+        self.owner.run_worker(attach, thread=True, group="chips", exit_on_error=False)
+
+    async def remove(self, item: ChipItem) -> None:
+        """Detach ``item`` (a held one is only let go of)."""
+        if item.chip_id is None or self.conversation_id is None:
+            await self.widgets.chips.drop(item)
+            return
+        remove = partial(self._remove_saved, self.conversation_id, item.chip_id)
+        self.owner.run_worker(remove, thread=True, group="chips", exit_on_error=False)
+
+    def _attach_saved(self, conversation_id: str, candidate: Any) -> None:
+        from ..engine.chips import cut  # lazy: it loads DuckDB, which the first frame need not
+
+        session = self._session()
+        try:
+            label = cut(candidate.label, 80)
+            session.add_chip(conversation_id, candidate.kind, candidate.ref_id, label=label)
+            chips = session.chips(conversation_id)
+        except SadieError as exc:
+            self._tell(exc.one_line())
+            return
+        self.owner.app.call_from_thread(self._show_chips, [chip_item(c) for c in chips])
+
+    def _remove_saved(self, conversation_id: str, chip_id: str) -> None:
+        session = self._session()
+        try:
+            session.remove_chip(conversation_id, chip_id)
+            chips = session.chips(conversation_id)
+        except SadieError as exc:
+            self._tell(exc.one_line())
+            return
+        self.owner.app.call_from_thread(self._show_chips, [chip_item(c) for c in chips])
+
+    async def _show_chips(self, items: list[ChipItem]) -> None:
+        await self.widgets.chips.set_items(items)
