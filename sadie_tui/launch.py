@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from .config import Settings, load_settings
 from .engine.errors import LockedError
@@ -34,7 +34,7 @@ class Launch:
     _holder: Holder | None = field(default=None, repr=False)
 
     @classmethod
-    def create(cls, *, demo: bool = False) -> Launch:
+    def create(cls, *, demo: bool = False) -> Self:
         return cls(home=resolve_home(demo=demo), settings=load_settings(), demo=demo)
 
     def session(

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 import click
 from rich.markup import escape
@@ -257,7 +257,7 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
 @group.command("import")
 @click.argument("file", type=click.File("rb"))
 @click.pass_obj
-def import_command(ctx: Context, file: click.utils.LazyFile) -> None:
+def import_command(ctx: Context, file: BinaryIO) -> None:
     """Read a JSON export back in, as a new conversation."""
     # Bytes, decoded by the engine: a file that is not UTF-8 is one line, not a traceback.
     text = conv.decode_export(file.read(), getattr(file, "name", "the file"))

@@ -85,7 +85,7 @@ def locomo(
         out.print(_table(f"{category} ({block['questions']})", block))
 
 
-def _table(title: str, block: dict) -> Table:  # type: ignore[type-arg]
+def _table(title: str, block: dict) -> Table:
     table = Table(title=title, title_justify="left", box=None, padding=(0, 2), header_style="bold")
     table.add_column("channel")
     for metric in METRICS:

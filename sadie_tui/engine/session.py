@@ -12,7 +12,7 @@ thread.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -86,7 +86,7 @@ class SessionProtocol(Protocol):
         regenerate: bool = False,
         model: str | None = None,
         chips: Sequence[NewChip] = (),
-    ) -> AsyncIterator[Event]: ...
+    ) -> AsyncGenerator[Event, None]: ...
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search: ...
 
@@ -182,7 +182,7 @@ class Session:
         regenerate: bool = False,
         model: str | None = None,
         chips: Sequence[NewChip] = (),
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         """One turn's events. ``regenerate``: answer the conversation's last message again
         (``message`` empty) or an edit of it (``message``), the old exchange kept as
         superseded; ``model``: this turn's model instead of the configured one; ``chips``:

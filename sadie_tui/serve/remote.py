@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -188,7 +188,7 @@ class RemoteSession:
         regenerate: bool = False,
         model: str | None = None,
         chips: Sequence[NewChip] = (),
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         request = ApiChatRequest(
             message=message,
             conversation_id=None if new else conversation_id,
@@ -201,7 +201,7 @@ class RemoteSession:
         )
         return self._chat(dump(request))
 
-    async def _chat(self, body: dict[str, Any]) -> AsyncIterator[Event]:
+    async def _chat(self, body: dict[str, Any]) -> AsyncGenerator[Event, None]:
         transport = _async_transport(self.path)
         try:
             async with (

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.errors import SadieError
 from .chat_widgets import NEW_TITLE, ChatWidgets
+from .host import from_thread
 from .widgets.chip_bar import ChipItem
 
 if TYPE_CHECKING:
@@ -92,7 +93,7 @@ class ConversationController:
         except SadieError as exc:
             self._tell(exc.one_line())
             return
-        self.owner.app.call_from_thread(self._show_loaded, conversation, items, chips)
+        from_thread(self.owner.app, self._show_loaded, conversation, items, chips)
 
     async def _show_loaded(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
         self.adopt(conversation.id, conversation.title)
@@ -143,7 +144,7 @@ class ConversationController:
         except SadieError as exc:
             self._tell(exc.one_line())
             return
-        self.owner.app.call_from_thread(self._show_chips, [chip_item(c) for c in chips])
+        from_thread(self.owner.app, self._show_chips, [chip_item(c) for c in chips])
 
     def _remove_saved(self, conversation_id: str, chip_id: str) -> None:
         session = self._session()
@@ -153,7 +154,7 @@ class ConversationController:
         except SadieError as exc:
             self._tell(exc.one_line())
             return
-        self.owner.app.call_from_thread(self._show_chips, [chip_item(c) for c in chips])
+        from_thread(self.owner.app, self._show_chips, [chip_item(c) for c in chips])
 
     async def _show_chips(self, items: list[ChipItem]) -> None:
         await self.widgets.chips.set_items(items)

@@ -52,3 +52,11 @@ class SadieHost(Protocol):
     def get_key_display(self, binding: Binding) -> str: ...
 
     def run_action(self, action: str, default_namespace: Any = None) -> Awaitable[bool]: ...
+
+
+def from_thread(app: Any, callback: Callable[..., Awaitable[None]], *args: Any) -> None:
+    """Run the coroutine function ``callback(*args)`` on the app's loop from a worker thread
+    and wait for it (``App.call_from_thread``, whose annotation makes mypy infer ``Never``
+    for a coroutine callback: the one place that is typed away)."""
+    call: Callable[..., Any] = app.call_from_thread
+    call(callback, *args)

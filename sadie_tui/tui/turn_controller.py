@@ -33,6 +33,7 @@ from ..engine.events import (
 )
 from .chat_widgets import ChatWidgets
 from .conversation_controller import ConversationController
+from .host import from_thread
 from .widgets.chip_bar import ChipItem
 from .widgets.citations import Sources
 from .widgets.transcript import CUT_NOTES, AssistantMessage, UserMessage
@@ -313,7 +314,7 @@ class TurnController:
             return
         if stored is not None:
             sources = Sources.stored(stored.citations, stored.metadata or {}, stored.status)
-            self.owner.app.call_from_thread(self._show_reloaded, reply, sources)
+            from_thread(self.owner.app, self._show_reloaded, reply, sources)
 
     async def _show_reloaded(self, reply: AssistantMessage, sources: Sources) -> None:
         reply.set_sources(sources)

@@ -7,7 +7,7 @@ checks), so a face written against the fake runs against the real door."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -50,10 +50,10 @@ class FakeSession:
         regenerate: bool = False,
         model: str | None = None,
         chips: Sequence[NewChip] = (),
-    ) -> AsyncIterator[Event]:
+    ) -> AsyncGenerator[Event, None]:
         return self._reply(message)
 
-    async def _reply(self, message: str) -> AsyncIterator[Event]:
+    async def _reply(self, message: str) -> AsyncGenerator[Event, None]:
         self.asked.append(message)
         for event in self.replies.pop(0) if self.replies else []:
             if isinstance(event, asyncio.Event):

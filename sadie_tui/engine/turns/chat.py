@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
@@ -168,7 +168,7 @@ class Final:
     outcome: Any  # the policies' LintOutcome
 
 
-def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncIterator[Event]:
+def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncGenerator[Event, None]:
     """One chat turn's events, in the order the module's docstring gives."""
     return _ChatRun(ctx, request).events()
 
@@ -184,7 +184,7 @@ class _ChatRun:
         self.reply: Reply | None = None
         self.pieces: Ahead[Piece | None] | None = None
 
-    async def events(self) -> AsyncIterator[Event]:
+    async def events(self) -> AsyncGenerator[Event, None]:
         message = self.request.message.strip()
         if not message and not self.request.regenerate:
             yield ErrorEvent("the message is empty", code=ErrorKind.USAGE)

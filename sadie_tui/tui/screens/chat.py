@@ -191,7 +191,7 @@ class ChatScreen(Screen[None]):
             widgets.transcript.sent_texts(), host.sent
         )
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         w = self.widgets
         with Horizontal(id="topbar"):
             yield w.sigil

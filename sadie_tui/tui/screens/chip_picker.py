@@ -65,7 +65,7 @@ class ChipPickerScreen(ModalScreen[Any]):
         self.session = session
         self.candidates: list[Any] = []
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical(id="picker-box"):
             yield Static(Text("Attach context"), id="picker-title")
             yield Input(

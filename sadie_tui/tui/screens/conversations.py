@@ -202,7 +202,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         # The row highlighted in each tab when it was left, to come back to.
         self._left_at: dict[bool, str | None] = {False: current, True: None}
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static(Text("Conversations"), id="browser-title")
         yield SearchBox(
             placeholder="search titles and messages  (/)",

@@ -40,7 +40,7 @@ class TextPrompt(ModalScreen[str | None]):
         self.title_text = title
         self.value = value
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical():
             yield Static(Text(safe(self.title_text)), classes="dialog-title")
             yield Input(safe(self.value), id="dialog-input", select_on_focus=True)
@@ -73,7 +73,7 @@ class Confirm(ModalScreen[bool]):
         self.detail = detail
         self.yes = yes
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical():
             yield Static(Text(safe(self.question)), classes="dialog-title")
             if self.detail:
@@ -105,7 +105,7 @@ class Choose(ModalScreen[str | None]):
         self.options = options
         self.current = current
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical():
             yield Static(Text(self.title_text), classes="dialog-title")
             prompts = []

@@ -15,6 +15,7 @@ from textual.widgets import Static
 
 from ...display import safe
 from ...engine.events import CitationView
+from ..host import from_thread
 from ..widgets.citations import LABEL_HELP
 
 if TYPE_CHECKING:
@@ -68,7 +69,7 @@ class EpisodeScreen(ModalScreen[None]):
         self.session = session
         self.citation = citation
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         c = self.citation
         with Vertical(id="episode-box"):
             head = Text(safe(c.title or "episode"), style="bold")
@@ -94,7 +95,7 @@ class EpisodeScreen(ModalScreen[None]):
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             episode = None
-        self.app.call_from_thread(self._show, episode)
+        from_thread(self.app, self._show, episode)
 
     async def _show(self, episode: Episode | None) -> None:
         scroller = self.query_one("#episode-text", VerticalScroll)

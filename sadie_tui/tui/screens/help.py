@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
@@ -73,10 +73,10 @@ def screen_bindings(screen: Screen) -> list[Row]:
     return sorted(found, key=_rank)
 
 
-def class_bindings(host: SadieHost, bindings: Iterable[Binding]) -> list[Row]:
+def class_bindings(host: SadieHost, bindings: Iterable[BindingType]) -> list[Row]:
     """Bindings of widgets that only apply when one is focused, with keymap overrides."""
     rows = []
-    for binding in bindings:
+    for binding in Binding.make_bindings(bindings):
         keys = host.keymap.get(binding.id or "", binding.key)
         shown = " / ".join(
             host.get_key_display(Binding(k.strip(), binding.action)) for k in keys.split(",")
@@ -153,7 +153,7 @@ class HelpScreen(ModalScreen[None]):
         self.bindings_rows = bindings
         self.item_bindings = list(item_bindings)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         with Vertical(id="help-box"):
             with VerticalScroll(id="help-scroll"):
                 yield Static(Text(f"Keys — {self.title_text}"), classes="help-heading")

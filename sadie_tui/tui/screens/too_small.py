@@ -20,7 +20,7 @@ class TooSmallScreen(ModalScreen[None]):
         super().__init__()
         self.minimum = minimum
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         width, height = self.minimum
         yield Static(
             Text(f"terminal too small\nsadie needs at least {width}×{height}\nctrl+q quits"),

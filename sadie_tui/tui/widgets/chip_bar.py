@@ -261,7 +261,7 @@ class ChipBar(Horizontal, can_focus=False):
         self.items: list[ChipItem] = []
         self.window = (0, 0)  # the chips shown: [start, stop)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static(
             "no context attached · ctrl+t attaches notes, wiki, briefs, people",
             id="chip-hint",

@@ -231,7 +231,7 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         if self.following is reply:
             await self.follow(reply)
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static("Sources", id="sources-title", markup=False)
         yield Static("", id="sources-caption", markup=False)
         yield Static("", id="sources-unsupported", markup=False)

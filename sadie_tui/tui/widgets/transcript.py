@@ -143,7 +143,7 @@ class UserMessage(MessageView):
     }
     """
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static(self.header_text(), classes="header")
         yield Static(Text(safe(self._text)), classes="body")
 
@@ -214,7 +214,7 @@ class AssistantMessage(MessageView):
         view.unsupported = list(metadata.get("unsupported") or [])
         return view
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         # Imported here: markdown-it is not needed for the first frame.
         from textual.widgets import Markdown
 
@@ -410,7 +410,7 @@ class Transcript(VerticalScroll, can_focus=False):
         " · ctrl+l past conversations · f1 help"
     )
 
-    def compose(self):  # type: ignore[no-untyped-def]
+    def compose(self):
         yield Static(Text(self.WELCOME), id="welcome")
 
     def on_mount(self) -> None:
