@@ -152,18 +152,25 @@ def find_names(
         name = _clean(match.group(0))
         if not name:
             continue
-        words = name.split()
+        all_words = name.split()
+        words = all_words
         # Drop leading stop words ("The Warden" → "Warden"; "Ines" kept).
         while words and words[0] in STOP:
             words = words[1:]
         if not words:
             continue
-        name = " ".join(words)
-        key = entity_key(name)
         before = text[max(0, match.start() - 40) : match.start()]
         after = text[match.end() : match.end() + 40]
         honorific = bool(_HONORIFIC_BEFORE.search(before))
         at_start = not honorific and (bool(_SENTENCE_START.search(before)) or match.start() == 0)
+        if at_start and len(words) > 1 and words[0].casefold() in lowered:
+            words = words[1:]  # "Later Mark said": a sentence's first word, then a name
+        if len(words) < len(all_words):  # the cues before are those before the name itself
+            starts = [m.start() for m in re.finditer(r"\S+", match.group(0))]
+            begin = match.start() + starts[min(len(all_words) - len(words), len(starts) - 1)]
+            before = text[max(0, begin - 40) : begin]
+        name = " ".join(words)
+        key = entity_key(name)
         heading = _HEADING_LINE.match(_line_of(text, match.start()))
         fixed = known.get(key)
         if heading and entity_key(heading.group(1)) == key and not fixed:

@@ -23,7 +23,7 @@ TAG = re.compile(
     r"(?<![^\s(\[,;])#(?:\[\[([^\[\]\n]{1,200})\]\]|([^\W\d][\w/-]*|\d+[^\W\d][\w/-]*))"
 )
 _PROPERTY = re.compile(r"^[ \t]*(?:[-*][ \t]+)?([A-Za-z][\w-]*)::[ \t]*(.*?)[ \t]*$")
-_BLOCK_PROPERTY = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[a-z][\w-]*::(?:[ \t].*)?$", re.M)
+_BLOCK_PROPERTY = re.compile(r"^[ \t]*(?:[-*][ \t]+)?[a-z][\w-]*::(?:[ \t].*)?(?:\n|\Z)", re.M)
 _CODE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]*`", re.S)
 _BLANK_LINES = re.compile(r"\n{3,}")
 

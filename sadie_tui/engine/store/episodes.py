@@ -110,13 +110,12 @@ def episode_metadata(db: Database, episode_id: str) -> dict[str, Any]:
 
 def page_entities(db: Database) -> list[tuple[str, str]]:
     """(page name, kind) of every stored note that is an entity's page (a person's page)."""
-    return [
-        (str(name), str(kind))
-        for name, kind in db.fetchall(
-            "SELECT metadata->>'page_name', metadata->>'page_kind' FROM episodes"
-            " WHERE metadata->>'page_kind' IS NOT NULL AND metadata->>'page_name' IS NOT NULL"
-        )
-    ]
+    rows = db.fetchall(
+        "SELECT name, kind FROM (SELECT json_extract_string(metadata, '$.page_name') AS name,"
+        " json_extract_string(metadata, '$.page_kind') AS kind FROM episodes"
+        " WHERE metadata IS NOT NULL) WHERE name IS NOT NULL AND kind IS NOT NULL"
+    )
+    return [(str(name), str(kind)) for name, kind in rows]
 
 
 def alias_keys(db: Database) -> dict[str, str]:
