@@ -66,29 +66,39 @@ NAMED_THINGS = set(
     Belgian Swiss Austrian Catalan Galician Basque Latin
     """.split()
 )
-PLACE_CUES = re.compile(
-    r"\b(?:in|at|to|from|near|around|visit(?:ed|ing)?|flew|drove|walked|moved|back|into|"
-    r"towards?|across|along|past|through|via|outside|inside|leaving|reached|arrived|"
-    r"trip|holiday)\s+(?:the\s+)?$",
-    re.I,
-)
 PLACE_WORDS = re.compile(
     r"^(?:Rua|Avenida|Av|Praça|Largo|Jardim|Parque|Mercado|Estação|Cais|Campo|Praia|Serra|"
     r"Ponte|Castelo|Quinta|Lake|Mount|Port|Fort)\b|\b(?:Street|St|Road|Rd|Avenue|Ave|Lane|"
     r"Square|Park|Station|Airport|Beach|River|Bay|Island|Bridge|Castle|Valley|Hill|Coast|"
     r"Forest|Market|Gardens?)$"
 )
-PERSON_BEFORE = re.compile(
-    r"(?:\b(?:with|met|meet|meeting|told|tell|asked|ask|called|call|texted|text|emailed|"
-    r"messaged|thanked|hugged|kissed|visiting|dear|hi|hey|thanks|invited|"
-    r"(?:talked|spoke|speaking|talking|wrote|writing|said|explained|complained|apologi[sz]ed|"
-    r"replied|listened|waved|introduced|lent|gave|sent|handed|showed|messaged|next)\s+to|"
-    r"my\s+(?:friend|partner|manager|boss|colleague|sister|brother|mum|mom|dad|cousin|wife|"
-    r"husband|son|daughter|aunt|uncle|niece|nephew|neighbou?r|doctor|therapist|coach|teacher|"
-    r"mentor|landlord|landlady|grandmother|grandfather|grandma|grandpa|girlfriend|boyfriend)"
-    r")\s+$|\b(?:Dr|Dra|Sr|Sra|Srta|Mr|Mrs|Ms|Mx|Prof|Eng)\.?\s+$)",
-    re.I,
+# Words just before a name that say what it is: "with Ines", "talked to Ines", "my friend
+# Ines", "Sr. Vidal" (a person); "in Lisbon", "along the Tagus" (a place); "worked on Warden".
+# Looked up as the last words before the name (sets, not regexes: this runs for every name).
+PERSON_WORDS_BEFORE = frozenset(
+    "with met meet meeting told tell asked ask called call texted text emailed messaged thanked"
+    " hugged kissed visiting dear hi hey thanks invited".split()
 )
+PERSON_VERBS_TO = frozenset(
+    "talked spoke speaking talking wrote writing said explained complained apologised"
+    " apologized replied listened waved introduced lent gave sent handed showed messaged"
+    " next".split()
+)
+RELATIONS = frozenset(
+    "friend partner manager boss colleague sister brother mum mom dad cousin wife husband son"
+    " daughter aunt uncle niece nephew neighbour neighbor doctor therapist coach teacher mentor"
+    " landlord landlady grandmother grandfather grandma grandpa girlfriend boyfriend".split()
+)
+HONORIFICS = frozenset("dr dra sr sra srta mr mrs ms mx prof eng".split())
+PLACE_WORDS_BEFORE = frozenset(
+    "in at to from near around visit visited visiting flew drove walked moved back into toward"
+    " towards across along past through via outside inside leaving reached arrived trip"
+    " holiday".split()
+)
+PROJECT_WORDS_BEFORE = frozenset(
+    "project ship shipped shipping launch launched launching built building".split()
+)
+_TAIL = re.compile(r"[\w.'’]+")
 PERSON_AFTER = re.compile(
     r"^(?:['’]s\s+(?:mum|mom|dad|wife|husband|partner|sister|brother|son|daughter|birthday|"
     r"friend|boss|baby|family|parents|kids|girlfriend|boyfriend)\b|,?\s+(?:who|she|he)\b|"
@@ -100,11 +110,6 @@ PERSON_AFTER = re.compile(
     r"noticed|offered|showed|decided|signed|paced|ran|walked|drove|sat|stood|answered|"
     r"shouted|whispered|won|lost|hosted|organi[sz]ed|recommended|reminded|warned|"
     r"is\s+(?:my|our|a|the)|was\s+(?:my|our))\b)",
-    re.I,
-)
-PROJECT_CUES = re.compile(
-    r"\b(?:project|work(?:ed|ing|s)?\s+on|ship(?:ped|ping)?|launch(?:ed|ing)?|built|building)\s+"
-    r"(?:the\s+)?$",
     re.I,
 )
 ORG_WORDS = re.compile(
@@ -149,7 +154,8 @@ def find_names(
     lowered = common if isinstance(common, (set, frozenset, dict)) else set(common or ())
     out: list[tuple[str, str]] = []
     for match in _NAME.finditer(text):
-        name = _clean(match.group(0))
+        raw = match.group(0)
+        name = _clean(raw) if raw[-1] in "sS’'- " else raw
         if not name:
             continue
         all_words = name.split()
@@ -159,38 +165,44 @@ def find_names(
             words = words[1:]
         if not words:
             continue
-        before = text[max(0, match.start() - 40) : match.start()]
-        after = text[match.end() : match.end() + 40]
-        honorific = bool(_HONORIFIC_BEFORE.search(before))
-        at_start = not honorific and (bool(_SENTENCE_START.search(before)) or match.start() == 0)
+        begin = match.start()
+        before = text[max(0, begin - 32) : begin]
+        honorific = _cue_before(before) == "person" and bool(_HONORIFIC_BEFORE.search(before))
+        at_start = begin == 0 or (not honorific and bool(_SENTENCE_START.search(before[-16:])))
         if at_start and len(words) > 1 and words[0].casefold() in lowered:
             words = words[1:]  # "Later Mark said": a sentence's first word, then a name
         if len(words) < len(all_words):  # the cues before are those before the name itself
-            starts = [m.start() for m in re.finditer(r"\S+", match.group(0))]
-            begin = match.start() + starts[min(len(all_words) - len(words), len(starts) - 1)]
-            before = text[max(0, begin - 40) : begin]
+            starts = [m.start() for m in re.finditer(r"\S+", raw)]
+            begin += starts[min(len(all_words) - len(words), len(starts) - 1)]
+            before = text[max(0, begin - 32) : begin]
         name = " ".join(words)
         key = entity_key(name)
-        heading = _HEADING_LINE.match(_line_of(text, match.start()))
         fixed = known.get(key)
-        if heading and entity_key(heading.group(1)) == key and not fixed:
+        if not fixed and _is_heading(text, match.start(), key):
             continue  # a heading that is only this name is a section label ("## Mood")
-        guess = OTHER if words[0] in NAMED_THINGS else guess_kind(name, before, after)
-        if key in known:
-            if fixed:
-                out.append((name, fixed))
+        if fixed:
+            out.append((name, fixed))
+            continue
+        if key not in known:
+            if at_start and words == raw.split():
                 continue
-            if not _weak(name, words, guess, lowered):
-                out.append((name, guess))
-            continue
-        if at_start and words == match.group(0).split():
-            continue
-        if sum(c.isalpha() for c in name) < 2 or name in STOP or name.split("-")[0] in STOP:
-            continue  # "B12", "T2", "March-ish" are not names either
+            if sum(c.isalpha() for c in name) < 2 or name in STOP or name.split("-")[0] in STOP:
+                continue  # "B12", "T2", "March-ish" are not names either
+        after = text[match.end() : match.end() + 40]
+        guess = OTHER if words[0] in NAMED_THINGS else guess_kind(name, before, after)
         if _weak(name, words, guess, lowered):
             continue
         out.append((name, guess))
     return out
+
+
+def _is_heading(text: str, pos: int, key: str) -> bool:
+    """Whether the line holding ``pos`` is a Markdown heading whose whole text is ``key``."""
+    start = text.rfind("\n", 0, pos) + 1
+    if text[start : start + 4].lstrip()[:1] != "#":
+        return False
+    heading = _HEADING_LINE.match(_line_of(text, pos))
+    return bool(heading) and entity_key(heading.group(1)) == key
 
 
 def _line_of(text: str, pos: int) -> str:
@@ -211,15 +223,43 @@ def guess_kind(name: str, before: str, after: str = "") -> str:
     """The kind the words in and around ``name`` point to, or "" when nothing does."""
     if ORG_WORDS.search(name):
         return "organisation"
-    if PROJECT_WORDS.search(name) or re.search(r"\bproject\s+$", before, re.I):
+    if PROJECT_WORDS.search(name):
         return "project"
     if PLACE_WORDS.search(name):
         return "place"
-    if PERSON_BEFORE.search(before) or PERSON_AFTER.match(after):
+    cue = _cue_before(before)
+    if cue == "person" or (cue != "project" and PERSON_AFTER.match(after)):
         return "person"
-    if PLACE_CUES.search(before):
+    return cue
+
+
+def _cue_before(before: str) -> str:
+    """What the last words before a name say it is (see the word sets above), or ""."""
+    if not before or not before[-1].isspace():
+        return ""  # "Ines'", "(Ines", "x-Ines": nothing to go on
+    words = [w.casefold() for w in _TAIL.findall(before[-32:])[-3:]]
+    if not words:
+        return ""
+    last = words[-1]
+    prev = words[-2] if len(words) > 1 else ""
+    bare = last.rstrip(".")
+    if bare in HONORIFICS or last in PERSON_WORDS_BEFORE:
+        return "person"
+    if last == "to" and prev in PERSON_VERBS_TO:
+        return "person"
+    if prev == "my" and last in RELATIONS:
+        return "person"
+    if "." in last or "'" in last or "’" in last:
+        return ""  # "in." ends a sentence; "Ines's" is no cue
+    if last == "project":
+        return "project"
+    if last == "the":
+        last, prev = prev, (words[-3] if len(words) > 2 else "")
+    if last in PLACE_WORDS_BEFORE:
         return "place"
-    if PROJECT_CUES.search(before):
+    if last in PROJECT_WORDS_BEFORE or (
+        last == "on" and prev in ("work", "worked", "working", "works")
+    ):
         return "project"
     return ""
 
@@ -290,7 +330,7 @@ class EntityIndex:
     def mentions(self, text: str) -> Counter[str]:
         """Entity key → mentions in ``text``: its wiki links, then the names in the rest."""
         found: Counter[str] = Counter()
-        for start, _end, link in links_in(text):
+        for start, _end, link in links_in(text) if "[[" in text else ():
             if _link_target_is_date(link.page):
                 continue  # a link to a day's journal page is a date, not an entity
             key = self.resolve(entity_key(link.page))
@@ -321,6 +361,8 @@ class EntityIndex:
 
 def _plain(text: str) -> str:
     """``text`` with wiki links and ``#tags`` blanked: what the name finder reads."""
+    if "#" not in text and "[[" not in text:
+        return text
     spans = [(s, e) for s, e, _link in links_in(text)]
     spans += [m.span() for m in TAG.finditer(text)]
     return _blank(text, spans) if spans else text
