@@ -346,3 +346,27 @@ def test_the_vault_migration_gives_stored_notes_their_page_key() -> None:
         "/v/r.jsonl#3": None,
         "/v/Notes/TODO.TXT": "todo",
     }
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "page_kind", "kind"),
+    [
+        ("People/Ana.md", "Ana swims.", "person", "note"),
+        ("contacts/Ana.md", "Ana swims.", "person", "note"),
+        ("Ana.md", "---\ntags: person\n---\nAna swims.", "person", "note"),
+        ("Ana.md", "---\ntags: [friend]\n---\nAna swims. #person", "person", "note"),
+        ("Ana.md", "---\nalias: Annie\n---\nAna swims.", "person", "note"),
+        ("Ana.md", "---\nkind: person\n---\nAna swims.", "person", "note"),
+        ("Porto.md", "---\ntype: place\naliases: [Oporto]\n---\nA city.", "place", "note"),
+        ("journal/Ana.md", "type:: [[organization]]\n\n- A club.", "organisation", "journal"),
+        ("Ana.md", "---\nkind: dream\n---\nAna swims.", "", "dream"),
+        ("Ana.md", "Ana swims.", "", "note"),
+    ],
+)
+def test_what_makes_a_page_an_entity(
+    tmp_path: Path, rel: str, text: str, page_kind: str, kind: str
+) -> None:
+    _write(tmp_path, rel, text)
+    [ep] = read_all([tmp_path]).episodes
+    assert (ep.page_kind, ep.kind) == (page_kind, kind)
+    assert ep.page_name == Path(rel).stem

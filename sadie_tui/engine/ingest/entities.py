@@ -202,7 +202,7 @@ def _is_heading(text: str, pos: int, key: str) -> bool:
     if text[start : start + 4].lstrip()[:1] != "#":
         return False
     heading = _HEADING_LINE.match(_line_of(text, pos))
-    return bool(heading) and entity_key(heading.group(1)) == key
+    return heading is not None and entity_key(heading.group(1)) == key
 
 
 def _line_of(text: str, pos: int) -> str:
