@@ -115,3 +115,87 @@ def test_mentions_and_cooccurrence_edges_are_written(memory_home: Path) -> None:
         assert edges[(ines, pedro)] == edges[(pedro, ines)] >= 1
         assert edges[(ines, lisbon)] >= 1
         assert (ines, ines) not in edges
+
+
+# --------------------------------------------------------------------------- worth a graph
+
+
+def _found(texts: list[str], known=None, aliases=None) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    """Entity key → kind after learning and reading ``texts``, as an ingest does."""
+    index = EntityIndex(known, aliases)
+    index.learn(texts)
+    keys: Counter[str] = Counter()
+    for text in texts:
+        keys.update(index.mentions(text))
+    return {key: index.kind_of(key) for key in keys}
+
+
+def test_headings_and_section_labels_are_not_people() -> None:
+    note = (
+        "# Wednesday\n\n## Mood\nTired but good.\n\n## Gratitude\nCoffee with Ines.\n"
+        "**Highlights** the river.\n- Energy: low\n"
+    )
+    assert _found([note]) == {"ines": "person"}
+
+
+def test_weekdays_months_and_sentence_initial_verbs_are_not_people() -> None:
+    texts = [
+        "Ran ten kilometres with Ines. We run on Tuesdays and Thursdays, and in March-ish.",
+        "09:00 Ran again. Then we ran home. Tuesday's session was short.",
+        "Reading 88%, Writing 79%, Listening 66%.",
+        "Slow at writing, fast at reading, listening is the hard part. Mood: calm.",
+    ]
+    assert _found(texts) == {"ines": "person"}
+
+
+def test_a_common_word_counts_with_a_person_cue() -> None:
+    # "Mark" is a word these notes also write in lower case; "Mark said" is still a person.
+    texts = ["I mark the calendar, later. Later Mark said the plan works.", "Then a Mark appeared."]
+    assert _found(texts) == {"mark": "person"}
+
+
+def test_places_need_cues_and_are_never_guessed_people() -> None:
+    found = _found(
+        [
+            "We flew to Berlin in May. The light over the Tagus was gold.",
+            "Walked along the Tagus with Ines.",
+            "The Berlin office sent a card.",  # no cue here, but elsewhere there is one
+            "Bought a Tideline umbrella.",  # no cue anywhere: a name, kind unknown
+        ]
+    )
+    assert found == {"berlin": "place", "tagus": "place", "ines": "person", "tideline": "other"}
+
+
+def test_honorifics_make_the_next_name_a_person() -> None:
+    found = _found(["Follow-up with Dr. Sousa today.", "Keys from Sra. Lurdes at noon."])
+    assert found == {"sousa": "person", "lurdes": "person"}
+
+
+def test_holidays_and_languages_are_named_things_not_people() -> None:
+    found = _found(["At Christmas we spoke Portuguese with Ines.", "Back from Christmas in Leeds."])
+    assert found == {
+        "christmas": "other",
+        "portuguese": "other",
+        "ines": "person",
+        "leeds": "place",
+    }
+
+
+def test_wiki_links_and_aliases_name_the_page() -> None:
+    index = EntityIndex()
+    assert index.add_page("Ana Ribeiro", "person", ["Ana", "A.R."]) == "ana ribeiro"
+    text = "Coffee with Ana, then [[Ana Ribeiro|A]] and [[Lisbon trip#Day two]]. [[2026-03-05]]"
+    index.learn([text])
+    assert index.mentions(text) == Counter({"ana ribeiro": 2, "lisbon trip": 1})
+    assert index.kind_of("ana ribeiro") == "person"
+    assert index.names["ana ribeiro"] == "Ana Ribeiro"
+    # An alias already stored maps the same way, at a sentence start too.
+    stored = EntityIndex({"ana ribeiro": ("Ana Ribeiro", "person")}, {"ana": "ana ribeiro"})
+    assert stored.mentions("Ana called.") == Counter({"ana ribeiro": 1})
+
+
+def test_tags_are_not_names() -> None:
+    assert _found(["Long run #Lisbon #[[Long Run]] with Ines"]) == {
+        "long run": "other",
+        "ines": "person",
+    }

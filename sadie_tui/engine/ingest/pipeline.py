@@ -8,6 +8,7 @@ the store's (``store.episodes``, ``store.derived``); this module decides what to
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,8 @@ from ..store.schema import EMBEDDING_DIM
 from ..store.vectors import vector_literal
 from .chunker import chunk_text
 from .embedder import Embedder
-from .entities import EntityIndex
+from .entities import KINDS, EntityIndex, entity_key
+from .markup import page_key
 from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
 
 if TYPE_CHECKING:
@@ -37,6 +39,8 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     skipped: list[Skipped] = field(default_factory=list)
+    #: Left out on purpose (a vault's own folders, templates, attachments, ``.sadieignore``).
+    ignored: list[Skipped] = field(default_factory=list)
     chunks: int = 0
     entities: int = 0
     derived: dict[str, int] = field(default_factory=dict)
@@ -53,6 +57,7 @@ class IngestReport:
             "updated": self.updated,
             "unchanged": self.unchanged,
             "skipped": [{"path": s.name, "reason": s.reason} for s in self.skipped],
+            "ignored": [{"path": s.name, "reason": s.reason} for s in self.ignored],
             "chunks": self.chunks,
             "entities": self.entities,
             "derived": self.derived,
@@ -70,12 +75,25 @@ def _arrow_vectors(vectors: np.ndarray):
 
 
 def _known_entities(db: Database) -> dict[str, tuple[str, str]]:
-    known = {key: (name, kind) for key, name, kind in episode_store.entities(db)}
+    """Entity key → (name, fixed kind or ""): entities already stored are known by name (their
+    kind stays theirs, but it fixes nothing); wiki titles and person pages fix their kind."""
+    known = {key: (name, "") for key, name, _kind in episode_store.entities(db)}
     for title, kind in derived_store.wiki_titles(db):
-        from .entities import KINDS, entity_key
-
         known[entity_key(title)] = (title, kind if kind in KINDS else "")
+    for name, kind in episode_store.page_entities(db):
+        if kind in KINDS:
+            known[entity_key(name)] = (name, kind)
     return known
+
+
+def entity_index_for(db: Database, episodes: Sequence[RawEpisode]) -> EntityIndex:
+    """The extractor for an ingest of ``episodes``: what the memory knows, with the entity
+    pages among them (a person's page, its aliases) added."""
+    index = EntityIndex(_known_entities(db), episode_store.alias_keys(db))
+    for ep in episodes:
+        if ep.page_kind in KINDS:
+            index.add_page(ep.page_name, ep.page_kind, ep.aliases)
+    return index
 
 
 def ingest(
@@ -90,6 +108,7 @@ def ingest(
     notify("reading", 0, 1)
     result = read_all([Path(p) for p in paths])
     report.skipped = result.skipped
+    report.ignored = result.ignored
     report.files = result.files
 
     # Derived records first: wiki titles and kinds seed the entity extractor.
@@ -132,7 +151,7 @@ def ingest(
         notify("embedding", len(pieces), len(pieces))
 
     notify("storing", 0, 1)
-    entity_index = EntityIndex(_known_entities(db))
+    entity_index = entity_index_for(db, todo)
     entity_index.learn(p[2] for p in pieces)
     mentions = [entity_index.mentions(p[2]) for p in pieces]
     _store_episodes(db, todo, replaced, pieces, vectors, mentions, entity_index)
@@ -172,10 +191,21 @@ def _store_episodes(
                 "content_hash": [ep.content_hash for ep in todo],
                 "tags": pa.array([ep.tags for ep in todo], pa.list_(pa.string())),
                 "text": [ep.text for ep in todo],
+                "page": pa.array([ep.page or None for ep in todo], pa.string()),
+                "metadata": pa.array(
+                    [json.dumps(ep.metadata) if ep.metadata else None for ep in todo], pa.string()
+                ),
             }
         )
         episode_store.insert_episodes(db, ep_table)
+        links = [(ep.id, page_key(link)) for ep in todo for link in ep.links]
+        if links:
+            episode_store.insert_note_links(
+                db,
+                pa.table({"episode_id": [a for a, _ in links], "target": [b for _, b in links]}),
+            )
         if not pieces:
+            _store_pages(db, todo)
             return
         first = episode_store.reserve_chunk_ids(db, len(pieces))
         chunk_ids = list(range(first, first + len(pieces)))
@@ -190,6 +220,7 @@ def _store_episodes(
         )
         episode_store.insert_chunks(db, chunk_table)
         _store_entities(db, chunk_ids, pieces, mentions, entity_index)
+        _store_pages(db, todo)
 
 
 def _store_entities(
@@ -245,6 +276,56 @@ def _store_entities(
             ),
         )
     rebuild_edges(db)
+
+
+def _store_pages(db: Database, todo: list[RawEpisode]) -> None:
+    """Entity pages among ``todo``: their entity (made when nothing mentions it yet), the
+    kind the page gives it, and its aliases."""
+    import pyarrow as pa
+
+    pages = [ep for ep in todo if ep.page_kind in KINDS and ep.page_name]
+    if not pages:
+        return
+    ids = episode_store.entity_ids(db)
+    next_id = max(ids.values(), default=0) + 1
+    new_rows: list[tuple[int, str, str, str]] = []
+    kinds: dict[int, str] = {}
+    alias_rows: list[tuple[str, int, str]] = []
+    for ep in pages:
+        key = entity_key(ep.page_name)
+        if key not in ids:
+            ids[key] = next_id
+            new_rows.append((next_id, ep.page_name, key, ep.page_kind))
+            next_id += 1
+        else:
+            kinds[ids[key]] = ep.page_kind
+        for alias in dict.fromkeys(entity_key(a) for a in ep.aliases):
+            if alias and alias != key:
+                alias_rows.append((alias, ids[key], ep.id))
+    if new_rows:
+        episode_store.insert_entities(
+            db,
+            pa.table(
+                {
+                    "id": pa.array([r[0] for r in new_rows], pa.int32()),
+                    "name": [r[1] for r in new_rows],
+                    "key": [r[2] for r in new_rows],
+                    "kind": [r[3] for r in new_rows],
+                }
+            ),
+        )
+    episode_store.set_entity_kinds(db, kinds)
+    if alias_rows:
+        episode_store.insert_aliases(
+            db,
+            pa.table(
+                {
+                    "key": [r[0] for r in alias_rows],
+                    "entity_id": pa.array([r[1] for r in alias_rows], pa.int32()),
+                    "episode_id": [r[2] for r in alias_rows],
+                }
+            ),
+        )
 
 
 def rebuild_edges(db: Database) -> None:

@@ -2,7 +2,10 @@
 
 Markdown and text (optional YAML front matter: title, date, kind, salience, tags) and JSONL
 records become episodes. By name, ``beliefs.jsonl``, ``observations.jsonl``, ``soul.md`` and
-files under ``wiki/``, ``briefs/`` and ``today/`` become derived records instead.
+files under ``wiki/``, ``briefs/`` and ``today/`` become derived records instead. Obsidian and
+Logseq vaults read as they are written: dates (``dates``), links, embeds, tags and properties
+(``markup``), person pages, and the folders and templates a vault keeps beside its notes
+(``vault``), each left out with its reason in ``ReadResult.ignored``.
 """
 
 from __future__ import annotations
@@ -15,9 +18,13 @@ import re
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from .dates import date_from_path, mtime, note_date, parse_when
+from .markup import page_key, property_list, read_markup
+from .vault import FolderRules, rules_for, template_reason
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 MAX_BYTES = 10 * 1024 * 1024
@@ -29,7 +36,7 @@ MAX_JSON_DEPTH = 32
 MAX_FOLDER_DEPTH = 64
 NAMESPACE = uuid.UUID("6f1d0c52-3b0a-4c55-9d56-5ad1e0000001")
 
-_DATE_IN_NAME = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
 # Terminal escape sequences first (CSI, OSC, other ESC pairs, 8-bit CSI), then stray controls:
 # the other way round a bare ESC is removed and "[31m" is left in the text.
 _CONTROL = re.compile(
@@ -44,12 +51,23 @@ _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 DERIVED_DIRS = {"wiki": "wiki", "briefs": "brief", "today": "today"}
 KIND_BY_FOLDER = (
     ("journal", "journal"),
+    ("daily", "journal"),
     ("meeting", "meeting"),
     ("voice", "voice_memo"),
     ("memo", "voice_memo"),
     ("record", "record"),
 )
 _FOLDER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")  # "VoiceMemos" → Voice, Memos
+#: A page under one of these folders is a person's page.
+PEOPLE_FOLDERS = {"people", "persons", "person", "contacts", "contact"}
+#: What a page may declare itself to be (``type:: person``, ``kind: place``).
+PAGE_KINDS = {
+    "person": "person",
+    "place": "place",
+    "project": "project",
+    "organisation": "organisation",
+    "organization": "organisation",
+}
 
 
 def episode_id(source_key: str) -> str:
@@ -67,23 +85,50 @@ class RawEpisode:
     text: str
     salience: float = 0.5
     tags: list[str] = field(default_factory=list)
+    #: The page this note is, for links (its file stem), and what it says about itself.
+    page_name: str = ""
+    page_kind: str = ""  # person, place, project, organisation, or "" (a plain note)
+    aliases: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)  # pages it links to, as written
+    embeds: list[str] = field(default_factory=list)  # images and files it embeds
+    properties: dict[str, str] = field(default_factory=dict)  # Logseq page properties
 
     @property
     def id(self) -> str:
         return episode_id(self.source_key)
 
     @property
+    def page(self) -> str:
+        """The key ``[[links]]`` find this note by: its file stem, case-folded."""
+        return page_key(self.page_name)
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        """What the note says besides its text (links, embeds, aliases, page kind, Logseq
+        properties); only the parts it has."""
+        parts: dict[str, Any] = {
+            "page_name": self.page_name if self.page_kind else "",
+            "links": self.links,
+            "embeds": self.embeds,
+            "aliases": self.aliases,
+            "page_kind": self.page_kind,
+            "properties": self.properties,
+        }
+        return {k: v for k, v in parts.items() if v}
+
+    @property
     def content_hash(self) -> str:
-        payload = json.dumps(
-            [
-                self.kind,
-                self.title,
-                self.occurred_at.isoformat(),
-                self.salience,
-                self.tags,
-                self.text,
-            ]
-        )
+        fields: list[Any] = [
+            self.kind,
+            self.title,
+            self.occurred_at.isoformat(),
+            self.salience,
+            self.tags,
+            self.text,
+        ]
+        if self.metadata:  # a note without vault markup keeps the hash it always had
+            fields.append(self.metadata)
+        payload = json.dumps(fields, sort_keys=True)
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
@@ -124,11 +169,18 @@ class ReadResult:
     episodes: list[RawEpisode] = field(default_factory=list)
     derived: list[Derived] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    #: Left out on purpose, not failures: a vault's own folders, templates, attachments,
+    #: what ``.sadieignore`` names.
+    ignored: list[Skipped] = field(default_factory=list)
     files: int = 0
 
 
 class Unreadable(Exception):
     """A file that cannot be read; the message is the reason shown to the person."""
+
+
+class LeftOut(Exception):
+    """A file that is read but is not a memory (a template); the message says why."""
 
 
 def clean_text(text: str) -> str:
@@ -211,38 +263,6 @@ def _check_aliases(block: str, loader: Any) -> None:
                 raise Unreadable(f"bad front matter: more than {MAX_ALIASES} YAML aliases (*name)")
 
 
-def parse_when(value: Any) -> datetime | None:
-    if isinstance(value, datetime):
-        return value.replace(tzinfo=None)
-    if isinstance(value, date):
-        return datetime(value.year, value.month, value.day)
-    if isinstance(value, str) and value.strip():
-        text = value.strip().replace("Z", "+00:00")
-        try:
-            return datetime.fromisoformat(text).replace(tzinfo=None)
-        except ValueError:
-            return None
-    return None
-
-
-def _date_from(path: Path) -> datetime | None:
-    match = _DATE_IN_NAME.search(path.name)
-    if match:
-        try:
-            year, month, day = (int(g) for g in match.groups())
-            return datetime(year, month, day)
-        except ValueError:
-            return None
-    return None
-
-
-def _mtime(path: Path) -> datetime:
-    try:
-        return datetime.fromtimestamp(path.stat().st_mtime)
-    except OSError:
-        return datetime.now()
-
-
 def _kind_for(path: Path) -> str:
     # Whole words of the nearest folders first ("Memories/" is not a memo, "meetings/" is).
     for folder in reversed(path.parts[:-1][-3:]):
@@ -260,7 +280,8 @@ def _title_for(path: Path, body: str) -> str:
     stem = _DATE_IN_NAME.sub("", path.stem).strip("-_ ")
     stem = stem.replace("-", " ").replace("_", " ").strip()
     if not stem:
-        stem = path.stem
+        dated = date_from_path(Path(path.name))
+        return dated.date().isoformat() if dated else path.stem
     return stem[:1].upper() + stem[1:]
 
 
@@ -279,21 +300,70 @@ def _tags(value: Any) -> list[str]:
     return []
 
 
+def _names(value: Any) -> list[str]:
+    """Front matter ``aliases``/``tags`` as clean strings: a list, ``a, b``, ``[[a]]``, ``#a``."""
+    items = (
+        value if isinstance(value, list) else property_list(value) if isinstance(value, str) else []
+    )
+    out: dict[str, str] = {}
+    for item in items:
+        text = clean_text(str(item)).strip().removeprefix("#").strip()
+        if text.startswith("[[") and text.endswith("]]"):
+            text = text[2:-2].strip()
+        if text and len(text) <= 200:
+            out.setdefault(text.casefold(), text)
+    return list(out.values())
+
+
+def _page_kind(path: Path, meta: dict[str, Any], tags: list[str]) -> str:
+    """What entity a page is: the kind it declares (``type``/``kind``/``category``), else a
+    person when it sits in a people folder, has aliases, or is tagged ``person``."""
+    for field_name in ("type", "kind", "category"):
+        declared = str(meta.get(field_name) or "").strip().strip("[]#").strip().casefold()
+        if declared in PAGE_KINDS:
+            return PAGE_KINDS[declared]
+    folders = {part.casefold() for part in path.parts[:-1][-3:]}
+    if folders & PEOPLE_FOLDERS or meta.get("aliases") or meta.get("alias"):
+        return "person"
+    if "person" in {t.casefold() for t in tags}:
+        return "person"
+    return ""
+
+
 def read_document(path: Path, key: str) -> RawEpisode:
-    meta, body = split_front_matter(read_text(path))
-    body = body.strip()
+    """A Markdown or text note as an episode: front matter and Logseq properties, the vault
+    markup (links, embeds, tags) and the date by the rules of ``dates.note_date``."""
+    front, body = split_front_matter(read_text(path))
+    markup = read_markup(body)
+    body = markup.body
     if not body:
-        raise Unreadable("empty file")
-    when = parse_when(meta.get("date")) or _date_from(path) or _mtime(path)
+        raise Unreadable("empty file" if not markup.embeds else "no text, only embeds")
+    reason = template_reason(body)
+    if reason:
+        raise LeftOut(reason)
+    meta: dict[str, Any] = {**markup.properties, **{str(k).casefold(): v for k, v in front.items()}}
+    tags: dict[str, str] = {}
+    for tag in [*_names(meta.get("tags")), *markup.tags]:
+        tags.setdefault(tag.casefold(), tag)
+    page_kind = _page_kind(path, meta, list(tags.values()))
+    declared_kind = str(meta.get("kind") or "").strip()
+    kind = declared_kind if declared_kind and declared_kind.casefold() not in PAGE_KINDS else ""
+    aliases = _names(meta.get("aliases") or meta.get("alias"))
     return RawEpisode(
         source_key=key,
         source=str(path),
-        kind=str(meta.get("kind") or _kind_for(path)),
+        kind=kind or _kind_for(path),
         title=str(meta.get("title") or _title_for(path, body)).strip()[:200],
-        occurred_at=when,
+        occurred_at=note_date(meta, path),
         text=body,
         salience=_salience(meta.get("salience")),
-        tags=_tags(meta.get("tags")),
+        tags=list(tags.values()),
+        page_name=clean_text(path.stem).strip(),
+        page_kind=page_kind,
+        aliases=aliases if page_kind else [],
+        links=[link.page for link in markup.links],
+        embeds=markup.embeds,
+        properties={k: clean_text(v) for k, v in markup.properties.items()},
     )
 
 
@@ -334,7 +404,7 @@ def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
 
 
 def read_records(path: Path, key: str, result: ReadResult) -> None:
-    fallback = _date_from(path) or _mtime(path)
+    fallback = date_from_path(path) or mtime(path)
     for number, obj, error in iter_jsonl(path):
         name = f"{path}#{number}"
         if obj is None:
@@ -435,7 +505,7 @@ def read_derived_document(path: Path, key: str, folder: str, result: ReadResult)
         fields["kind"] = str(meta.get("kind") or "note").lower()
         table = "wiki_entries"
     else:
-        fields["occurred_at"] = parse_when(meta.get("date")) or _date_from(path) or _mtime(path)
+        fields["occurred_at"] = parse_when(meta.get("date")) or date_from_path(path) or mtime(path)
         table = "briefs" if folder == "brief" else "today_cards"
     result.derived.append(Derived(table, key, fields))
 
@@ -466,20 +536,25 @@ def read_path(path: Path, result: ReadResult) -> None:
         result.files += 1
     except Unreadable as exc:
         result.skipped.append(Skipped(str(path), str(exc)))
+    except LeftOut as exc:
+        result.ignored.append(Skipped(str(path), str(exc)))
     except RecursionError:  # a parser's own recursion on input the bounds above missed
         result.skipped.append(Skipped(str(path), "nested too deeply to read"))
 
 
 def discover(paths: list[Path], result: ReadResult) -> list[Path]:
     """Every file under ``paths``, in name order: symlinks followed once, loops, missing
-    paths and folders nested more than ``MAX_FOLDER_DEPTH`` deep reported."""
+    paths and folders nested more than ``MAX_FOLDER_DEPTH`` deep reported. A folder given
+    brings its own rules (``vault.rules_for``): what they leave out goes to ``result.ignored``."""
     found: list[Path] = []
     seen: set[str] = set()
-    # Depth first without recursion (a folder may nest thousands deep): (path, depth) pairs,
-    # each folder's entries pushed in reverse so they come off in name order.
-    todo: list[tuple[Path, int]] = [(Path(p).expanduser(), 0) for p in reversed(paths)]
+    # Depth first without recursion (a folder may nest thousands deep): (path, depth, rules)
+    # triples, each folder's entries pushed in reverse so they come off in name order.
+    todo: list[tuple[Path, int, FolderRules | None]] = [
+        (Path(p).expanduser(), 0, None) for p in reversed(paths)
+    ]
     while todo:
-        path, depth = todo.pop()
+        path, depth, rules = todo.pop()
         real = _real_path(path, result)
         if real is None:
             continue
@@ -499,8 +574,12 @@ def discover(paths: list[Path], result: ReadResult) -> list[Path]:
                     Skipped(str(path), f"folders nested more than {MAX_FOLDER_DEPTH} deep")
                 )
                 continue
-            children = _folder_entries(path, result)
-            todo.extend((child, depth + 1) for child in reversed(children))
+            if rules is None:
+                rules = rules_for(path)
+                if rules.problem:
+                    result.skipped.append(Skipped(str(path / ".sadieignore"), rules.problem))
+            children = _folder_entries(path, result, rules)
+            todo.extend((child, depth + 1, rules) for child in reversed(children))
         elif os.path.isfile(real):
             found.append(path)
         else:
@@ -525,8 +604,9 @@ def _real_path(path: Path, result: ReadResult) -> str | None:
         return None
 
 
-def _folder_entries(folder: Path, result: ReadResult) -> list[Path]:
-    """The folder's notes and subfolders by name; other files reported once each."""
+def _folder_entries(folder: Path, result: ReadResult, rules: FolderRules) -> list[Path]:
+    """The folder's notes and subfolders by name; what ``rules`` leave out is reported in
+    ``result.ignored``, other files in ``result.skipped``, once each."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
@@ -534,16 +614,29 @@ def _folder_entries(folder: Path, result: ReadResult) -> list[Path]:
         return []
     children: list[Path] = []
     for entry in entries:
+        child = Path(entry.path)
+        try:
+            is_dir = entry.is_dir()
+        except OSError:  # a symlink loop: discover() names it
+            is_dir = False
+        reason = rules.folder_reason(child) if is_dir else rules.file_reason(child)
+        if reason is not None:
+            result.ignored.append(Skipped(str(child), reason))
+            continue
         if entry.name.startswith("."):
             continue
-        child = Path(entry.path)
         suffix = child.suffix.lower()
         if (
             not entry.is_dir(follow_symlinks=False)
             and not entry.is_symlink()
             and suffix not in TEXT_SUFFIXES | {".jsonl"}
         ):
-            # Inside a folder, other kinds of file are not notes: say so once each.
+            # Inside a folder, other kinds of file are not notes: say so once each (in a
+            # vault, an attachment is left out without being called unreadable).
+            attachment = rules.attachment_reason(child)
+            if attachment is not None:
+                result.ignored.append(Skipped(str(child), attachment))
+                continue
             result.skipped.append(
                 Skipped(str(child), f"unsupported file type ({suffix or 'no extension'})")
             )

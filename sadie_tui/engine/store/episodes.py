@@ -1,6 +1,7 @@
 """The episodes repository: episodes, their chunks and embeddings, and the entity graph
-(entities, mentions, co-occurrence edges) as the ingest path writes them and the memory,
-doctor and screens read them.
+(entities, mentions, co-occurrence edges, the links between notes and the aliases a person's
+page gives its entity) as the ingest path writes them and the memory, doctor and screens read
+them.
 
 Batches arrive as Arrow tables built by the ingest pipeline (column names as in the schema;
 ids as strings, cast to UUID here), so a whole ingest goes in with a handful of statements.
@@ -70,21 +71,75 @@ def delete_episodes(db: Database, ids: list[str]) -> None:
     if not ids:
         return
     with db.transaction():
-        db.execute(
-            "DELETE FROM entity_mentions WHERE episode_id IN (SELECT unnest(?::UUID[]))", [ids]
-        )
+        for table in ("entity_mentions", "note_links", "entity_aliases"):
+            db.execute(f"DELETE FROM {table} WHERE episode_id IN (SELECT unnest(?::UUID[]))", [ids])
         db.execute("DELETE FROM chunks WHERE episode_id IN (SELECT unnest(?::UUID[]))", [ids])
         db.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?::UUID[]))", [ids])
 
 
 def insert_episodes(db: Database, episodes: Any) -> None:
     """Write the episodes of an Arrow table (id, kind, title, source, source_key, occurred_at,
-    salience, content_hash, tags, text); none of their ids may be stored already."""
+    salience, content_hash, tags, text, page, metadata as JSON text or null); none of their
+    ids may be stored already."""
     with db.registered("_new_episodes", episodes):
         db.execute(
             "INSERT INTO episodes (id, kind, title, source, source_key, occurred_at, salience,"
-            " content_hash, tags, text) SELECT id::UUID, kind, title, source, source_key,"
-            " occurred_at, salience, content_hash, tags, text FROM _new_episodes"
+            " content_hash, tags, text, page, metadata) SELECT id::UUID, kind, title, source,"
+            " source_key, occurred_at, salience, content_hash, tags, text, page,"
+            " metadata::JSON FROM _new_episodes"
+        )
+
+
+def insert_note_links(db: Database, links: Any) -> None:
+    """Write an Arrow table of links between notes (episode_id, target: the page key linked)."""
+    with db.registered("_arrow_in", links):
+        db.execute("INSERT INTO note_links SELECT episode_id::UUID, target FROM _arrow_in")
+
+
+def episode_metadata(db: Database, episode_id: str) -> dict[str, Any]:
+    """What the episode's note says besides its text (links, embeds, aliases, page kind);
+    empty for a note without any, or an id that is gone."""
+    import json
+
+    row = db.fetchone("SELECT metadata FROM episodes WHERE id = TRY_CAST(? AS UUID)", [episode_id])
+    if not row or row[0] is None:
+        return {}
+    value = json.loads(row[0]) if isinstance(row[0], str) else row[0]
+    return value if isinstance(value, dict) else {}
+
+
+def page_entities(db: Database) -> list[tuple[str, str]]:
+    """(page name, kind) of every stored note that is an entity's page (a person's page)."""
+    rows = db.fetchall(
+        "SELECT name, kind FROM (SELECT json_extract_string(metadata, '$.page_name') AS name,"
+        " json_extract_string(metadata, '$.page_kind') AS kind FROM episodes"
+        " WHERE metadata IS NOT NULL) WHERE name IS NOT NULL AND kind IS NOT NULL"
+    )
+    return [(str(name), str(kind)) for name, kind in rows]
+
+
+def alias_keys(db: Database) -> dict[str, str]:
+    """Alias key → the key of the entity it names (the first page to claim it wins)."""
+    rows = db.fetchall(
+        "SELECT a.key, first(e.key ORDER BY a.rowid) FROM entity_aliases a"
+        " JOIN entities e ON e.id = a.entity_id GROUP BY a.key"
+    )
+    return {str(alias): str(key) for alias, key in rows}
+
+
+def insert_aliases(db: Database, rows: Any) -> None:
+    """Write an Arrow table of aliases (key, entity_id, episode_id: the page that gives it)."""
+    with db.registered("_arrow_in", rows):
+        db.execute(
+            "INSERT INTO entity_aliases SELECT key, entity_id, episode_id::UUID FROM _arrow_in"
+        )
+
+
+def set_entity_kinds(db: Database, kinds: dict[int, str]) -> None:
+    """Give entities the kind their page declares (a page outranks the words around a name)."""
+    for entity_id, kind in kinds.items():
+        db.execute(
+            "UPDATE entities SET kind = ? WHERE id = ? AND kind <> ?", [kind, entity_id, kind]
         )
 
 

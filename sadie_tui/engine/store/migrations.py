@@ -241,6 +241,35 @@ def m006_turn_grounding(db: Database) -> None:
         db.execute(f"ALTER TABLE turns ADD COLUMN {column_sql}")
 
 
+def m007_vault_pages(db: Database) -> None:
+    """Vault notes as pages: each episode's page key (its file stem, case-folded: what
+    ``[[links]]`` find it by) and metadata (links, embeds, aliases, page kind); the links
+    between notes; and the aliases a person's page gives its entity. Episodes already stored
+    get their page key from their file name."""
+    db.execute("ALTER TABLE episodes ADD COLUMN page VARCHAR")
+    db.execute("ALTER TABLE episodes ADD COLUMN metadata JSON")
+    db.execute(
+        "UPDATE episodes SET page = nullif(trim(regexp_replace(lower(regexp_extract(source,"
+        " '(?i)([^/\\\\]+)\\.(md|markdown|txt|text)$', 1)), '\\s+', ' ', 'g')), '')"
+        " WHERE source NOT LIKE '%.jsonl#%'"
+    )
+    db.execute(
+        """
+        CREATE TABLE note_links (
+            episode_id UUID NOT NULL,
+            target VARCHAR NOT NULL
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE entity_aliases (
+            key VARCHAR NOT NULL,
+            entity_id INTEGER NOT NULL,
+            episode_id UUID NOT NULL
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_memory", m001_memory),
     ("002_derived", m002_derived),
@@ -248,6 +277,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("004_telemetry", m004_telemetry),
     ("005_vector_index", m005_vector_index),
     ("006_turn_grounding", m006_turn_grounding),
+    ("007_vault_pages", m007_vault_pages),
 ]
 
 

@@ -23,7 +23,6 @@ from .schema import EMBEDDING_DIM
 from .vectors import arrow_matrix
 
 if TYPE_CHECKING:
-
     from .db import Database
 
 _VECTOR = f"?::FLOAT[{EMBEDDING_DIM}]"
@@ -205,7 +204,67 @@ class Mentions:
 
 
 def entity_mentions(db: Database) -> Mentions:
-    table = db.fetch_arrow("SELECT entity_id, chunk_id, count FROM entity_mentions ORDER BY entity_id")
+    table = db.fetch_arrow(
+        "SELECT entity_id, chunk_id, count FROM entity_mentions ORDER BY entity_id"
+    )
+    return Mentions(
+        table.column("entity_id").to_numpy(),
+        table.column("chunk_id").to_numpy(),
+        table.column("count").to_numpy().astype(np.float64),
+    )
+
+
+def alias_ids(db: Database) -> dict[str, int]:
+    """Alias key → the id of the entity it names (a person page's ``aliases``; the first page
+    to claim an alias wins)."""
+    rows = db.fetchall(
+        "SELECT key, first(entity_id ORDER BY rowid) FROM entity_aliases GROUP BY key"
+    )
+    return {str(k): int(i) for k, i in rows}
+
+
+# An entity's page: a note whose page key (its file stem) is the entity's key or an alias.
+_PAGES_SQL = (
+    "SELECT DISTINCT n.entity_id, p.id AS episode_id FROM"
+    " (SELECT id AS entity_id, key FROM entities UNION SELECT entity_id, key FROM entity_aliases) n"
+    " JOIN episodes p ON p.page = n.key"
+)
+
+
+def entity_page_chunks(db: Database) -> Mentions:
+    """Every chunk of every entity's page (a page is about its entity), grouped by entity;
+    counts are 1."""
+    table = db.fetch_arrow(
+        f"SELECT pg.entity_id, c.id AS chunk_id, 1 AS count FROM ({_PAGES_SQL}) pg"
+        " JOIN chunks c ON c.episode_id = pg.episode_id ORDER BY pg.entity_id, c.id"
+    )
+    return Mentions(
+        table.column("entity_id").to_numpy(),
+        table.column("chunk_id").to_numpy(),
+        table.column("count").to_numpy().astype(np.float64),
+    )
+
+
+def linked_note_chunks(db: Database) -> Mentions:
+    """Note-to-note edges, one hop: for each entity, every chunk of the notes its page links
+    to (found by file stem, case-insensitive) and of the notes that link to its page, the
+    page itself left out; grouped by entity, counts are 1."""
+    table = db.fetch_arrow(
+        f"WITH pages AS ({_PAGES_SQL}),"
+        " linked AS ("
+        "  SELECT pg.entity_id, e.id AS episode_id FROM pages pg"
+        "  JOIN note_links l ON l.episode_id = pg.episode_id"
+        "  JOIN episodes e ON e.page = l.target"
+        "  UNION"
+        "  SELECT pg.entity_id, l.episode_id FROM pages pg"
+        "  JOIN episodes p ON p.id = pg.episode_id JOIN note_links l ON l.target = p.page"
+        " )"
+        " SELECT DISTINCT k.entity_id, c.id AS chunk_id, 1 AS count FROM linked k"
+        " JOIN chunks c ON c.episode_id = k.episode_id"
+        " WHERE NOT EXISTS (SELECT 1 FROM pages pg WHERE pg.entity_id = k.entity_id"
+        "  AND pg.episode_id = k.episode_id)"
+        " ORDER BY k.entity_id, chunk_id"
+    )
     return Mentions(
         table.column("entity_id").to_numpy(),
         table.column("chunk_id").to_numpy(),
@@ -265,9 +324,7 @@ def _score_sql(
         return f"1 - array_cosine_distance(embedding, {vector_sql}::FLOAT[{EMBEDDING_DIM}])"
     if not words:
         return "0.0"
-    parts_sql = " + ".join(
-        f"(lower({column_sql}) LIKE {params.add(f'%{w}%')})::INT" for w in words
-    )
+    parts_sql = " + ".join(f"(lower({column_sql}) LIKE {params.add(f'%{w}%')})::INT" for w in words)
     return f"({parts_sql}) / {params.add(float(len(words)))}"
 
 
