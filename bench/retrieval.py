@@ -94,7 +94,7 @@ def build(home: Path, sessions: list, vectors: dict[str, np.ndarray], size: int)
         index = EntityIndex(_known_entities(memory.db))
         index.learn(p[2] for p in pieces)
         mentions = [index.mentions(p[2]) for p in pieces]
-        _store_episodes(memory.db, todo, pieces, matrix, mentions, index)
+        _store_episodes(memory.db, todo, [], pieces, matrix, mentions, index)
         print(f"  {done} chunks", file=sys.stderr, flush=True)
     # Batched writes grow the file (the HNSW index); compact it as a person's `sadie compact` would.
     memory.compact()
