@@ -19,6 +19,7 @@ def _session(ctx: Context) -> SessionProtocol:
 
 
 def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> None:
+    # lazy: rich and the engine load only when --ask runs
     from .commands.output import console, error_line, print_json
 
     if not question.strip():
@@ -81,6 +82,7 @@ def chat(
     ndjson: bool,
 ) -> int:
     """Stream one chat turn to stdout. Returns the exit code."""
+    # lazy: as in ask
     from .commands.output import error_line, print_ndjson, write_text
     from .display import safe
     from .engine.events import (

@@ -7,6 +7,7 @@ at a temporary folder.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import stat
 from collections.abc import Iterator
@@ -27,7 +28,6 @@ def project_root() -> Path:
 def _asset(name: str, checkout: str) -> Path:
     """A shipped asset folder: the wheel's ``sadie_tui.assets.<name>`` (package data with no
     ``__init__``, so found through its import spec), else the checkout's own folder."""
-    import importlib.util
 
     try:
         spec = importlib.util.find_spec(f"sadie_tui.assets.{name}")
@@ -52,6 +52,7 @@ def shipped_themes() -> Path:
 
 
 def user_data_root() -> Path:
+    # lazy: platformdirs loads only when a folder is first asked for
     from platformdirs import user_data_dir
 
     return Path(user_data_dir(APP_NAME, appauthor=False))
@@ -61,6 +62,7 @@ def config_dir() -> Path:
     env = os.environ.get("SADIE_CONFIG")
     if env:
         return Path(env).expanduser()
+    # lazy: as in user_data_root
     from platformdirs import user_config_dir
 
     return Path(user_config_dir(APP_NAME, appauthor=False))

@@ -30,6 +30,7 @@ def command(
     ndjson: bool,
 ) -> None:
     """Send one message and stream the reply (the conversation is kept)."""
+    # lazy: the chat turn's modules load only when this command runs
     from ..headless import chat
 
     if conversation_id and new:

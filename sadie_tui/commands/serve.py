@@ -36,6 +36,7 @@ def command(
     """Serve the HTTP API (ask, chat as SSE or NDJSON, conversations, chips, search) until
     ctrl+c. The routes are described at /openapi.json and in the README. Other sadie
     commands on this memory reach it through <home>/sadie.sock meanwhile."""
+    # lazy: uvicorn and starlette load only for `sadie serve`
     from ..serve.guard import check_bind
     from ..serve.server import serve
 

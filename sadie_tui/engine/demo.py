@@ -27,6 +27,7 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
     source = demo_source()
     if not source.is_dir():
         raise SadieError(f"the demo memory is missing ({source})", fix="reinstall sadie")
+    # lazy: DuckDB loads only when the demo memory has to be built
     from .memory import Memory
 
     make_private_folder(home)

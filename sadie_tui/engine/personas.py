@@ -215,6 +215,7 @@ def load_persona_file(path: Path) -> Persona:
 
 
 def _user_dir() -> Path:
+    # lazy: paths reads the environment; personas can be parsed without it
     from ..paths import config_dir
 
     return config_dir() / "personas"
@@ -313,6 +314,7 @@ def load_personas(extra_dir: Path | None = None) -> Personas:
     """Shipped personas, then the user's (from ``extra_dir``, default the config folder). A
     file that cannot be read or is not a valid persona is left out, with its error kept in
     ``problems``: one typo in a persona of your own must not stop every other one."""
+    # lazy: as in _user_dir
     from ..paths import shipped_personas
 
     found = Personas()

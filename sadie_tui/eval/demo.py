@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from ..engine.errors import ConfigError, NotFoundError
-from ..paths import project_root
+from ..engine.memory import Memory
+from ..engine.personas import get_persona
+from ..engine.retrieval import retrieve
+from ..engine.store.episodes import episode_sources
+from ..engine.store.stats import memory_counts
+from ..paths import config_dir, project_root
 
 KINDS = ("time", "recency", "who", "feeling", "number")
 KS = (5, 10)
@@ -197,12 +202,6 @@ def run_demo(
     embedder: Any = None,
 ) -> DemoReport:
     """Every question retrieved against the (already built) demo memory in ``home``."""
-    from ..engine.memory import Memory
-    from ..engine.personas import get_persona
-    from ..engine.retrieval import retrieve
-    from ..engine.store.episodes import episode_sources
-    from ..engine.store.stats import memory_counts
-    from ..paths import config_dir
 
     chosen = get_persona(persona, config_dir() / "personas")
     with Memory.open(home, read_only=True, embedder=embedder) as memory:

@@ -26,15 +26,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..engine.errors import ConfigError, NotFoundError
+from ..engine.memory import Memory
+from ..engine.personas import Persona, get_persona
+from ..engine.retrieval import graph, keyword
+from ..engine.retrieval.pipeline import Candidates, fetch_vectors, gather, prepare_query, rank
 from ..engine.retrieval.timewords import MONTHS
-
-if TYPE_CHECKING:
-    from ..engine.memory import Memory
-    from ..engine.personas import Persona
-    from ..engine.retrieval.pipeline import Candidates
+from ..engine.store.episodes import chunk_texts
 
 CHANNELS = ("vector", "keyword", "graph", "fused")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -302,7 +302,6 @@ def ingest_conversations(
     text holds, prefixed by the chunk's conversation (``26/D1:3``) when ``namespace``. The
     chunks a conversation's ingest adds are that conversation's (``report.chunks`` counts
     them, a chunk without a turn tag too)."""
-    from ..engine.store.episodes import chunk_texts
 
     evidence: dict[int, set[str]] = {}
     for conv in convs:
@@ -324,7 +323,6 @@ def question_candidates(
     Fusion weights only enter later (``rankings``), except that the graph channel runs only
     for a persona with a graph weight; so one set of candidates serves every weight setting
     with the same graph/no-graph choice (``bench/locomo_loco.py`` relies on it)."""
-    from ..engine.retrieval.pipeline import gather, prepare_query
 
     prepared = prepare_query(memory, question.text, now=now, previous=None, use_vector=True)
     cands, _window = gather(memory, prepared, persona, k=k, now=now)
@@ -340,7 +338,6 @@ def rankings(
 ) -> dict[str, list[set[str]]]:
     """Each channel's top ``k`` and the fused selection (``pipeline.rank``), as the dialogue
     ids of each ranked chunk."""
-    from ..engine.retrieval.pipeline import fetch_vectors, rank
 
     ranked: dict[str, list[set[str]]] = {ch: [] for ch in CHANNELS}
     if cands is None:
@@ -386,8 +383,6 @@ def run_memory(
     """Ingest ``convs`` into one memory in ``home`` (a scratch folder) and score each question
     against it. ``namespace``: prefix the dialogue ids by conversation, which several in one
     memory need (every conversation has a ``D1:1``)."""
-    from ..engine.memory import Memory
-    from ..engine.personas import get_persona
 
     if namespace:
         convs = [namespaced(c) for c in convs]
@@ -404,7 +399,6 @@ def scratch_home(label: str) -> Path:
 
 def drop_scratch(home: Path) -> None:
     """Forget the scratch memory's cached indexes and delete it."""
-    from ..engine.retrieval import graph, keyword
 
     keyword.forget_cached(home)
     graph.forget_cached(str(home))

@@ -39,6 +39,7 @@ def meaning(emotion: str) -> str:
     not worth paying before the first frame)."""
     if not emotion:
         return ""
+    # lazy: emotions loads numpy; the app's first paint does not need it
     from ..engine.emotions import MEANINGS
 
     return MEANINGS.get(emotion, "")

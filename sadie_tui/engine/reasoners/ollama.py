@@ -32,6 +32,7 @@ def _tls() -> ssl.SSLContext:
 
 
 def _client(host: str, connect: float, read: float, sent: Callable[[], None] | None = None) -> Any:
+    # lazy: the ollama client (and its pydantic models) load with the first request
     import ollama
 
     timeout = httpx.Timeout(connect=connect, read=read, write=10.0, pool=connect)

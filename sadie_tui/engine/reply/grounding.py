@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import ModelError
 from ..reasoners.rates import Rates
 from .backing import SENTENCE_BREAK, Backed, back, content_words, sentence_spans, stems
-from .citations import PolicedCitations, normalise, police
+from .citations import PolicedCitations, normalise, parse_tail, police, split_trailing_list
 from .closeness import Encode, drop_unfound
 from .unsupported import find_details
 
@@ -91,7 +91,9 @@ class Candidate:
     sentence: str
 
 
-def candidates(reply: str, excerpts: Sequence[Excerpt], limit: int = MAX_CANDIDATES) -> list[Candidate]:
+def candidates(
+    reply: str, excerpts: Sequence[Excerpt], limit: int = MAX_CANDIDATES
+) -> list[Candidate]:
     """The shown sentences most like the reply: content words shared with one of its
     sentences, a detail of the reply (a number, a name) counting double. None shares
     nothing with the reply."""
@@ -226,9 +228,7 @@ async def citation_pass(
     )
     started = time.perf_counter()
     try:
-        text = await structured(
-            briefing, messages, pass_schema(offered), budget=budget
-        )
+        text = await structured(briefing, messages, pass_schema(offered), budget=budget)
     except ModelError as exc:
         return PassOutcome(None, exc.one_line(), (time.perf_counter() - started) * 1000)
     ms = (time.perf_counter() - started) * 1000
@@ -258,9 +258,7 @@ class Match:
     verbatim: bool  # the reply's sentence is in the excerpt word for word
 
 
-def match_sentences(
-    reply: str, excerpts: Sequence[Excerpt], limit: int = 4
-) -> list[Match]:
+def match_sentences(reply: str, excerpts: Sequence[Excerpt], limit: int = 4) -> list[Match]:
     """For each sentence of the reply, the excerpt sentence sharing most of its words.
 
     A match needs at least ``MIN_SHARED`` content words and half of the reply sentence's. The
@@ -320,8 +318,6 @@ class Grounded:
 
 def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
     """What the model's own tail amounted to (see ``events.CitationsEvent``)."""
-    from .citations import parse_tail
-
     if not diverted and not tail.strip():
         return "missing"
     if policed.citations:
@@ -336,8 +332,6 @@ def own_citations(text: str, tail: str, diverted: bool, shown: Any) -> Grounded:
     """The reply's own citations: its tail, or a JSON list it ended with and no marker."""
     list_removed = False
     if not diverted:
-        from .citations import split_trailing_list
-
         split = split_trailing_list(text)
         if split is not None:
             text, tail, diverted, list_removed = split[0], split[1], True, True
@@ -347,8 +341,10 @@ def own_citations(text: str, tail: str, diverted: bool, shown: Any) -> Grounded:
 
 def needs_pass(reasoner: Reasoner, grounded: Grounded) -> bool:
     """The citation pass runs when the model's own tail gave nothing and a model is there."""
-    return grounded.tail != "ok" and not getattr(reasoner, "offline", True) and bool(
-        grounded.text.strip()
+    return (
+        grounded.tail != "ok"
+        and not getattr(reasoner, "offline", True)
+        and bool(grounded.text.strip())
     )
 
 

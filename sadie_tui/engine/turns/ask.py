@@ -14,7 +14,7 @@ import re
 import time
 from collections.abc import Sequence
 from contextlib import aclosing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -477,8 +477,6 @@ def _revision_note(spans: Sequence[Span]) -> str:
 
 def _counter_evidence(ctx: TurnContext, query: str, persona: Persona, result: Any) -> str:
     """Observations and contested beliefs that may cut against what the notes say."""
-    from dataclasses import replace
-
     widened = replace(persona, observations=True, contested=True, beliefs=True)
     counter = retrieve(ctx.memory, query, widened, k=1)
     contested = [b for b in counter.beliefs if b.status == "contested"]

@@ -14,6 +14,7 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from ...display import safe
+from ...engine.errors import SadieError
 from ..widgets.chip_bar import KIND_NAMES
 
 LIMIT = 30
@@ -84,8 +85,6 @@ class ChipPickerScreen(ModalScreen[Any]):
 
     @work(thread=True, exclusive=True, group="picker", exit_on_error=False)
     def _search(self, query: str) -> None:
-        from ...engine.errors import SadieError
-
         try:
             found = self.session.find_attachable(query, limit=LIMIT)
         except SadieError as exc:

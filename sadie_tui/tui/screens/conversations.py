@@ -22,6 +22,7 @@ from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
 from ...display import safe
+from ...engine.errors import SadieError
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
 from .dialogs import Confirm, TextPrompt
@@ -428,8 +429,6 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     @work(thread=True, group="browser-change", exit_on_error=False)
     def _apply(self, what: str, conversation_id: str, value: Any, row: int | None) -> None:
-        from ...engine.errors import SadieError
-
         session = self.host.session
         assert session is not None
         try:
@@ -454,8 +453,6 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     @work(thread=True, group="browser-change", exit_on_error=False)
     def _export(self, conversation_id: str, title: str) -> None:
-        from ...engine.errors import SadieError
-
         session = self.host.session
         assert session is not None
         try:

@@ -14,6 +14,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...display import safe
+from ...engine.errors import SadieError
 from ...engine.events import CitationView
 from ..host import from_thread
 from ..widgets.citations import LABEL_HELP
@@ -88,8 +89,6 @@ class EpisodeScreen(ModalScreen[None]):
 
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
-        from ...engine.errors import SadieError
-
         try:
             episode = self.session.episode(self.citation.episode_id)
         except SadieError as exc:

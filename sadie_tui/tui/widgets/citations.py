@@ -67,12 +67,10 @@ class Sources:
     @classmethod
     def stored(cls, citations: list[dict], metadata: dict, status: str) -> Sources:
         """A stored reply's sources (its message's citations and metadata)."""
-        from ...engine.events import CitationView as View
-
         passed = metadata.get("citation_pass")
         sources = cls(
-            citations=tuple(View.from_json(c) for c in citations or ()),
-            found=tuple(View.from_json(c) for c in metadata.get("found_by_sadie") or ()),
+            citations=tuple(CitationView.from_json(c) for c in citations or ()),
+            found=tuple(CitationView.from_json(c) for c in metadata.get("found_by_sadie") or ()),
             unsupported=len(metadata.get("unsupported") or ()),
             tail=str(metadata.get("tail") or "ok"),
             repaired=bool(metadata.get("repaired")),

@@ -26,6 +26,7 @@ from ..registers import colour, glyph
 from .citations import Sources
 
 if TYPE_CHECKING:
+    # lazy: markdown-it loads with the first reply that needs Markdown
     from textual.widgets import Markdown
 
 FLUSH_SECONDS = 1 / 30  # the most often a streaming reply re-renders

@@ -138,6 +138,7 @@ class Bm25:
 
 def build_bm25(texts: Sequence[str]) -> Bm25:
     """The BM25 index of ``texts`` (row ``i`` is text ``i``)."""
+    # lazy: bm25s (scipy) loads when an index is built or read, not at start-up
     import bm25s
 
     n = len(texts)

@@ -43,6 +43,7 @@ QUESTION_FRAME = frozenset(
 
 @lru_cache(maxsize=1)
 def _stemmer() -> Any:
+    # lazy: the stemmer's C extension loads with the first text to stem
     import Stemmer
 
     return Stemmer.Stemmer("english")
