@@ -162,7 +162,7 @@ def make_app(ctx: Any, question: str | None = None, *, stable: bool = True, **kw
 
 
 async def wait_until(
-    pilot: Any, predicate: Callable[[], Any], timeout: float = 120.0, what: str = ""
+    pilot: Any, predicate: Callable[[], Any], timeout: float = 600.0, what: str = ""
 ) -> Any:
     """Pause the pilot until ``predicate()`` is truthy (and return it), or fail clearly."""
     deadline = time.monotonic() + timeout
