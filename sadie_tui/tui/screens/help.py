@@ -76,7 +76,9 @@ def screen_bindings(screen: Screen) -> list[Row]:
 def class_bindings(host: SadieHost, bindings: Iterable[BindingType]) -> list[Row]:
     """Bindings of widgets that only apply when one is focused, with keymap overrides."""
     rows = []
-    for binding in Binding.make_bindings(bindings):
+    for item in bindings:
+        # A BINDINGS entry may be a tuple; make_bindings would also split "up,k" in two.
+        binding = item if isinstance(item, Binding) else Binding(*item)
         keys = host.keymap.get(binding.id or "", binding.key)
         shown = " / ".join(
             host.get_key_display(Binding(k.strip(), binding.action)) for k in keys.split(",")
