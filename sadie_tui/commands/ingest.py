@@ -44,10 +44,16 @@ def summary(report: IngestReport) -> Table:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Then keep the memory (served to other sadies) and re-read what changes, until ctrl+c.",
+)
 @click.pass_obj
-def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
+def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool, watch: bool) -> None:
     """Read notes, journals, transcripts and JSONL records into the memory."""
-    report = run_ingest(ctx.session(hold=True), list(paths), quiet=quiet or as_json)
+    session = ctx.session(hold=True)
+    report = run_ingest(session, list(paths), quiet=quiet or as_json)
     if as_json:
         print_json(report.as_dict())
     else:
@@ -61,5 +67,22 @@ def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -
                 f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}",
                 soft_wrap=True,
             )
+    if watch:
+        keep_current(ctx, session, list(paths))
+        return
     if report.skipped:
         raise SystemExit(int(ExitCode.PARTIAL))
+
+
+def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
+    """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
+    (exit 0; the socket is released when the context closes)."""
+    from ..engine.ingest.watch import watch_notes
+
+    out = console()
+    where = f" ({escape(ctx.sharing)})" if ctx.sharing else ""
+    out.print(f"watching {len(paths)} path{'s' if len(paths) != 1 else ''} (ctrl+c stops){where}")
+    try:
+        watch_notes(session, paths, lambda batch: out.print(escape(batch.line), soft_wrap=True))
+    except KeyboardInterrupt:
+        out.print("stopped watching")
