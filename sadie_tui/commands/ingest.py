@@ -16,7 +16,9 @@ from .output import console, print_json
 from .progress import progress_bar
 
 
-def run_ingest(session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting") -> IngestReport:
+def run_ingest(
+    session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"
+) -> IngestReport:
     if quiet:
         return session.ingest(paths)
     with progress_bar(title) as progress:

@@ -58,7 +58,7 @@ class Memory:
             rebuild_keyword_index(self)
         return report
 
-    def forget(self, paths: Sequence[Path]) -> int:
+    def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take what was read from these files (or folders), now deleted, out of the memory:
         their episodes with chunks, vectors and mentions, and their beliefs and observations;
         the keyword index is rebuilt. Returns how many episodes left."""

@@ -149,7 +149,7 @@ class FakeSession:
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise NotImplementedError
 
-    def forget(self, paths: Sequence[Path]) -> int:
+    def remove_notes(self, paths: Sequence[Path]) -> int:
         raise NotImplementedError
 
     def close(self) -> None:

@@ -169,9 +169,7 @@ def ingest(
     return report
 
 
-def _find_moves(
-    db: Database, new: list[RawEpisode], stored: dict[str, tuple[str, str]]
-) -> int:
+def _find_moves(db: Database, new: list[RawEpisode], stored: dict[str, tuple[str, str]]) -> int:
     """A new note with the text of a stored one whose file is gone is that note renamed or
     moved: it keeps the stored episode's id (its citations still lead to it) and takes the
     new path. Returns how many were found."""

@@ -1,6 +1,6 @@
 """Notes kept current: watch folders with ``watchfiles`` and bring each batch of changes into
 the memory. A new or edited note is re-read (``Session.ingest``: unchanged ones are left
-alone), a deleted one leaves the memory (``Session.forget``), and a renamed one keeps its
+alone), a deleted one leaves the memory (``Session.remove_notes``), and a renamed one keeps its
 episode (the ingest finds its text under the old, missing path: ``pipeline._find_moves``).
 
 What a vault's own folders, dot folders, ``.sadieignore`` and files that are not notes change
@@ -9,11 +9,10 @@ is not looked at. No UI here: a face passes ``on_batch`` to show the one-line su
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from ..errors import SadieError
 from .readers import TEXT_SUFFIXES
@@ -25,6 +24,12 @@ if TYPE_CHECKING:
 NOTE_SUFFIXES = TEXT_SUFFIXES | {".jsonl"}
 #: How long a burst of saves is gathered into one batch (an editor writes a file in steps).
 DEBOUNCE_MS = 300
+
+
+class StopFlag(Protocol):
+    """What ends the watch: a ``threading.Event``, or anything else with ``is_set``."""
+
+    def is_set(self) -> bool: ...
 
 
 @dataclass
@@ -115,7 +120,7 @@ def apply_changes(session: SessionProtocol, paths: Iterable[Path], roots: Sequen
             batch.moved = report.moved
             batch.skipped = [f"{s.name}: {s.reason}" for s in report.skipped]
         if gone:
-            batch.removed = session.forget(gone)
+            batch.removed = session.remove_notes(gone)
     except SadieError as exc:
         batch.error = exc.one_line()
     return batch
@@ -126,7 +131,7 @@ def watch_notes(
     paths: Sequence[Path],
     on_batch: Callable[[Batch], None],
     *,
-    stop: threading.Event | None = None,
+    stop: StopFlag | None = None,
     debounce_ms: int = DEBOUNCE_MS,
 ) -> None:
     """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
