@@ -83,8 +83,13 @@ def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
 
     out = console()
     where = f" ({escape(ctx.sharing)})" if ctx.sharing else ""
-    out.print(f"watching {len(paths)} path{'s' if len(paths) != 1 else ''} (ctrl+c stops){where}")
+    count = f"{len(paths)} path{'s' if len(paths) != 1 else ''}"
     try:
-        watch_notes(session, paths, lambda batch: out.print(escape(batch.line), soft_wrap=True))
+        watch_notes(
+            session,
+            paths,
+            lambda batch: out.print(escape(batch.line), soft_wrap=True),
+            on_ready=lambda: out.print(f"watching {count} (ctrl+c stops){where}"),
+        )
     except KeyboardInterrupt:
         out.print("stopped watching")

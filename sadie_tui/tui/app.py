@@ -483,7 +483,7 @@ class SadieApp(App[None]):
         from textual.worker import get_current_worker
 
         from ..engine.errors import SadieError
-        from ..engine.ingest.watch import Batch, apply_changes, roots_of, watch_notes
+        from ..engine.ingest.watch import Batch, watch_notes
 
         worker = get_current_worker()
         session = self.session
@@ -497,12 +497,11 @@ class SadieApp(App[None]):
             def is_set(self) -> bool:
                 return worker.is_cancelled
 
-        roots = roots_of(self.settings.notes)
+        missing = [str(p) for p in self.settings.notes if not p.exists()]
+        if missing:
+            show(Batch(error=f"no such folder to watch: {', '.join(missing)}"))
         try:
-            first = apply_changes(session, roots, roots)
-            if first.line:
-                show(first)
-            watch_notes(session, roots, show, stop=Stop())
+            watch_notes(session, self.settings.notes, show, stop=Stop())
         except SadieError as exc:
             show(Batch(error=exc.one_line()))
 

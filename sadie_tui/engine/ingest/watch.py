@@ -132,23 +132,32 @@ def watch_notes(
     on_batch: Callable[[Batch], None],
     *,
     stop: StopFlag | None = None,
+    on_ready: Callable[[], None] | None = None,
     debounce_ms: int = DEBOUNCE_MS,
 ) -> None:
     """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
-    batch of changes and passing it to ``on_batch``."""
+    batch of changes and passing it to ``on_batch``. Once the watcher runs, the paths are read
+    once more (what changed before it started is not lost), then ``on_ready`` is called."""
     from watchfiles import watch
 
     roots = roots_of(paths)
     if not roots:
         return
+    started = False
     for changes in watch(
         *roots,
         debounce=debounce_ms,
         step=50,
         stop_event=stop,
         rust_timeout=1000,
-        yield_on_timeout=False,
+        yield_on_timeout=True,  # the first yield says the watcher runs, changes or not
     ):
-        batch = apply_changes(session, (Path(p) for _, p in changes), roots)
-        if batch.line:
+        if not started:
+            started = True
+            changes = {(c, p) for c, p in changes} | {(None, str(root)) for root in roots}
+        batch = apply_changes(session, (Path(p) for _, p in changes), roots) if changes else None
+        if batch is not None and batch.line:
             on_batch(batch)
+        if on_ready is not None:
+            on_ready()
+            on_ready = None
