@@ -99,8 +99,10 @@ def test_only_notes_the_ingest_would_read_are_looked_at(tmp_path: Path) -> None:
         (vault / folder).mkdir(parents=True)
     (vault / ".sadieignore").write_text("private/\n", encoding="utf-8")
     rules: dict[Path, Any] = {}
-    for path in ("Daily/2026-04-01.md", "Daily/gone.md", "Daily", "log.jsonl"):
-        (vault / path).touch() if path != "Daily/gone.md" and "." in path else None
+    (vault / "Daily" / "2026-04-01.md").touch()
+    (vault / "log.jsonl").touch()
+    # A note, a folder, records, and a path already gone (a deleted note or folder).
+    for path in ("Daily/2026-04-01.md", "Daily", "log.jsonl", "Daily/gone.md"):
         assert is_watched(vault / path, [vault], rules), path
     left_out = [
         ".obsidian/workspace.json",
