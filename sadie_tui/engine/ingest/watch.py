@@ -152,10 +152,11 @@ def watch_notes(
         rust_timeout=1000,
         yield_on_timeout=True,  # the first yield says the watcher runs, changes or not
     ):
+        changed = {Path(p) for _, p in changes}
         if not started:
             started = True
-            changes = {(c, p) for c, p in changes} | {(None, str(root)) for root in roots}
-        batch = apply_changes(session, (Path(p) for _, p in changes), roots) if changes else None
+            changed.update(roots)
+        batch = apply_changes(session, changed, roots) if changed else None
         if batch is not None and batch.line:
             on_batch(batch)
         if on_ready is not None:
