@@ -217,3 +217,12 @@ def test_sadie_ingest_watch_keeps_a_second_sadie_current(watcher, tmp_home: Path
     assert "re-read 1 note" in out and "renamed 1" in out and "removed 1" in out
     assert "Traceback" not in err
     assert not (tmp_home / "sadie.sock").exists()
+
+
+def test_sigterm_ends_the_watch_like_any_command(watcher, tmp_home: Path) -> None:
+    proc, _ = watcher
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM
+    assert "stopped by SIGTERM" in err and "Traceback" not in err
+    assert not (tmp_home / "sadie.sock").exists()

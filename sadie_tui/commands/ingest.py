@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from .. import signals
 from ..engine.errors import ExitCode
 from ..engine.ingest.pipeline import IngestReport
 from .context import Context
@@ -84,6 +86,15 @@ def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
     out = console()
     where = f" ({escape(ctx.sharing)})" if ctx.sharing else ""
     count = f"{len(paths)} path{'s' if len(paths) != 1 else ''}"
+    # watchfiles turns any signal its handler raises for into KeyboardInterrupt: remember
+    # which one came, so SIGTERM and SIGHUP still end the way they do everywhere (128 + n).
+    came: list[int] = []
+
+    def record(signum: int, frame: Any) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, record) for sig in signals.signals()}
     try:
         watch_notes(
             session,
@@ -93,3 +104,8 @@ def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
         )
     except KeyboardInterrupt:
         out.print("stopped watching")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if came:
+        raise signals.Terminated(came[0])

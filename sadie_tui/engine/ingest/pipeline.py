@@ -175,7 +175,14 @@ def _find_moves(db: Database, new: list[RawEpisode], stored: dict[str, tuple[str
     new path. Returns how many were found."""
     if not new:
         return 0
-    gone = [key for key in stored if not Path(key.split("#", 1)[0]).exists()]
+    files: dict[str, bool] = {}  # a JSONL file's lines share one look at the disk
+    gone = []
+    for key in stored:
+        file = key.split("#", 1)[0]
+        if file not in files:
+            files[file] = Path(file).is_absolute() and not Path(file).exists()
+        if files[file]:
+            gone.append(key)
     digests = episode_store.text_digests(db, gone)
     moved = 0
     for ep in new:
