@@ -42,10 +42,14 @@ class Settings:
     citation_pass_timeout: float = 300.0
     think: str = "auto"  # auto (the model's default) | on | off: Ollama's think option
     keep_alive: str = "30m"  # how long Ollama keeps the model loaded after a reply
-    num_ctx: int = 8192  # the smallest context asked for; grown (and kept) when a briefing needs more
+    num_ctx: int = (
+        8192  # the smallest context asked for; grown (and kept) when a briefing needs more
+    )
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
+    # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
+    notes: list[Path] = field(default_factory=list)
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -137,6 +141,13 @@ def _host(value: Any) -> str:
     return normalise_host(_text(value))
 
 
+def _paths(value: Any) -> list[Path]:
+    """A list of paths (``~`` expanded), once each; an empty list watches nothing."""
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ValueError('must be a list of paths, such as ["~/vault"]')
+    return list(dict.fromkeys(Path(v.strip()).expanduser() for v in value))
+
+
 # Every field the file may set, and how it is checked.
 FIELDS: dict[str, Callable[[Any], Any]] = {
     "model": _text,
@@ -155,6 +166,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "num_ctx": _count(2048, 131072),
     "reply_max_chars": _count(200, 10_000_000),
     "open_last": _flag,
+    "notes": _paths,
 }
 ENVIRONMENT = {
     "SADIE_MODEL": "model",

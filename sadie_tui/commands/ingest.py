@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -9,6 +10,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from .. import signals
 from ..engine.errors import ExitCode
 from ..engine.ingest.pipeline import IngestReport
 from .context import Context
@@ -16,7 +18,9 @@ from .output import console, print_json
 from .progress import progress_bar
 
 
-def run_ingest(session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting") -> IngestReport:
+def run_ingest(
+    session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"
+) -> IngestReport:
     if quiet:
         return session.ingest(paths)
     with progress_bar(title) as progress:
@@ -44,10 +48,16 @@ def summary(report: IngestReport) -> Table:
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--watch",
+    is_flag=True,
+    help="Then keep the memory (served to other sadies) and re-read what changes, until ctrl+c.",
+)
 @click.pass_obj
-def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
+def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool, watch: bool) -> None:
     """Read notes, journals, transcripts and JSONL records into the memory."""
-    report = run_ingest(ctx.session(hold=True), list(paths), quiet=quiet or as_json)
+    session = ctx.session(hold=True)
+    report = run_ingest(session, list(paths), quiet=quiet or as_json)
     if as_json:
         print_json(report.as_dict())
     else:
@@ -61,5 +71,41 @@ def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -
                 f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}",
                 soft_wrap=True,
             )
+    if watch:
+        keep_current(ctx, session, list(paths))
+        return
     if report.skipped:
         raise SystemExit(int(ExitCode.PARTIAL))
+
+
+def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
+    """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
+    (exit 0; the socket is released when the context closes)."""
+    from ..engine.ingest.watch import watch_notes
+
+    out = console()
+    where = f" ({escape(ctx.sharing)})" if ctx.sharing else ""
+    count = f"{len(paths)} path{'s' if len(paths) != 1 else ''}"
+    # watchfiles turns any signal its handler raises for into KeyboardInterrupt: remember
+    # which one came, so SIGTERM and SIGHUP still end the way they do everywhere (128 + n).
+    came: list[int] = []
+
+    def record(signum: int, frame: Any) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, record) for sig in signals.signals()}
+    try:
+        watch_notes(
+            session,
+            paths,
+            lambda batch: out.print(escape(batch.line), soft_wrap=True),
+            on_ready=lambda: out.print(f"watching {count} (ctrl+c stops){where}"),
+        )
+    except KeyboardInterrupt:
+        out.print("stopped watching")
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if came:
+        raise signals.Terminated(came[0])

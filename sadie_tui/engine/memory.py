@@ -58,6 +58,22 @@ class Memory:
             rebuild_keyword_index(self)
         return report
 
+    def remove_notes(self, paths: Sequence[Path]) -> int:
+        """Take what was read from these files (or folders), now deleted, out of the memory:
+        their episodes with chunks, vectors and mentions, and their beliefs and observations;
+        the keyword index is rebuilt. Returns how many episodes left."""
+        keys = [str(Path(p).expanduser().resolve()) for p in paths]
+        ids = episodes.episodes_under(self.db, keys)
+        episodes.delete_episodes(self.db, ids)
+        with self.db.transaction():
+            for key in keys:
+                derived.delete_beliefs_of(self.db, key)
+                derived.delete_observations_of(self.db, key)
+        if ids:
+            episodes.rebuild_edges(self.db)
+            rebuild_keyword_index(self)
+        return len(ids)
+
     def is_empty(self) -> bool:
         return episodes.count_chunks(self.db) == 0
 

@@ -131,6 +131,7 @@ class SessionProtocol(Protocol):
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport: ...
+    def remove_notes(self, paths: Sequence[Path]) -> int: ...
     def close(self) -> None: ...
 
 
@@ -333,6 +334,11 @@ class Session:
 
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         return self.memory.ingest(paths, progress)
+
+    def remove_notes(self, paths: Sequence[Path]) -> int:
+        """Take deleted files (or folders) out of the memory; how many episodes left. A
+        citation to one of them still opens, as a note that was removed."""
+        return self.memory.remove_notes(paths)
 
     def close(self) -> None:
         self.memory.close()

@@ -382,5 +382,9 @@ class RemoteSession:
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise self._refuse("ingest")
 
+    def remove_notes(self, paths: Sequence[Path]) -> int:
+        """Refused like ``ingest``: the holder keeps its own folders current."""
+        raise self._refuse("removing notes")
+
     def close(self) -> None:
         self._client.close()

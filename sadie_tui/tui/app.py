@@ -473,6 +473,37 @@ class SadieApp(App[None]):
         self._check_model()
         self.set_interval(self.PROBE_SECONDS, lambda: self._check_model(fresh=True))
         self._ask_personas()
+        if self.settings.notes and not self.via:  # a client's holder keeps the notes current
+            self._watch_notes()
+
+    @work(thread=True, exclusive=True, group="notes", exit_on_error=False)
+    def _watch_notes(self) -> None:
+        """Keep the configured notes folders current while the app holds the memory: what
+        changed while it was closed first, then each batch of changes, one quiet notice each."""
+        from textual.worker import get_current_worker
+
+        from ..engine.errors import SadieError
+        from ..engine.ingest.watch import Batch, watch_notes
+
+        worker = get_current_worker()
+        session = self.session
+        assert session is not None
+
+        def show(batch: Batch) -> None:
+            if not worker.is_cancelled:
+                self.call_from_thread(self.notify, batch.line, title="Notes", timeout=4)
+
+        class Stop:  # watchfiles polls it: the worker is cancelled when the app exits
+            def is_set(self) -> bool:
+                return worker.is_cancelled
+
+        missing = [str(p) for p in self.settings.notes if not p.exists()]
+        if missing:
+            show(Batch(error=f"no such folder to watch: {', '.join(missing)}"))
+        try:
+            watch_notes(session, self.settings.notes, show, stop=Stop())
+        except SadieError as exc:
+            show(Batch(error=exc.one_line()))
 
     def on_memory_failed(self, message: MemoryFailed) -> None:
         error = message.error

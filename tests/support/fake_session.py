@@ -149,6 +149,9 @@ class FakeSession:
     def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
         raise NotImplementedError
 
+    def remove_notes(self, paths: Sequence[Path]) -> int:
+        raise NotImplementedError
+
     def close(self) -> None:
         pass
 

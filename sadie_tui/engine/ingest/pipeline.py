@@ -8,6 +8,7 @@ the store's (``store.episodes``, ``store.derived``); this module decides what to
 
 from __future__ import annotations
 
+import hashlib
 import json
 import time
 from collections.abc import Callable, Sequence
@@ -46,6 +47,8 @@ class IngestReport:
     derived: dict[str, int] = field(default_factory=dict)
     elapsed: float = 0.0
     files: int = 0
+    #: Of ``updated``: notes found under a new path (renamed or moved), their episode kept.
+    moved: int = 0
 
     @property
     def changed(self) -> bool:
@@ -63,6 +66,7 @@ class IngestReport:
             "derived": self.derived,
             "elapsed": round(self.elapsed, 3),
             "files": self.files,
+            "moved": self.moved,
         }
 
 
@@ -114,24 +118,28 @@ def ingest(
     # Derived records first: wiki titles and kinds seed the entity extractor.
     _store_derived(db, result.derived, embedder, report)
 
-    existing = episode_store.content_hashes(db)
+    stored = episode_store.stored_episodes(db)
     todo: list[RawEpisode] = []
     seen_keys: set[str] = set()
     for ep in result.episodes:
         if ep.source_key in seen_keys:
             continue
         seen_keys.add(ep.source_key)
-        old = existing.get(ep.source_key)
-        if old == ep.content_hash:
+        old = stored.get(ep.source_key)
+        if old is not None and old[1] == ep.content_hash:
             report.unchanged += 1
             continue
         todo.append(ep)
         if old is None:
             report.added += 1
         else:
+            ep.stored_id = old[0]  # replaced under the id it has (a renamed note's is kept)
             report.updated += 1
+    report.moved = _find_moves(db, [ep for ep in todo if ep.source_key not in stored], stored)
+    report.added -= report.moved
+    report.updated += report.moved
 
-    replaced = [ep.id for ep in todo if ep.source_key in existing]
+    replaced = [ep.id for ep in todo if ep.stored_id]
     pieces: list[tuple[str, int, str]] = []
     for ep in todo:
         for ordinal, text in enumerate(chunk_text(ep.text)):
@@ -159,6 +167,30 @@ def ingest(
     report.elapsed = time.perf_counter() - started
     notify("done", 1, 1)
     return report
+
+
+def _find_moves(db: Database, new: list[RawEpisode], stored: dict[str, tuple[str, str]]) -> int:
+    """A new note with the text of a stored one whose file is gone is that note renamed or
+    moved: it keeps the stored episode's id (its citations still lead to it) and takes the
+    new path. Returns how many were found."""
+    if not new:
+        return 0
+    files: dict[str, bool] = {}  # a JSONL file's lines share one look at the disk
+    gone = []
+    for key in stored:
+        file = key.split("#", 1)[0]
+        if file not in files:
+            files[file] = Path(file).is_absolute() and not Path(file).exists()
+        if files[file]:
+            gone.append(key)
+    digests = episode_store.text_digests(db, gone)
+    moved = 0
+    for ep in new:
+        found = digests.pop(hashlib.md5(ep.text.encode()).hexdigest(), None)
+        if found is not None:
+            ep.stored_id = found[0]
+            moved += 1
+    return moved
 
 
 def _store_episodes(

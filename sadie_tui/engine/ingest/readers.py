@@ -92,10 +92,12 @@ class RawEpisode:
     links: list[str] = field(default_factory=list)  # pages it links to, as written
     embeds: list[str] = field(default_factory=list)  # images and files it embeds
     properties: dict[str, str] = field(default_factory=dict)  # Logseq page properties
+    #: The id it is stored under when that is not its source key's (a renamed note's).
+    stored_id: str = ""
 
     @property
     def id(self) -> str:
-        return episode_id(self.source_key)
+        return self.stored_id or episode_id(self.source_key)
 
     @property
     def page(self) -> str:

@@ -50,6 +50,39 @@ def content_hashes(db: Database) -> dict[str, str]:
     return dict(db.fetchall("SELECT source_key, content_hash FROM episodes"))
 
 
+def stored_episodes(db: Database) -> dict[str, tuple[str, str]]:
+    """source_key → (episode id, content hash) of every stored episode."""
+    rows = db.fetchall("SELECT source_key, CAST(id AS VARCHAR), content_hash FROM episodes")
+    return {key: (eid, digest) for key, eid, digest in rows}
+
+
+def text_digests(db: Database, source_keys: list[str]) -> dict[str, tuple[str, str]]:
+    """md5 of the text → (episode id, source_key) for the episodes of these source keys: how a
+    renamed note finds the episode it was."""
+    if not source_keys:
+        return {}
+    rows = db.fetchall(
+        "SELECT md5(text), CAST(id AS VARCHAR), source_key FROM episodes"
+        " WHERE source_key IN (SELECT unnest(?::VARCHAR[]))",
+        [source_keys],
+    )
+    return {digest: (eid, key) for digest, eid, key in rows}
+
+
+def episodes_under(db: Database, paths: list[str]) -> list[str]:
+    """Ids of the episodes read from these paths: the file itself, its JSONL lines
+    (``path#n``) and, for a folder, everything under it."""
+    if not paths:
+        return []
+    rows = db.fetchall(
+        "SELECT CAST(e.id AS VARCHAR) FROM episodes e, (SELECT unnest(?::VARCHAR[]) AS p) g"
+        " WHERE e.source_key = g.p OR starts_with(e.source_key, g.p || '#')"
+        " OR starts_with(e.source_key, g.p || '/')",
+        [paths],
+    )
+    return sorted({row[0] for row in rows})
+
+
 def count_episodes(db: Database) -> int:
     row = db.fetchone("SELECT count(*) FROM episodes")
     return int(row[0]) if row else 0

@@ -19,6 +19,9 @@ from ...engine.events import CitationView
 from ..host import from_thread
 from ..widgets.citations import LABEL_HELP
 
+#: What a citation to a removed note opens to (its file was deleted since it was cited).
+REMOVED = "This note was removed from the memory: its file was deleted after it was cited."
+
 if TYPE_CHECKING:
     from ...engine.session import Episode
 
@@ -66,6 +69,7 @@ class EpisodeScreen(ModalScreen[None]):
     """
 
     def __init__(self, session: Any, citation: CitationView) -> None:
+        """Open ``citation``'s note; one that was removed says so, with the quote kept."""
         super().__init__()
         self.session = session
         self.citation = citation
@@ -100,7 +104,11 @@ class EpisodeScreen(ModalScreen[None]):
         scroller = self.query_one("#episode-text", VerticalScroll)
         await scroller.remove_children()
         if episode is None:
-            await scroller.mount(Static(Text("This episode is no longer in the memory.")))
+            # Its file was deleted (or the memory rebuilt): the citation still shows what it quoted.
+            gone = [Static(Text(REMOVED, style="italic"), id="episode-removed")]
+            if self.citation.quote:
+                gone.append(Static(Text(f"“{safe(self.citation.quote)}”", style="dim")))
+            await scroller.mount_all(gone)
             return
         kind, body = safe(episode.kind), safe(episode.text)
         self.query_one("#episode-box").border_title = Text(kind)  # from a note: text

@@ -1,0 +1,164 @@
+"""Notes kept current: watch folders with ``watchfiles`` and bring each batch of changes into
+the memory. A new or edited note is re-read (``Session.ingest``: unchanged ones are left
+alone), a deleted one leaves the memory (``Session.remove_notes``), and a renamed one keeps its
+episode (the ingest finds its text under the old, missing path: ``pipeline._find_moves``).
+
+What a vault's own folders, dot folders, ``.sadieignore`` and files that are not notes change
+is not looked at. No UI here: a face passes ``on_batch`` to show the one-line summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
+
+from ..errors import SadieError
+from .readers import TEXT_SUFFIXES
+from .vault import FolderRules, rules_for
+
+if TYPE_CHECKING:
+    from ..session import SessionProtocol
+
+NOTE_SUFFIXES = TEXT_SUFFIXES | {".jsonl"}
+#: How long a burst of saves is gathered into one batch (an editor writes a file in steps).
+DEBOUNCE_MS = 300
+
+
+class StopFlag(Protocol):
+    """What ends the watch: a ``threading.Event``, or anything else with ``is_set``."""
+
+    def is_set(self) -> bool: ...
+
+
+@dataclass
+class Batch:
+    """What one batch of changes did to the memory."""
+
+    read: int = 0  # notes added or edited
+    moved: int = 0  # notes found under a new name, their episode kept
+    removed: int = 0  # episodes of deleted files
+    skipped: list[str] = field(default_factory=list)  # "name: reason"
+    error: str = ""  # the batch failed: one line why
+
+    @property
+    def line(self) -> str:
+        """One quiet line ("re-read 2 notes, removed 1"), empty when nothing changed."""
+        parts = []
+        if self.read:
+            parts.append(f"re-read {self.read} note{'s' if self.read != 1 else ''}")
+        if self.moved:
+            parts.append(f"renamed {self.moved}")
+        if self.removed:
+            parts.append(f"removed {self.removed}")
+        if self.skipped:
+            parts.append(f"skipped {'; '.join(self.skipped)}")
+        if self.error:
+            parts.append(f"failed: {self.error}")
+        return ", ".join(parts)
+
+
+def roots_of(paths: Iterable[Path]) -> list[Path]:
+    """The watched paths as absolute, resolved paths, once each, those that exist."""
+    found: dict[Path, None] = {}
+    for path in paths:
+        real = Path(path).expanduser().resolve()
+        if real.exists():
+            found[real] = None
+    return list(found)
+
+
+def _root_for(path: Path, roots: Sequence[Path]) -> Path | None:
+    for root in roots:
+        if path == root or root in path.parents:
+            return root
+    return None
+
+
+def is_watched(path: Path, roots: Sequence[Path], rules: dict[Path, FolderRules]) -> bool:
+    """Whether a change at ``path`` concerns a note the memory reads: under a root, not in a
+    dot folder or a folder the vault's rules leave out, not matched by ``.sadieignore``. A
+    path that still exists must be a folder or a note file; a gone one may have been either."""
+    root = _root_for(path, roots)
+    if root is None:
+        return False
+    if path == root:
+        return True
+    if root.is_file():
+        return False
+    rel = path.relative_to(root)
+    if any(part.startswith(".") for part in rel.parts):
+        return False
+    folder_rules = rules.get(root)
+    if folder_rules is None:
+        folder_rules = rules[root] = rules_for(root)
+    folder = root
+    for part in rel.parts[:-1]:
+        folder = folder / part
+        if folder_rules.folder_reason(folder) is not None:
+            return False
+    if path.is_dir():
+        return folder_rules.folder_reason(path) is None
+    if folder_rules.file_reason(path) is not None:
+        return False
+    return not path.exists() or path.suffix.lower() in NOTE_SUFFIXES
+
+
+def apply_changes(session: SessionProtocol, paths: Iterable[Path], roots: Sequence[Path]) -> Batch:
+    """Bring the changes at ``paths`` into the memory: those that exist are read again
+    (first, so a renamed note meets its old episode), those gone are forgotten."""
+    rules: dict[Path, FolderRules] = {}
+    changed = sorted({Path(p) for p in paths if is_watched(Path(p), roots, rules)})
+    present = [p for p in changed if p.exists()]
+    gone = [p for p in changed if not p.exists()]
+    batch = Batch()
+    try:
+        if present:
+            report = session.ingest(present)
+            batch.read = report.added + report.updated - report.moved
+            batch.moved = report.moved
+            batch.skipped = [f"{s.name}: {s.reason}" for s in report.skipped]
+        if gone:
+            batch.removed = session.remove_notes(gone)
+    except SadieError as exc:
+        batch.error = exc.one_line()
+    return batch
+
+
+def watch_notes(
+    session: SessionProtocol,
+    paths: Sequence[Path],
+    on_batch: Callable[[Batch], None],
+    *,
+    stop: StopFlag | None = None,
+    on_ready: Callable[[], None] | None = None,
+    debounce_ms: int = DEBOUNCE_MS,
+) -> None:
+    """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
+    batch of changes and passing it to ``on_batch``. Once the watcher runs, the paths are read
+    once more (what changed before it started is not lost), then ``on_ready`` is called."""
+    from watchfiles import watch
+
+    roots = roots_of(paths)
+    if not roots:
+        return
+    started = False
+    for changes in watch(
+        *roots,
+        debounce=debounce_ms,
+        step=50,
+        stop_event=stop,
+        rust_timeout=1000,
+        yield_on_timeout=True,  # the first yield says the watcher runs, changes or not
+    ):
+        changed = {Path(p) for _, p in changes}
+        if not started:
+            started = True
+            changed.update(roots)
+        batch = apply_changes(session, changed, roots) if changed else None
+        if batch is not None and batch.line:
+            on_batch(batch)
+        if on_ready is not None:
+            on_ready()
+            on_ready = None
