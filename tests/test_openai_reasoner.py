@@ -202,10 +202,28 @@ def test_a_wrong_key_names_the_variable_never_the_key():
     assert err.fix == "set MY_LLM_KEY to a key it accepts" and "wrong" not in err.one_line()
 
 
+def test_no_key_where_one_is_wanted_says_which_variable():
+    with FakeOpenAI(key="right") as srv:
+        err = failure(reasoner(srv, key_env="MY_LLM_KEY"))
+        assert srv.authorizations[-1] == "Bearer sadie-no-key"  # the client insists on one
+    assert (
+        err.one_line() == f"the model server at {srv.url} wants an API key (401) (set MY_LLM_KEY)"
+    )
+
+
+def test_a_connection_dropped_mid_reply_is_a_stream_error(srv):
+    srv.queue(Reply(content=["a", "b", "c"], stall_after=2, stall_seconds=0))
+    err = failure(reasoner(srv))
+    assert isinstance(err, ModelStreamError)
+    assert err.message.startswith("the connection to the model server broke mid-reply")
+
+
 def test_a_wrong_path_says_where_the_api_usually_is(srv):
     r = OpenAIReasoner(srv.url.removesuffix("/v1") + "/api", MODEL)
     err = failure(r)
     assert "has no chat completions endpoint (404)" in err.message and "/v1" in (err.fix or "")
+    listing = asyncio.run(model_status(r.base_url, MODEL))
+    assert listing == (False, f"{r.base_url} does not list its models (404)", err.fix)
 
 
 def test_a_server_error_status_is_one_line(srv):
@@ -310,12 +328,18 @@ def test_list_models_and_status():
         names = [m.name for m in asyncio.run(list_models(srv.url, "k"))]
         ok = asyncio.run(model_status(srv.url, MODEL, "k"))
         missing = asyncio.run(model_status(srv.url, "gpt-9", "k"))
-        refused = asyncio.run(model_status(srv.url, MODEL, None, key_env="LLM_KEY"))
+        refused = asyncio.run(model_status(srv.url, MODEL, "wrong", key_env="LLM_KEY"))
+        keyless = asyncio.run(model_status(srv.url, MODEL, None, key_env="LLM_KEY"))
         assert ("GET", "/v1/models") in srv.hits
     assert names == ["a-model.gguf", "qwen3:1.7b"]
     assert ok == (True, f"{MODEL} at {srv.url}", None)
     assert missing[0] is False and "it serves a-model.gguf, qwen3:1.7b" in missing[1]
     assert refused[0] is False and refused[2] == "set LLM_KEY to a key it accepts"
+    assert keyless == (
+        False,
+        f"the model server at {srv.url} wants an API key (401)",
+        "set LLM_KEY",
+    )
     away = asyncio.run(model_status("http://127.0.0.1:9/v1", MODEL))
     assert away[0] is False and away[1].startswith("the model server is not reachable")
 

@@ -237,7 +237,7 @@ def test_doctor_names_a_model_the_endpoint_does_not_serve(tmp_home, monkeypatch)
     )
 
 
-def test_doctor_with_the_endpoint_away_warns_and_a_refused_key_fails(tmp_home, monkeypatch):
+def test_doctor_with_the_endpoint_away_warns_and_a_missing_key_fails(tmp_home, monkeypatch):
     monkeypatch.setenv("SADIE_REASONER", "openai")
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
     away = _checks(_doctor("--json"))
@@ -252,4 +252,5 @@ def test_doctor_with_the_endpoint_away_warns_and_a_refused_key_fails(tmp_home, m
         refused = _doctor("--json")
     assert refused.exit_code == 1
     check = _checks(refused)["openai endpoint"]
-    assert check["status"] == "fail" and check["fix"] == "set OPENAI_API_KEY to a key it accepts"
+    assert check["status"] == "fail" and check["fix"] == "set OPENAI_API_KEY"
+    assert check["detail"] == f"the model server at {srv.url} wants an API key (401)"

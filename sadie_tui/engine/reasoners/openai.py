@@ -93,7 +93,12 @@ def _refuses(exc: BaseException, pattern: re.Pattern[str]) -> bool:
 
 
 def translate(
-    exc: BaseException, url: str, model: str, key_env: str = "OPENAI_API_KEY"
+    exc: BaseException,
+    url: str,
+    model: str,
+    key_env: str = "OPENAI_API_KEY",
+    *,
+    keyed: bool = True,
 ) -> ModelError:
     """Client and transport failures as the one-line errors Ollama's have (by status code)."""
     import openai
@@ -112,6 +117,11 @@ def translate(
             fix="start it, for example `llama-server -m MODEL.gguf`, or set OPENAI_BASE_URL",
         )
     if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
+        if not keyed:
+            return ModelError(
+                f"the model server at {url} wants an API key ({exc.status_code})",
+                fix=f"set {key_env}",
+            )
         return ModelError(
             f"the model server at {url} refused the API key ({exc.status_code})",
             fix=f"set {key_env} to a key it accepts",
@@ -270,7 +280,7 @@ class OpenAIReasoner:
 
     # -- requests ----------------------------------------------------------------------------
     def _translate(self, exc: BaseException) -> ModelError:
-        return translate(exc, self.base_url, self.model, self.key_env)
+        return translate(exc, self.base_url, self.model, self.key_env, keyed=bool(self.api_key))
 
     async def _chunks(
         self, client: Any, reading: _Reading, request: dict[str, Any]
@@ -471,7 +481,12 @@ async def list_models(
     try:
         page = await client.models.list()
     except (Exception, ConnectionError) as exc:
-        raise translate(exc, base_url, "", key_env) from exc
+        if getattr(exc, "status_code", None) == 404:
+            raise ModelError(
+                f"{base_url} does not list its models (404)",
+                fix="check OPENAI_BASE_URL; it usually ends in /v1",
+            ) from exc
+        raise translate(exc, base_url, "", key_env, keyed=bool(api_key)) from exc
     finally:
         await _close(client)
     names = {str(m.id) for m in page.data if getattr(m, "id", None)}
