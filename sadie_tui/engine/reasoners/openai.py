@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ..errors import ModelError, ModelMissing, ModelStreamError, ModelTimeout, ModelUnreachable
+from ..errors import ModelError, ModelTimeout
 from .base import Piece
 from .ollama import ModelInfo, _tls, _tracing
+from .openai_errors import REJECTED, USAGE_REJECTED, refuses, translate
 from .rates import CHARS_PER_TOKEN, Budget, Rates
 
 if TYPE_CHECKING:
@@ -37,8 +38,6 @@ MODES = ("json_schema", "json_object", "plain")
 RECHECK = 7 * 86400.0
 # What the client sends when no key is set: local servers want none, and the client wants one.
 NO_KEY = "sadie-no-key"
-REJECTED = re.compile(r"response.?format|json.?schema|json.?object|not supported|unsupported")
-USAGE_REJECTED = re.compile(r"stream.?options|include.?usage")
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 
 
@@ -70,81 +69,6 @@ async def _end(chunks: Any, client: Any) -> None:
     except Exception:  # noqa: BLE001 - the reply's own failure is the one to report
         pass
     await _close(client)
-
-
-def _said(exc: Any) -> str:
-    """What the server said, on one line (its error message, else the body)."""
-    body = getattr(exc, "body", None)
-    text = getattr(exc, "message", "") or str(exc)
-    if isinstance(body, dict) and isinstance(body.get("message"), str):
-        text = body["message"]
-    return " ".join(text.split())[:300]
-
-
-def _refuses(exc: BaseException, pattern: re.Pattern[str]) -> bool:
-    """A status error whose message names what ``pattern`` matches (how a server says it does
-    not take an option: 400, FastAPI's 422, or a 500 from a strict template)."""
-    import openai
-
-    if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500, 501):
-        return False
-    body = json.dumps(exc.body) if exc.body is not None else ""
-    return bool(pattern.search(f"{exc.message} {body}".lower()))
-
-
-def translate(
-    exc: BaseException,
-    url: str,
-    model: str,
-    key_env: str = "OPENAI_API_KEY",
-    *,
-    keyed: bool = True,
-) -> ModelError:
-    """Client and transport failures as the one-line errors Ollama's have (by status code)."""
-    import openai
-
-    if isinstance(exc, ModelError):
-        return exc
-    if isinstance(exc, openai.APITimeoutError | httpx.TimeoutException):
-        kind = "connect" if isinstance(exc.__cause__ or exc, httpx.ConnectTimeout) else "reply"
-        return ModelTimeout(
-            f"the model server at {url} timed out ({kind})",
-            fix="the model may be loading or stuck; try again, or raise read_timeout in config",
-        )
-    if isinstance(exc, openai.APIConnectionError | httpx.ConnectError | ConnectionError):
-        return ModelUnreachable(
-            f"the model server is not reachable at {url}",
-            fix="start it, for example `llama-server -m MODEL.gguf`, or set OPENAI_BASE_URL",
-        )
-    if isinstance(exc, openai.AuthenticationError | openai.PermissionDeniedError):
-        if not keyed:
-            return ModelError(
-                f"the model server at {url} wants an API key ({exc.status_code})",
-                fix=f"set {key_env}",
-            )
-        return ModelError(
-            f"the model server at {url} refused the API key ({exc.status_code})",
-            fix=f"set {key_env} to a key it accepts",
-        )
-    if isinstance(exc, openai.NotFoundError):
-        if "model" in _said(exc).lower():
-            return ModelMissing(
-                f"the model {model} is not served at {url}",
-                fix="set SADIE_MODEL to one it serves; `sadie doctor` lists them",
-            )
-        return ModelError(
-            f"{url} has no chat completions endpoint (404)",
-            fix="check OPENAI_BASE_URL; it usually ends in /v1",
-        )
-    if isinstance(exc, openai.APIStatusError):
-        return ModelError(f"the model server answered {exc.status_code}: {_said(exc)}")
-    if isinstance(exc, openai.APIError):  # an error event in the middle of the stream
-        return ModelStreamError(f"the model stopped with an error mid-reply: {_said(exc)}")
-    if isinstance(exc, httpx.HTTPError):
-        return ModelStreamError(
-            f"the connection to the model server broke mid-reply ({type(exc).__name__})"
-        )
-    return ModelError(f"unexpected model failure: {type(exc).__name__}: {exc}")
 
 
 def _reasoning(delta: Any) -> str:
@@ -293,7 +217,7 @@ class OpenAIReasoner:
         try:
             stream = await client.chat.completions.create(**request)
         except Exception as exc:
-            if not (usage and _refuses(exc, USAGE_REJECTED)):
+            if not (usage and refuses(exc, USAGE_REJECTED)):
                 raise
             self._remember(usage=False)
             request = {k: v for k, v in request.items() if k != "stream_options"}
@@ -409,7 +333,7 @@ class OpenAIReasoner:
             except ModelError:
                 raise
             except (Exception, ConnectionError) as exc:
-                if mode != "plain" and _refuses(exc, REJECTED):
+                if mode != "plain" and refuses(exc, REJECTED):
                     continue  # this server does not take that format: the next one
                 raise self._translate(exc) from exc
             if mode != self.rates.feature(self._key).get("structured"):
