@@ -33,6 +33,7 @@ COMMANDS: dict[str, str] = {
     "policies": "sadie_tui.commands.policies:command",
     "personas": "sadie_tui.commands.personas:command",
     "serve": "sadie_tui.commands.serve:command",
+    "mcp": "sadie_tui.commands.mcp:command",
 }
 
 

@@ -1,9 +1,11 @@
 """Settings: ``config.toml`` in the config folder, then environment variables, parsed and
 validated here and nowhere else.
 
-Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_REASONER``
-(``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``). A value of the wrong type or out
-of range is a ``ConfigError`` naming the file and the field, never silently ignored.
+Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_REASONER``,
+``OPENAI_BASE_URL`` (``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``). A value of the
+wrong type or out of range is a ``ConfigError`` naming the file and the field, never silently
+ignored. An API key is never kept in the file: it is read from the environment when a reasoner
+is made (``Settings.openai_key``), and a key written into the file is refused.
 """
 
 from __future__ import annotations
@@ -22,7 +24,10 @@ from .paths import config_dir
 
 DEFAULT_MODEL = "qwen3:1.7b"
 DEFAULT_HOST = "http://127.0.0.1:11434"
-REASONERS = ("auto", "ollama", "offline")
+REASONERS = ("auto", "ollama", "openai", "offline")
+# Where the openai client sends requests when no base URL is given (its own default).
+OPENAI_URL = "https://api.openai.com/v1"
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
 THINK = ("auto", "on", "off")
 
 
@@ -33,7 +38,11 @@ class Settings:
     ask_persona: str = "analyst"
     chat_persona: str = "friend"
     theme: str = "sadie-dark"
-    reasoner: str = "auto"  # auto (Ollama when it answers, else offline) | ollama | offline
+    # auto (Ollama when it answers, else offline) | ollama | openai (any OpenAI-compatible
+    # server: llama.cpp, LM Studio, vLLM, a hosted endpoint) | offline
+    reasoner: str = "auto"
+    openai_base_url: str = ""  # "" is the openai client's own default (OPENAI_URL)
+    openai_api_key_env: str = OPENAI_KEY_ENV  # the variable holding the key (never the file)
     connect_timeout: float = 3.0
     read_timeout: float = 120.0  # the longest stall between two pieces of a reply
     first_token_timeout: float = 900.0  # reading a long briefing on a CPU takes minutes
@@ -50,8 +59,19 @@ class Settings:
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
     # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
     notes: list[Path] = field(default_factory=list)
+    mcp_write: bool = False  # `sadie mcp` may add notes (add_note); read-only otherwise
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
+
+    @property
+    def openai_url(self) -> str:
+        """The OpenAI-compatible endpoint: ``openai_base_url``, else the client's default."""
+        return self.openai_base_url or OPENAI_URL
+
+    def openai_key(self) -> str | None:
+        """The API key, read now from the variable ``openai_api_key_env`` names (None when it
+        is unset or empty: a local server needs none)."""
+        return os.environ.get(self.openai_api_key_env, "").strip() or None
 
 
 def config_file() -> Path:
@@ -146,6 +166,36 @@ def _paths(value: Any) -> list[Path]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError('must be a list of paths, such as ["~/vault"]')
     return list(dict.fromkeys(Path(v.strip()).expanduser() for v in value))
+def normalise_base_url(url: str) -> str:
+    """An OpenAI-compatible base URL, without a trailing slash; one with no path gets ``/v1``
+    (where llama.cpp, LM Studio, vLLM and Ollama all serve the API). A malformed one is a
+    ``ConfigError``."""
+    url = url.strip().rstrip("/")
+    scheme, sep, rest = url.partition("://")
+    netloc, _, path = rest.partition("/")
+    m = _PORT.match(netloc)
+    port = m.group("port") if m else None
+    if (
+        not sep
+        or scheme not in ("http", "https")
+        or m is None
+        or (port and not 0 < int(port) < 65536)
+    ):
+        raise ConfigError(
+            f"{url!r} is not an http(s) URL", fix="for example http://127.0.0.1:8080/v1"
+        )
+    return f"{scheme}://{netloc}/{path or 'v1'}"
+
+
+def _base_url(value: Any) -> str:
+    return normalise_base_url(_text(value))
+
+
+def _variable(value: Any) -> str:
+    name = _text(value)
+    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        raise ValueError("must be the name of an environment variable")
+    return name
 
 
 # Every field the file may set, and how it is checked.
@@ -167,12 +217,18 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "reply_max_chars": _count(200, 10_000_000),
     "open_last": _flag,
     "notes": _paths,
+    "openai_base_url": _base_url,
+    "openai_api_key_env": _variable,
+    "mcp_write": _flag,
 }
+# Keys the file may never hold: a secret in config.toml ends up in backups and dotfile repos.
+SECRETS = ("openai_api_key", "api_key")
 ENVIRONMENT = {
     "SADIE_MODEL": "model",
     "OLLAMA_HOST": "ollama_host",
     "SADIE_REASONER": "reasoner",
     "SADIE_THINK": "think",
+    "OPENAI_BASE_URL": "openai_base_url",
 }
 
 
@@ -185,6 +241,13 @@ def load_settings(path: Path | None = None) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
     settings = Settings(config_path=path)
+    for key in SECRETS:
+        if key in data:
+            raise ConfigError(
+                f"{path}: {key}: an API key is never read from config.toml",
+                fix="set OPENAI_API_KEY in the environment, or name another variable with "
+                "openai_api_key_env",
+            )
     for key, check in FIELDS.items():
         if key in data:
             setattr(settings, key, _checked(check, data[key], f"{path}: {key}"))

@@ -24,7 +24,8 @@ MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
 )
 @click.pass_obj
 def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
-    """Check the home, database, vector index, embedding model and Ollama."""
+    """Check the home, database, vector index, embedding model and the model server (Ollama,
+    or the OpenAI-compatible endpoint when reasoner = "openai")."""
     if repair:
         for line in repair_memory(ctx.home):
             if as_json:
@@ -32,7 +33,11 @@ def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
             else:
                 console().print(f"[bold]repair[/]: {escape(line)}", soft_wrap=True)
     checks = run_checks(
-        ctx.home, ctx.settings.ollama_host, ctx.settings.model, load_model=not quick
+        ctx.home,
+        ctx.settings.ollama_host,
+        ctx.settings.model,
+        load_model=not quick,
+        settings=ctx.settings,
     )
     if as_json:
         print_json([c.__dict__ for c in checks])

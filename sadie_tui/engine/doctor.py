@@ -1,5 +1,6 @@
 """Health checks, one line each with a fix where there is one: home, database, vss, model,
-Ollama; and the repairs of what a crash can leave behind (``repair``)."""
+the model server (Ollama, or an OpenAI-compatible endpoint); and the repairs of what a crash
+can leave behind (``repair``)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..paths import OTHERS, db_path
-from .errors import BrokenLogError, SadieError
+from .errors import BrokenLogError, ModelError, ModelTimeout, ModelUnreachable, SadieError
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from .store.db import Database
 
 
@@ -221,6 +223,58 @@ def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
     return checks
 
 
+def check_openai(
+    base_url: str,
+    model: str,
+    api_key: str | None = None,
+    key_env: str = "OPENAI_API_KEY",
+    timeout: float = 2.0,
+) -> list[Check]:
+    """The OpenAI-compatible endpoint (its ``/v1/models``) and whether it serves ``model``.
+    The key is named by its variable, never shown."""
+    import asyncio
+
+    from .reasoners.openai import list_models
+
+    try:
+        served = [m.name for m in asyncio.run(list_models(base_url, api_key, timeout, key_env))]
+    except ModelError as exc:
+        away = isinstance(exc, ModelUnreachable | ModelTimeout)
+        return [
+            Check("openai endpoint", "warn" if away else "fail", exc.message, exc.fix),
+            Check("model", "warn", f"{model} not checked (the endpoint did not answer)"),
+        ]
+    key = f"key from {key_env}" if api_key else f"no key in {key_env}"
+    models = f"{len(served)} model{'' if len(served) == 1 else 's'}"
+    checks = [Check("openai endpoint", "ok", f"{base_url} ({models}, {key})")]
+    if model in served:
+        checks.append(Check("model", "ok", f"{model} is served"))
+    else:
+        listed = ", ".join(served[:6]) or "none"
+        checks.append(
+            Check(
+                "model",
+                "fail",
+                f"{model} is not served (it serves {listed})",
+                "set SADIE_MODEL, or `model` in config.toml, to one it serves",
+            )
+        )
+    return checks
+
+
+def check_model_server(settings: Settings) -> list[Check]:
+    """The server the settings point at: an OpenAI-compatible endpoint with ``reasoner =
+    "openai"``, else Ollama."""
+    if settings.reasoner == "openai":
+        return check_openai(
+            settings.openai_url,
+            settings.model,
+            settings.openai_key(),
+            settings.openai_api_key_env,
+        )
+    return check_ollama(settings.ollama_host, settings.model)
+
+
 def check_personas() -> list[Check]:
     """One warning for each persona file left out (the others work), else one ok line."""
     from .personas import load_personas
@@ -237,10 +291,22 @@ def check_personas() -> list[Check]:
     ]
 
 
-def run_checks(home: Path, host: str, model: str, *, load_model: bool = True) -> list[Check]:
+def run_checks(
+    home: Path,
+    host: str,
+    model: str,
+    *,
+    load_model: bool = True,
+    settings: Settings | None = None,
+) -> list[Check]:
+    """Every check; the model server's from ``settings`` when given (Ollama at ``host``
+    otherwise)."""
     checks = [check_home(home)]
     checks.extend(check_database(home))
     checks.extend(check_personas())
     checks.append(check_embedder(load=load_model))
-    checks.extend(check_ollama(host, model))
+    if settings is not None:
+        checks.extend(check_model_server(settings))
+    else:
+        checks.extend(check_ollama(host, model))
     return checks

@@ -18,6 +18,7 @@ from starlette.routing import Route
 
 from ..engine.errors import SadieError
 from ..engine.session import SessionProtocol
+from ..mcp_server import HttpEndpoint
 from . import chat_routes, memory_routes
 from .errors import (
     HTTPProblem,
@@ -76,6 +77,7 @@ def create_app(
     """The API over ``session`` as served on ``host:port`` (the guard checks requests'
     ``Host`` and ``Origin`` against them)."""
     turns = Turns()
+    mcp = HttpEndpoint(session)  # the MCP tools at /mcp, behind the same guard
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -84,6 +86,7 @@ def create_app(
             yield
         finally:
             await turns.stop_all()
+            await mcp.close()
             if warming is not None:
                 warming.cancel()
 
@@ -101,6 +104,7 @@ def create_app(
             *chat_routes.routes,
             *memory_routes.routes,
             Route("/openapi.json", openapi, methods=["GET"]),
+            Route("/mcp", mcp),
         ],
         middleware=[Middleware(GuardMiddleware, guard=Guard(host, port, token))],
         exception_handlers=handlers,

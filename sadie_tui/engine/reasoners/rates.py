@@ -5,6 +5,9 @@ last line. :class:`Rates` keeps, per model, how fast it reads a prompt, writes f
 writes under a JSON schema (a grammar slows every token), as running averages persisted in
 the memory's home (``model_rates.json``), so the second launch budgets like the hundredth.
 
+Beside the rates, the file keeps what a server was found to accept (``feature``/``remember``:
+the OpenAI-compatible reasoner's ``response_format`` and usage probes), under ``@features``.
+
 A stage's :class:`Budget` follows: the wait for its first token is what reading its prompt
 should take at the measured rate (with room to spare), and a stage that is writing is cut
 only when it stalls for many tokens' worth of time — never at a round number while tokens
@@ -18,10 +21,12 @@ import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Budget", "Rate", "Rates", "RATES_FILE"]
 
 RATES_FILE = "model_rates.json"
+FEATURES = "@features"  # the file's one key that is not a model
 # A running average: each new measure weighs this much.
 WEIGHT = 0.3
 # Room on top of the expected reading time, and the reading time assumed for an unknown model
@@ -77,9 +82,23 @@ class Rates:
         self.path = path
         self._lock = threading.Lock()
         self._rates: dict[str, Rate] = {}
+        self._features: dict[str, dict[str, Any]] = {}
         self._dirty = False
         if path is not None:
-            self._rates = _load(path)
+            self._rates, self._features = _load(path)
+
+    def feature(self, key: str) -> dict[str, Any]:
+        """What was remembered about ``key`` (a server and model), ``{}`` when nothing."""
+        with self._lock:
+            return dict(self._features.get(key, {}))
+
+    def remember(self, key: str, **values: Any) -> None:
+        """Remember what ``key`` accepts (JSON values), kept with the rates."""
+        with self._lock:
+            known = self._features.setdefault(key, {})
+            if any(known.get(k) != v for k, v in values.items()):
+                known.update(values)
+                self._dirty = True
 
     def get(self, model: str) -> Rate:
         with self._lock:
@@ -144,7 +163,9 @@ class Rates:
         with self._lock:
             if not self._dirty:
                 return
-            data = {name: asdict(rate) for name, rate in self._rates.items()}
+            data: dict[str, Any] = {name: asdict(rate) for name, rate in self._rates.items()}
+            if self._features:
+                data[FEATURES] = {k: dict(v) for k, v in self._features.items()}
             self._dirty = False
         tmp = self.path.with_suffix(".tmp")
         try:
@@ -155,14 +176,20 @@ class Rates:
             pass
 
 
-def _load(path: Path) -> dict[str, Rate]:
+def _load(path: Path) -> tuple[dict[str, Rate], dict[str, dict[str, Any]]]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return {}, {}
     rates: dict[str, Rate] = {}
     if not isinstance(raw, dict):
-        return rates
+        return rates, {}
+    found = raw.pop(FEATURES, None)
+    features = {
+        str(k): dict(v)
+        for k, v in (found if isinstance(found, dict) else {}).items()
+        if isinstance(v, dict)
+    }
     for name, values in raw.items():
         if not isinstance(values, dict):
             continue
@@ -176,4 +203,4 @@ def _load(path: Path) -> dict[str, Rate]:
             )
         except (TypeError, ValueError):
             continue
-    return rates
+    return rates, features

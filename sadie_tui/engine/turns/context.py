@@ -17,14 +17,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..emotions import EmotionClassifier, classifier_for
+from ..reasoners import choose
 from ..reasoners.offline import OfflineReasoner
-from ..reasoners.ollama import ModelInfo, OllamaReasoner, list_models, model_status
 from ..reasoners.rates import RATES_FILE, Rates
 
 if TYPE_CHECKING:
     from ...config import Settings
     from ..memory import Memory
     from ..reasoners.base import Reasoner
+    from ..reasoners.ollama import ModelInfo
 
 # How long a model check is trusted. Longer than the app's re-probe (every 30 s), so that a
 # turn never waits for a check of its own (~40 ms); a turn that fails on the model clears it.
@@ -116,50 +117,40 @@ async def check_model(
     """Whether ``model`` (default: the configured one) answers now; the last check is
     trusted for ``STATUS_TTL`` seconds unless ``fresh``."""
     s = ctx.settings
+    where = choose.endpoint(s)
     if ctx.reasoner is not None:
-        return ModelStatus(not ctx.reasoner.offline, ctx.reasoner.model, s.ollama_host, "")
+        return ModelStatus(not ctx.reasoner.offline, ctx.reasoner.model, where, "")
     if s.reasoner == "offline":
-        return ModelStatus(False, OfflineReasoner.model, s.ollama_host, "offline by choice")
+        return ModelStatus(False, OfflineReasoner.model, where, "offline by choice")
     name = model or s.model
     known = None if fresh else ctx.checks.fresh(name)
     if known is not None:
         return known
-    online, detail, fix = await model_status(s.ollama_host, name)
-    status = ModelStatus(online, name, s.ollama_host, detail, fix)
+    online, detail, fix = await choose.model_status(s, name)
+    status = ModelStatus(online, name, where, detail, fix)
     ctx.checks.keep(status)
     return status
 
 
 async def models(ctx: TurnContext) -> list[ModelInfo]:
     """The models the model server has, for a picker."""
-    return await list_models(ctx.settings.ollama_host, ctx.settings.connect_timeout)
+    return await choose.list_models(ctx.settings)
 
 
 async def pick_reasoner(ctx: TurnContext, model: str | None = None) -> Choice:
     """The reasoner for this turn (``model``: instead of the configured one), and a notice
-    when falling back to offline."""
+    when falling back to offline. ``Settings.reasoner``: ``ollama`` or ``openai`` use that
+    server whatever it says (its errors are the turn's), ``offline`` never asks a model, and
+    ``auto`` asks Ollama whether the model answers first."""
     if ctx.reasoner is not None:
         return Choice(ctx.reasoner)
     s = ctx.settings
     name = model or s.model
-    ollama = OllamaReasoner(
-        s.ollama_host,
-        name,
-        connect_timeout=s.connect_timeout,
-        read_timeout=s.read_timeout,
-        first_token_timeout=s.first_token_timeout,
-        reply_tokens=s.reply_tokens,
-        rates=ctx.rates,
-        think=s.think,
-        keep_alive=s.keep_alive,
-        num_ctx=s.num_ctx,
-    )
-    if s.reasoner == "ollama":
-        return Choice(ollama)
-    if s.reasoner == "offline":
-        return Choice(OfflineReasoner())
+    made = choose.make_reasoner(s, name, ctx.rates)
+    if s.reasoner != "auto":
+        return Choice(made)
     status = await check_model(ctx, model=name)
     if status.online:
-        return Choice(ollama)
+        return Choice(made)
     notice = status.detail + (f" ({status.fix})" if status.fix else "") + "; answering offline"
     return Choice(OfflineReasoner(status.detail), notice)

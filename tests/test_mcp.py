@@ -1,0 +1,202 @@
+"""`sadie mcp` driven by the MCP SDK's own client over stdio: a real `sadie mcp` subprocess on
+a copy of the test memory, the model the project's Ollama-protocol server. tools/list,
+tools/call for each tool, policed citations in ask_memory, add_note only when configured,
+and the same tools through the sadie that holds the memory."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from sadie_tui.engine.ingest.readers import episode_id
+from tests.support.ollama_server import Reply, split_pieces
+
+ROOT = Path(__file__).resolve().parent.parent
+SECONDS = 120
+READ_TOOLS = ["search_memory", "ask_memory", "list_conversations", "get_episode"]
+FABRICATED = "00000000-0000-4000-8000-000000000000"
+
+
+@asynccontextmanager
+async def client(home: Path, errors: Path, **env: str) -> AsyncIterator[ClientSession]:
+    """An initialised SDK client of a `sadie mcp` subprocess (its stderr into ``errors``)."""
+    full = dict(os.environ, SADIE_REASONER="ollama", **env)
+    full.pop("COLUMNS", None)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "sadie_tui.cli", "mcp"], env=full, cwd=str(ROOT)
+    )
+    with errors.open("w") as log:
+        async with stdio_client(params, errlog=log) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+async def call(session: ClientSession, name: str, **args: Any) -> tuple[bool, Any]:
+    """(is_error, structured answer or the error's text)."""
+    result = await session.call_tool(name, args)
+    if result.isError:
+        return True, result.content[0].text
+    assert json.loads(result.content[0].text) == result.structuredContent
+    return False, result.structuredContent
+
+
+def config(tmp_home: Path, text: str) -> None:
+    folder = tmp_home.parent / "config"  # SADIE_CONFIG (tests/conftest.py's tmp_home)
+    folder.mkdir(exist_ok=True)
+    (folder / "config.toml").write_text(text)
+
+
+def race_day(notes_dir: Path) -> str:
+    return episode_id(str((notes_dir / "journal" / "2026-10-11.md").resolve()))
+
+
+async def test_read_only_tools(memory_home: Path, server, notes_dir: Path, tmp_path: Path):
+    race = race_day(notes_dir)
+    cites = [
+        {"episode": race, "quote": "Finished the Lisbon marathon in 3:58", "support": "verbatim"},
+        {"episode": FABRICATED, "quote": "I ran it in 3:30", "support": "verbatim"},
+    ]
+    answer = "You finished the Lisbon marathon in 3:58.\n@@CITATIONS@@\n" + json.dumps(cites)
+    server.queue(Reply(split_pieces(answer, 7)))
+    errors = tmp_path / "stderr.txt"
+    with anyio.fail_after(SECONDS):
+        async with client(memory_home, errors) as mcp:
+            listed = (await mcp.list_tools()).tools
+            assert [t.name for t in listed] == READ_TOOLS
+            assert all(t.annotations and t.annotations.readOnlyHint for t in listed)
+            assert listed[0].inputSchema["required"] == ["query"]
+
+            failed, found = await call(mcp, "search_memory", query="marathon finish line", k=3)
+            assert not failed and 0 < len(found["chunks"]) <= 3
+            top = found["chunks"][0]
+            assert set(top) == {"rank", "episode_id", "date", "title", "kind", "text", "score"}
+            assert (top["episode_id"], top["date"], top["title"]) == (
+                race,
+                "2026-10-11",
+                "Race day",
+            )
+            assert "3:58" in top["text"] and top["score"] > 0
+
+            failed, episode = await call(mcp, "get_episode", id=race)
+            assert not failed and episode["title"] == "Race day" and "Ines" in episode["text"]
+            failed, text = await call(mcp, "get_episode", id="not-an-id")
+            assert failed and text == "no episode 'not-an-id' in this memory"
+
+            failed, asked = await call(mcp, "ask_memory", question="How fast was my marathon?")
+            assert not failed and asked["answer"] == "You finished the Lisbon marathon in 3:58."
+            # Policed: the id the model was never shown is dropped, the quote checked.
+            assert [(c["episode_id"], c["support"]) for c in asked["citations"]] == [
+                (race, "verbatim")
+            ]
+            assert asked["grounding"]["dropped"] == 1 and asked["abstained"] is False
+            assert asked["persona"] == "analyst" and asked["offline"] is False
+            assert "unsupported" in asked["grounding"]
+
+            failed, text = await call(mcp, "ask_memory", question="")
+            assert failed and "Input validation error" in text
+
+            failed, convs = await call(mcp, "list_conversations", limit=5)
+            assert not failed and convs == {"conversations": []}  # ask writes no conversation
+
+            failed, text = await call(mcp, "add_note", text="Planted tomatoes.")
+            assert failed and text == (
+                "add_note is off: other assistants may only read this memory "
+                "(set mcp_write = true in config.toml to let them add notes)"
+            )
+    assert not (memory_home / "notes").exists()
+    assert "Traceback" not in errors.read_text()
+
+
+async def test_add_note_when_configured(memory_home: Path, server, tmp_path: Path):
+    config(memory_home, "mcp_write = true\n")
+    with anyio.fail_after(SECONDS):
+        async with client(memory_home, tmp_path / "stderr.txt") as mcp:
+            listed = (await mcp.list_tools()).tools
+            assert [t.name for t in listed] == [*READ_TOOLS, "add_note"]
+            assert listed[-1].annotations.readOnlyHint is False
+            failed, note = await call(
+                mcp, "add_note", text="Planted the tomatoes with Ines by the shed.", title="Garden"
+            )
+            assert not failed and note["title"] == "Garden"
+            failed, episode = await call(mcp, "get_episode", id=note["id"])
+            assert not failed and episode["text"] == "Planted the tomatoes with Ines by the shed."
+            assert episode["kind"] == "note"
+            failed, found = await call(mcp, "search_memory", query="tomatoes shed")
+            assert found["chunks"][0]["episode_id"] == note["id"]
+            failed, text = await call(mcp, "add_note", text="   ")
+            assert failed and "Input validation error" not in text and text == "the note is empty"
+    path = Path(note["path"])
+    assert path.parent == memory_home / "notes" and path.suffix == ".md"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert len(list(path.parent.iterdir())) == 1
+
+
+async def test_through_the_sadie_that_holds_the_memory(
+    memory_home: Path, server, embedder, tmp_path: Path
+):
+    """While another sadie holds the memory, `sadie mcp` is its client: it reads through it,
+    and a note, which needs the memory to itself, is refused in one line, leaving no file."""
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.session import Session
+    from sadie_tui.serve.holder import hold
+
+    config(memory_home, "mcp_write = true\n")
+    session = Session.open(memory_home, load_settings())
+    holder = hold(session)
+    assert holder is not None
+    try:
+        with anyio.fail_after(SECONDS):
+            async with client(memory_home, tmp_path / "stderr.txt") as mcp:
+                failed, found = await call(mcp, "search_memory", query="Warden retro", k=2)
+                assert not failed and found["chunks"][0]["title"] == "Warden retro"
+                failed, text = await call(mcp, "add_note", text="A note.")
+                assert failed and text.startswith("ingest needs the memory to itself: close ")
+    finally:
+        holder.stop()
+        session.close()
+    assert list((memory_home / "notes").iterdir()) == []
+
+
+@pytest.mark.parametrize("write", [False, True])
+async def test_http_transport_behind_serve(memory_home: Path, server, write: bool):
+    """The same tools at /mcp of the HTTP app, through the SDK's streamable HTTP client."""
+    import httpx
+    from mcp.client.streamable_http import streamable_http_client
+
+    from sadie_tui.config import load_settings
+    from sadie_tui.engine.session import Session
+    from sadie_tui.serve.app import create_app
+
+    config(memory_home, f"mcp_write = {'true' if write else 'false'}\n")
+    session = Session.open(memory_home, load_settings())
+    app = create_app(session, warm=False)
+    http = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765", timeout=30
+    )
+
+    try:
+        with anyio.fail_after(SECONDS):
+            async with app.router.lifespan_context(app):
+                url = "http://127.0.0.1:8765/mcp"
+                async with streamable_http_client(url, http_client=http) as streams:
+                    read, written, _ = streams
+                    async with ClientSession(read, written) as mcp:
+                        await mcp.initialize()
+                        names = [t.name for t in (await mcp.list_tools()).tools]
+                        assert names == READ_TOOLS + (["add_note"] if write else [])
+                        failed, found = await call(mcp, "search_memory", query="Lisbon marathon")
+                        assert not failed and found["chunks"]
+    finally:
+        session.close()
