@@ -7,6 +7,7 @@ Command modules (and the TUI) are imported lazily, so `sadie --ask` never import
 from __future__ import annotations
 
 import difflib
+import errno
 import importlib
 import importlib.util
 import os
@@ -60,6 +61,7 @@ class Text(click.ParamType):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not _is_utf8(value):
+            # lazy: display loads only when convert runs, off the start-up path
             from .display import safe
 
             self.fail(f"not UTF-8 text: {safe(value)}", param, ctx)
@@ -102,6 +104,7 @@ class SadieGroup(click.Group):
                 raise click.UsageError(f"no such command {args[0]!r}; did you mean {close[0]!r}?")
             question = " ".join(args)
             if not _is_utf8(question):
+                # lazy: display loads only when resolve_command runs, off the start-up path
                 from .display import safe
 
                 raise click.UsageError(f"the question is not UTF-8 text: {safe(question)}")
@@ -125,6 +128,7 @@ def _open_command(ctx: click.Context) -> None:
 
 
 def run_tui(ctx: click.Context, question: str | None) -> None:
+    # lazy: commands.context loads only when run_tui runs, off the start-up path
     from .commands.context import Context
 
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -132,6 +136,7 @@ def run_tui(ctx: click.Context, question: str | None) -> None:
             "the full-screen app needs a terminal; for scripts use --ask or `sadie chat`"
         )
     obj: Context = ctx.find_object(Context)  # type: ignore[assignment]
+    # lazy: tui.run loads only when run_tui runs, off the start-up path
     from .tui.run import run as run_app
 
     run_app(obj, question=(question or "").strip() or None)
@@ -177,9 +182,11 @@ def main_group(
     Run with no arguments for the full-screen app, or `sadie "question"` to open it
     already answering.
     """
+    # lazy: commands.context loads only when main_group runs, off the start-up path
     from .commands.context import Context
 
     if demo and os.environ.get("SADIE_HOME"):
+        # lazy: commands.output loads only when main_group runs, off the start-up path
         from .commands.output import error_line
 
         error_line(f"--demo uses its own memory ({resolve_home(demo=True)}); SADIE_HOME is ignored")
@@ -190,6 +197,7 @@ def main_group(
     if question is not None:
         if ctx.invoked_subcommand is not None:
             raise click.UsageError("--ask cannot be combined with a subcommand")
+        # lazy: headless loads only when main_group runs, off the start-up path
         from .headless import ask
 
         ask(obj, question, persona=persona, as_json=as_json)
@@ -216,6 +224,7 @@ def _silence_stdout() -> None:
 
 
 def main(argv: list[str] | None = None) -> Any:
+    # lazy: commands.output loads only when main runs, off the start-up path
     from .commands.output import error_line
 
     signals.install()
@@ -251,7 +260,6 @@ def main(argv: list[str] | None = None) -> Any:
 
 def _is_output_error(exc: OSError) -> bool:
     """A write to stdout failed (a full disk, a closed pipe), not something sadie opened."""
-    import errno
 
     return exc.errno in (errno.ENOSPC, errno.EPIPE, errno.EIO, errno.EDQUOT)
 

@@ -166,6 +166,8 @@ def _paths(value: Any) -> list[Path]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError('must be a list of paths, such as ["~/vault"]')
     return list(dict.fromkeys(Path(v.strip()).expanduser() for v in value))
+
+
 def normalise_base_url(url: str) -> str:
     """An OpenAI-compatible base URL, without a trailing slash; one with no path gets ``/v1``
     (where llama.cpp, LM Studio, vLLM and Ollama all serve the API). A malformed one is a
@@ -274,6 +276,7 @@ def save_setting(key: str, value: str, path: Path | None = None) -> None:
     """Remember one top-level string setting (the TUI's theme and persona choices), keeping
     the rest of the file — comments included — as it was. The line is written by a TOML
     writer, so any value round-trips."""
+    # lazy: tomli_w loads only when save_setting runs, off the start-up path
     import tomli_w
 
     if key not in {f.name for f in fields(Settings)}:

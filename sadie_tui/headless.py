@@ -30,6 +30,7 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
     if as_json:
         print_json(result.as_json())
         return
+    # lazy: rich.text loads only when ask runs, off the start-up path
     from rich.text import Text
 
     out = console()

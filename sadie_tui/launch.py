@@ -54,12 +54,14 @@ class Launch:
         failing with the ``LockedError``. With ``hold``, a memory opened here is served on
         that socket for as long as this process has it (``serve.holder``)."""
         if self._session is None:
+            # lazy: engine.session loads only when session runs, off the start-up path
             from .engine.session import Session
 
             if self.demo:
                 if build_demo is not None:
                     build_demo(self.home)
                 else:
+                    # lazy: engine.demo loads only when session runs, off the start-up path
                     from .engine.demo import ensure_demo
 
                     ensure_demo(self.home)
@@ -82,6 +84,7 @@ class Launch:
     def prewarm_embedder(self) -> None:
         """Load the embedding model while the memory opens, unless another sadie serves this
         memory (then this process is its client and never embeds anything)."""
+        # lazy: engine.session loads only when prewarm_embedder runs, off the start-up path
         from .engine.session import prewarm_embedder
         from .serve.remote import answers
         from .serve.socket import socket_path
@@ -90,6 +93,7 @@ class Launch:
             prewarm_embedder()
 
     def _serve(self, session: SessionProtocol) -> None:
+        # lazy: serve.holder loads only when _serve runs, off the start-up path
         from .serve.holder import hold
         from .serve.socket import socket_path
 
@@ -103,6 +107,7 @@ class Launch:
 
     def _client_of_holder(self, locked: LockedError) -> SessionProtocol | None:
         """A client of the server holding the memory, if one answers on the home's socket."""
+        # lazy: serve.remote loads only when _client_of_holder runs, off the start-up path
         from .serve.remote import RemoteSession, answers
         from .serve.socket import socket_path
 

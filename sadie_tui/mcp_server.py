@@ -101,6 +101,7 @@ class Tools:
 
     def definitions(self) -> list[Any]:
         """The tools as ``tools/list`` describes them."""
+        # lazy: mcp.types loads only when definitions runs, off the start-up path
         import mcp.types as types
 
         return [
@@ -180,8 +181,10 @@ class Tools:
 def add_note(session: SessionProtocol, text: str, title: str | None = None) -> dict[str, Any]:
     """Write the note into the memory's ``notes`` folder and ingest that file (the path every
     note takes: ``Session.ingest``). A note that does not go in leaves no file behind."""
+    # lazy: yaml loads only when add_note runs, off the start-up path
     import yaml
 
+    # lazy: engine.ingest.readers loads only when add_note runs, off the start-up path
     from .engine.ingest.readers import episode_id
     from .engine.titles import make_title
     from .paths import make_private_folder, write_private
@@ -223,6 +226,7 @@ def _free(path: Path) -> Path:
 
 def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
     """The MCP server over ``session``: its tools listed and called, errors as tool errors."""
+    # lazy: mcp.types loads only when build_server runs, off the start-up path
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
@@ -246,6 +250,7 @@ def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
 
 async def run_stdio(session: SessionProtocol, *, write: bool = False) -> None:
     """Serve ``session`` on stdin/stdout until the client closes them."""
+    # lazy: mcp.server.stdio loads only when run_stdio runs, off the start-up path
     from mcp.server.stdio import stdio_server
 
     server = build_server(session, write=write)
@@ -273,6 +278,7 @@ class HttpEndpoint:
     async def _started(self) -> Any:
         async with self._lock:
             if self._manager is None:
+                # lazy: mcp.server.streamable_http_manager loads only when _started runs, off the start-up path
                 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
                 write = bool(getattr(self.session.settings, "mcp_write", False))

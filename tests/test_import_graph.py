@@ -6,8 +6,8 @@ and ``from … import`` anywhere in it, relative ones resolved, becomes an edge 
 module, else ``pkg``), imports under ``if TYPE_CHECKING:`` included. A function-level
 import hides a cycle from import-linter and from Python alike, so it counts here.
 
-Not asserted (yet): that each remaining function-level import says in a comment why it is
-lazy. Over a hundred predate that rule, many in modules other work is changing.
+A function-level import is kept only where start-up time needs it, and says why in a
+comment: on its line, or above it (one comment may head a run of imports).
 """
 
 from __future__ import annotations
@@ -137,3 +137,51 @@ def test_the_graph_sees_function_level_and_relative_imports() -> None:
 def test_a_cycle_is_found_and_named() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
     assert _cycles(graph) == [["a", "b", "c"]]
+
+
+_IMPORT_LINE = ("import ", "from ")
+
+
+def _commented(lines: list[str], index: int) -> bool:
+    """A comment on the import's line, or above it through a run of imports."""
+    if "#" in lines[index]:
+        return True
+    j = index - 1
+    while j >= 0:
+        text = lines[j].strip()
+        if text.startswith("#"):
+            return True
+        if text.startswith(_IMPORT_LINE):
+            if "#" in text:
+                return True
+            j -= 1
+            continue
+        if text.endswith(",") or text == ")":  # inside a parenthesised import above
+            j -= 1
+            continue
+        return False
+    return False
+
+
+def test_every_lazy_import_says_why() -> None:
+    silent = []
+    for module, path in _modules().items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        for _target, node, in_function in _imports(module, path, _modules()):
+            if in_function and not _commented(lines, node.lineno - 1):
+                silent.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}")
+    assert not silent, "function-level imports with no comment saying why:\n" + "\n".join(
+        sorted(set(silent))
+    )
+
+
+def test_the_lazy_import_check_sees_a_silent_one() -> None:
+    lines = [
+        "def f():",
+        "    import json",
+        "    # lazy: numpy is slow",
+        "    import numpy",
+        "    import scipy",
+    ]
+    assert not _commented(lines, 1)
+    assert _commented(lines, 3) and _commented(lines, 4)

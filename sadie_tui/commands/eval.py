@@ -58,6 +58,7 @@ def locomo(
     as_json: bool,
 ) -> None:
     """Run the LoCoMo retrieval benchmark on PATH (a json file or a folder of them)."""
+    # lazy: eval.locomo loads only when locomo runs, off the start-up path
     from ..eval.locomo import run_locomo
 
     ids = [c for c in conversations.split(",")] if conversations else None
@@ -119,6 +120,7 @@ def demo(
     verbose: bool,
 ) -> None:
     """Recall@5 / recall@10 of retrieval on the demo memory's own questions."""
+    # lazy: config loads only when demo runs, off the start-up path
     from ..config import load_settings
     from ..eval.demo import DEPTH, default_questions, load_questions, run_demo
     from ..paths import resolve_home

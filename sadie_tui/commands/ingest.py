@@ -81,6 +81,7 @@ def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool, w
 def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
     """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
     (exit 0; the socket is released when the context closes)."""
+    # lazy: engine.ingest.watch loads only when keep_current runs, off the start-up path
     from ..engine.ingest.watch import watch_notes
 
     out = console()

@@ -15,6 +15,7 @@ def command(ctx: Context) -> None:
     """Serve the memory to another assistant over MCP (stdio) until it hangs up: search,
     ask (with checked citations), conversations and episodes; add_note too when config.toml
     says mcp_write = true. Register it as the command `sadie mcp`."""
+    # lazy:  loads only when command runs, off the start-up path
     from .. import signals
     from ..mcp_server import run_stdio
 

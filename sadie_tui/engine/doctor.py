@@ -4,6 +4,7 @@ can leave behind (``repair``)."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import stat
 from dataclasses import dataclass
@@ -51,6 +52,7 @@ def _mode(path: Path) -> int:
 
 
 def check_database(home: Path) -> list[Check]:
+    # lazy: store.db loads only when check_database runs, off the start-up path
     from .store.db import vss_extension_path
 
     checks: list[Check] = []
@@ -86,6 +88,7 @@ def _open_for_checks(path: Path) -> Database:
     """The memory read-only. A log that DuckDB cannot replay read-only but can for writing (an
     HNSW index created on an empty table, as a new memory's migrations do: "Could not write
     file") is replayed first, as the next sadie command would; a damaged one still fails."""
+    # lazy: store.db loads only when _open_for_checks runs, off the start-up path
     from .store.db import Database, connect
 
     try:
@@ -96,6 +99,7 @@ def _open_for_checks(path: Path) -> Database:
 
 
 def _database_checks(db: Database, path: Path) -> list[Check]:
+    # lazy: store loads only when _database_checks runs, off the start-up path
     from .store import episodes as episode_store
     from .store.migrations import MIGRATIONS, pending
 
@@ -132,6 +136,7 @@ def repair(home: Path) -> list[str]:
     """What ``sadie doctor --repair`` mends, one line each: a write-ahead log that cannot be
     replayed (set aside), schema steps a crash left unapplied, replies left ``streaming``, a
     damaged keyword index (rebuilt now rather than at the next search)."""
+    # lazy: memory loads only when repair runs, off the start-up path
     from .memory import Memory
     from .retrieval.keyword import rebuild_keyword_index
     from .store.db import Database
@@ -158,6 +163,7 @@ def repair(home: Path) -> list[str]:
 
 def check_keyword_index(home: Path) -> Check:
     """The keyword index against its manifest (a damaged one is rebuilt on the next search)."""
+    # lazy: retrieval.keyword.manifest loads only when check_keyword_index runs, off the start-up path
     from .retrieval.keyword.manifest import DamagedIndex, check
     from .retrieval.keyword.persist import index_dir
 
@@ -175,6 +181,7 @@ def check_keyword_index(home: Path) -> Check:
 
 
 def check_embedder(load: bool = True) -> Check:
+    # lazy: ingest.embedder loads only when check_embedder runs, off the start-up path
     from .ingest.embedder import model_path, shared_embedder
 
     try:
@@ -232,8 +239,8 @@ def check_openai(
 ) -> list[Check]:
     """The OpenAI-compatible endpoint (its ``/v1/models``) and whether it serves ``model``.
     The key is named by its variable, never shown."""
-    import asyncio
 
+    # lazy: reasoners.openai loads only when check_openai runs, off the start-up path
     from .reasoners.openai import list_models
 
     try:
@@ -277,6 +284,7 @@ def check_model_server(settings: Settings) -> list[Check]:
 
 def check_personas() -> list[Check]:
     """One warning for each persona file left out (the others work), else one ok line."""
+    # lazy: personas loads only when check_personas runs, off the start-up path
     from .personas import load_personas
 
     try:

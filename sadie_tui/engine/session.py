@@ -12,6 +12,7 @@ thread.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,8 +54,8 @@ def prewarm_embedder() -> None:
     exists: opening the memory (mostly imports) and loading the model take about as long each,
     and ONNX Runtime loads without holding the interpreter. A failure is left for the session's
     own ``warm()`` to report."""
-    import threading
 
+    # lazy: ingest.embedder loads only when prewarm_embedder runs, off the start-up path
     from .ingest.embedder import shared_embedder
 
     embedder = shared_embedder()
@@ -164,6 +165,7 @@ class Session:
     def open(
         cls, home: Path, settings: Settings, *, read_only: bool = False, **kwargs: Any
     ) -> Session:
+        # lazy: memory loads only when open runs, off the start-up path
         from .memory import Memory
 
         return cls(Memory.open(home, read_only=read_only), settings, **kwargs)
@@ -307,6 +309,7 @@ class Session:
 
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None:
+        # lazy: store.episodes loads only when episode runs, off the start-up path
         from .store.episodes import get_episode
 
         record = get_episode(self.db, episode_id)
@@ -327,6 +330,7 @@ class Session:
         """The personas a face may offer (shipped, and the person's own from the config
         folder); ``problems``: the files that did not load, each with a one-line reason, for
         the face to show. Read afresh each time: the person may have just edited one."""
+        # lazy: paths loads only when personas runs, off the start-up path
         from ..paths import config_dir
         from .personas import load_personas
 

@@ -263,6 +263,7 @@ class RemoteSession:
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
+        # lazy: engine.turns.context loads only when check_model runs, off the start-up path
         from ..engine.turns.context import ModelStatus
 
         model = model if model is not None else self.settings.model
@@ -375,6 +376,7 @@ class RemoteSession:
 
     def personas(self) -> Personas:
         """The holder's personas (the ones its turns answer with), over ``/v1/personas``."""
+        # lazy: engine.personas loads only when personas runs, off the start-up path
         from ..engine.personas import Personas
 
         return Personas.from_json(self._get("/v1/personas"))

@@ -9,7 +9,11 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import json
+import os
+import sys
 import threading
+import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
@@ -22,6 +26,7 @@ from textual.notifications import SeverityLevel
 from textual.screen import Screen
 
 from ..display import safe
+from ..engine.errors import SadieError
 from .commands import system_commands
 from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
 from .screens.chat import ChatScreen
@@ -178,6 +183,7 @@ class SadieApp(App[None]):
         self._remember("theme", name)
 
     def action_switch_theme(self) -> None:
+        # lazy: screens.dialogs loads only when action_switch_theme runs, off the start-up path
         from .screens.dialogs import Choose
 
         options = [(name, "") for name in self.sadie_themes]
@@ -201,7 +207,6 @@ class SadieApp(App[None]):
     async def _ask_personas(self, choose: bool = False) -> None:
         """The session's personas, in a thread (a client asks its holder); each file that did
         not load is named in a notification. With ``choose``, the chooser opens on them."""
-        from ..engine.errors import SadieError
 
         await self.memory_ready.wait()
         if self.session is None:
@@ -218,6 +223,7 @@ class SadieApp(App[None]):
             self._choose_persona()
 
     def _choose_persona(self) -> None:
+        # lazy: screens.dialogs loads only when _choose_persona runs, off the start-up path
         from .screens.dialogs import Choose
 
         def chosen(name: str | None) -> None:
@@ -251,7 +257,7 @@ class SadieApp(App[None]):
 
     @work(exclusive=True, group="models", exit_on_error=False)
     async def _list_models(self) -> None:
-        from ..engine.errors import SadieError
+        # lazy: the dialogs load only when a picker opens, off the start-up path
         from .screens.dialogs import Choose
 
         assert self.session is not None
@@ -288,6 +294,7 @@ class SadieApp(App[None]):
 
     @work(thread=True, group="settings", exit_on_error=False)
     def _remember(self, key: str, value: str) -> None:
+        # lazy: config loads only when _remember runs, off the start-up path
         from ..config import save_setting
 
         try:
@@ -300,6 +307,7 @@ class SadieApp(App[None]):
         yield from system_commands(self, screen)
 
     def action_help(self) -> None:
+        # lazy: screens.help loads only when action_help runs, off the start-up path
         from .screens.help import HelpScreen, class_bindings, screen_bindings
         from .widgets.chip_bar import ChipView
         from .widgets.citations import CitationItem
@@ -327,11 +335,13 @@ class SadieApp(App[None]):
     def _catch_signals(self) -> None:
         """SIGTERM and SIGHUP (the terminal closed) end the app like ctrl+q: a running reply
         is kept as ``interrupted``; run.py then prints one line and exits 128 + the signal."""
+        # lazy: signals loads only when _catch_signals runs, off the start-up path
         from ..signals import on_loop
 
         self._signals = on_loop(asyncio.get_running_loop(), self._signalled)
 
     def _signalled(self, signum: int) -> None:
+        # lazy: signals loads only when _signalled runs, off the start-up path
         from ..signals import Terminated
 
         self.exit_error = Terminated(signum)
@@ -347,10 +357,8 @@ class SadieApp(App[None]):
         output thread can die writing to it, and the driver then waits for that thread
         forever: a sadie with no screen, holding the memory. By then the reply was saved (the
         app's workers are cancelled first); the memory is closed here."""
-        import os
-        import sys
-        import time
 
+        # lazy: signals loads only when _exit_anyway runs, off the start-up path
         from ..signals import Terminated
 
         time.sleep(EXIT_GRACE)  # a watchdog's grace period, not a wait for an event
@@ -366,6 +374,7 @@ class SadieApp(App[None]):
         os._exit(128 + signum)
 
     def on_unmount(self) -> None:
+        # lazy: signals loads only when on_unmount runs, off the start-up path
         from ..signals import off_loop
 
         off_loop(asyncio.get_running_loop(), self._signals)
@@ -404,8 +413,6 @@ class SadieApp(App[None]):
 
     @work(thread=True, group="state", exit_on_error=False)
     def _write_state(self, conversation_id: str | None) -> None:
-        import json
-        import os
 
         try:
             fd = os.open(self._state_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -415,7 +422,6 @@ class SadieApp(App[None]):
             pass  # a read-only home: the next launch opens a new conversation
 
     def _last_conversation(self) -> str | None:
-        import json
 
         try:
             data = json.loads(self._state_path.read_text(encoding="utf-8"))
@@ -433,7 +439,6 @@ class SadieApp(App[None]):
 
     @work(thread=True, exclusive=True, group="memory", exit_on_error=False)
     def _open_memory(self) -> None:
-        from ..engine.errors import SadieError
 
         try:
             session = self.session_factory(self.ctx)
@@ -480,9 +485,10 @@ class SadieApp(App[None]):
     def _watch_notes(self) -> None:
         """Keep the configured notes folders current while the app holds the memory: what
         changed while it was closed first, then each batch of changes, one quiet notice each."""
+        # lazy: textual.worker loads only when _watch_notes runs, off the start-up path
         from textual.worker import get_current_worker
 
-        from ..engine.errors import SadieError
+        # lazy: watchfiles loads only when folders are watched
         from ..engine.ingest.watch import Batch, watch_notes
 
         worker = get_current_worker()
@@ -514,7 +520,6 @@ class SadieApp(App[None]):
         self.exit(return_code=int(getattr(error, "exit_code", 1)))
 
     def _warm_embedder(self) -> None:
-        from ..engine.errors import SadieError
 
         assert self.session is not None
         try:
@@ -546,7 +551,6 @@ class SadieApp(App[None]):
 
     @work(exclusive=True, group="model", exit_on_error=False)
     async def _check_model(self, fresh: bool = False) -> None:
-        from ..engine.errors import SadieError
 
         if self.session is None:
             return

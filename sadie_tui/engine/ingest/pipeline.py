@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -71,6 +72,7 @@ class IngestReport:
 
 
 def _arrow_vectors(vectors: np.ndarray):
+    # lazy: pyarrow loads only when _arrow_vectors runs, off the start-up path
     import pyarrow as pa
 
     dim = vectors.shape[1] if vectors.ndim == 2 else EMBEDDING_DIM
@@ -202,6 +204,7 @@ def _store_episodes(
     mentions: list,
     entity_index: EntityIndex,
 ) -> None:
+    # lazy: pyarrow loads only when _store_episodes runs, off the start-up path
     import pyarrow as pa
 
     if not todo:
@@ -262,6 +265,7 @@ def _store_entities(
     mentions: list,
     entity_index: EntityIndex,
 ) -> None:
+    # lazy: pyarrow loads only when _store_entities runs, off the start-up path
     import pyarrow as pa
 
     ids = episode_store.entity_ids(db)
@@ -313,6 +317,7 @@ def _store_entities(
 def _store_pages(db: Database, todo: list[RawEpisode]) -> None:
     """Entity pages among ``todo``: their entity (made when nothing mentions it yet), the
     kind the page gives it, and its aliases."""
+    # lazy: pyarrow loads only when _store_pages runs, off the start-up path
     import pyarrow as pa
 
     pages = [ep for ep in todo if ep.page_kind in KINDS and ep.page_name]
@@ -370,7 +375,6 @@ def _store_derived(
 ) -> None:
     if not derived:
         return
-    import uuid
 
     by_table: dict[str, list[Derived]] = {}
     for item in derived:
@@ -449,7 +453,6 @@ def _store_derived(
 
 
 def _md5_fields(table: str, item: Derived) -> str:
-    import hashlib
 
     f = item.fields
     if table == "beliefs":

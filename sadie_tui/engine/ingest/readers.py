@@ -223,6 +223,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     end = text.find("\n---", 3)  # 3: an empty block ("---\n---") closes at once
     if end == -1:
         raise Unreadable("front matter is not closed with ---")
+    # lazy: yaml loads only when split_front_matter runs, off the start-up path
     import yaml
 
     block = text[4:end]
@@ -255,6 +256,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
 def _check_aliases(block: str, loader: Any) -> None:
     """Refuse front matter with more than ``MAX_ALIASES`` aliases before building it: each
     alias may repeat a whole structure, so a few levels of them multiply into gigabytes."""
+    # lazy: yaml loads only when _check_aliases runs, off the start-up path
     import yaml
 
     aliases = 0

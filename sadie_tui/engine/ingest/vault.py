@@ -144,6 +144,7 @@ def _read_ignore_file(root: Path, rules: FolderRules) -> None:
     except (OSError, UnicodeDecodeError) as exc:
         rules.problem = f"cannot read it ({exc.__class__.__name__}); nothing left out by it"
         return
+    # lazy: pathspec loads only when _read_ignore_file runs, off the start-up path
     import pathspec
 
     try:

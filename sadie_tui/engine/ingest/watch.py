@@ -138,6 +138,7 @@ def watch_notes(
     """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
     batch of changes and passing it to ``on_batch``. Once the watcher runs, the paths are read
     once more (what changed before it started is not lost), then ``on_ready`` is called."""
+    # lazy: watchfiles loads only when watch_notes runs, off the start-up path
     from watchfiles import watch
 
     roots = roots_of(paths)

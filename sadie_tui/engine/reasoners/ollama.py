@@ -63,6 +63,7 @@ async def _close(client: Any) -> None:
 
 def translate(exc: BaseException, host: str, model: str) -> ModelError:
     """Map client and transport failures to one-line errors (by status code, not text)."""
+    # lazy: ollama loads only when translate runs, off the start-up path
     import ollama
 
     if isinstance(exc, ModelError):

@@ -44,6 +44,7 @@ _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 def _client(
     base_url: str, key: str | None, connect: float, read: float, sent: Callable[[], None]
 ) -> Any:
+    # lazy: openai loads only when _client runs, off the start-up path
     import openai
 
     timeout = httpx.Timeout(connect=connect, read=read, write=10.0, pool=connect)

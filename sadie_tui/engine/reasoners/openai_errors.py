@@ -31,6 +31,7 @@ def _said(exc: Any) -> str:
 def refuses(exc: BaseException, pattern: re.Pattern[str]) -> bool:
     """A status error whose message names what ``pattern`` matches (how a server says it does
     not take an option: 400, FastAPI's 422, or a 500 from a strict template)."""
+    # lazy: openai loads only when refuses runs, off the start-up path
     import openai
 
     if not isinstance(exc, openai.APIStatusError) or exc.status_code not in (400, 422, 500, 501):
@@ -48,6 +49,7 @@ def translate(
     keyed: bool = True,
 ) -> ModelError:
     """Client and transport failures as the one-line errors Ollama's have (by status code)."""
+    # lazy: openai loads only when translate runs, off the start-up path
     import openai
 
     if isinstance(exc, ModelError):

@@ -37,6 +37,7 @@ REPAIR = "run `sadie doctor --repair` to set the damaged log aside"
 
 def vss_extension_path() -> Path:
     """The vss extension shipped by ``duckdb-extension-vss`` for this DuckDB version."""
+    # lazy: duckdb_extension_vss loads only when vss_extension_path runs, off the start-up path
     import duckdb_extension_vss
 
     base = Path(duckdb_extension_vss.__file__).parent / "extensions"

@@ -14,6 +14,7 @@ commit when the commit itself fails (a full disk), and aborts the process instea
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -132,7 +133,6 @@ def insert_note_links(db: Database, links: Any) -> None:
 def episode_metadata(db: Database, episode_id: str) -> dict[str, Any]:
     """What the episode's note says besides its text (links, embeds, aliases, page kind);
     empty for a note without any, or an id that is gone."""
-    import json
 
     row = db.fetchone("SELECT metadata FROM episodes WHERE id = TRY_CAST(? AS UUID)", [episode_id])
     if not row or row[0] is None:

@@ -253,6 +253,7 @@ class AssistantMessage(MessageView):
 
     @property
     def markdown(self) -> Markdown:
+        # lazy: textual.widgets loads only when markdown runs, off the start-up path
         from textual.widgets import Markdown
 
         return self.query_one(Markdown)
