@@ -27,6 +27,8 @@ from .markup import page_key, property_list, read_markup
 from .vault import FolderRules, rules_for, template_reason
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
+#: Records read by their own modules: calendars, workouts, journal exports, CSV.
+RECORD_SUFFIXES = {".ics", ".gpx", ".fit", ".json", ".csv"}
 MAX_BYTES = 10 * 1024 * 1024
 #: Bounds on hostile input: front matter size and YAML aliases (an alias bomb of nine levels
 #: fits in 500 bytes and expands to gigabytes), JSON nesting, folders below a given path.
@@ -510,6 +512,18 @@ def read_derived_document(path: Path, key: str, folder: str, result: ReadResult)
     result.derived.append(Derived(table, key, fields))
 
 
+def read_record_file(path: Path, key: str, result: ReadResult) -> None:
+    """A calendar, workout, journal export or CSV file, by its own module (imported here:
+    they import this one)."""
+    suffix = path.suffix.lower()
+    if suffix == ".ics":
+        from .calendar import read_calendar
+
+        read_calendar(path, key, result)
+    else:
+        raise Unreadable(f"unsupported file type ({suffix})")
+
+
 def read_path(path: Path, result: ReadResult) -> None:
     """Read one file into ``result``; failures become a ``Skipped`` naming the file."""
     key = str(path.resolve())
@@ -531,6 +545,8 @@ def read_path(path: Path, result: ReadResult) -> None:
             read_records(path, key, result)
         elif path.suffix.lower() in TEXT_SUFFIXES:
             result.episodes.append(read_document(path, key))
+        elif path.suffix.lower() in RECORD_SUFFIXES:
+            read_record_file(path, key, result)
         else:
             raise Unreadable(f"unsupported file type ({path.suffix or 'no extension'})")
         result.files += 1
@@ -629,7 +645,7 @@ def _folder_entries(folder: Path, result: ReadResult, rules: FolderRules) -> lis
         if (
             not entry.is_dir(follow_symlinks=False)
             and not entry.is_symlink()
-            and suffix not in TEXT_SUFFIXES | {".jsonl"}
+            and suffix not in TEXT_SUFFIXES | RECORD_SUFFIXES | {".jsonl"}
         ):
             # Inside a folder, other kinds of file are not notes: say so once each (in a
             # vault, an attachment is left out without being called unreadable).
