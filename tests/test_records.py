@@ -4,7 +4,7 @@ calendars (.ics), workouts (GPX, FIT), Day One exports and mapped CSV files."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -152,3 +152,119 @@ def test_calendar_event_reaches_the_briefing(mem: Memory, tmp_path: Path) -> Non
     briefing = briefing_for(mem, question, result, persona, "neutral")
     everything = briefing.system + "\n".join(m["content"] for m in briefing.messages)
     assert "Dentist appointment" in everything and "Clinica Sorriso" in everything
+
+
+# --------------------------------------------------------------------------- workouts
+
+
+def haversine_km(points: list[tuple[float, float]]) -> float:
+    """The track's length by the haversine formula (independent of gpxpy's own)."""
+    import math
+
+    total = 0.0
+    for (lat1, lon1), (lat2, lon2) in zip(points, points[1:], strict=False):
+        p1, p2 = math.radians(lat1), math.radians(lat2)
+        dp, dl = p2 - p1, math.radians(lon2 - lon1)
+        a = math.sin(dp / 2) ** 2 + math.cos(p1) * math.cos(p2) * math.sin(dl / 2) ** 2
+        total += 2 * 6371.0 * math.asin(math.sqrt(a))
+    return total
+
+
+def write_fit(path: Path, start: datetime, *, session: bool) -> None:
+    """A small FIT activity written with fit-tool: four records 10 minutes apart (1.7 km and
+    one beat per minute more each), and, when ``session``, a session message summing them."""
+    from fit_tool.fit_file_builder import FitFileBuilder
+    from fit_tool.profile.messages.file_id_message import FileIdMessage
+    from fit_tool.profile.messages.record_message import RecordMessage
+    from fit_tool.profile.messages.session_message import SessionMessage
+    from fit_tool.profile.profile_type import FileType, Manufacturer, Sport
+
+    ms = round(start.timestamp() * 1000)
+    builder = FitFileBuilder(auto_define=True)
+    file_id = FileIdMessage()
+    file_id.type = FileType.ACTIVITY
+    file_id.manufacturer = Manufacturer.DEVELOPMENT.value
+    file_id.product = 0
+    file_id.time_created = ms
+    file_id.serial_number = 1
+    builder.add(file_id)
+    for i in range(4):
+        record = RecordMessage()
+        record.timestamp = ms + i * 600_000
+        record.distance = i * 1700.0
+        record.heart_rate = 140 + i
+        builder.add(record)
+    if session:
+        summary = SessionMessage()
+        summary.timestamp = ms + 1_800_000
+        summary.start_time = ms
+        summary.sport = Sport.CYCLING
+        summary.total_elapsed_time = 1800.0
+        summary.total_timer_time = 1800.0
+        summary.total_distance = 5100.0
+        summary.avg_heart_rate = 148
+        builder.add(summary)
+    builder.build().to_file(str(path))
+
+
+def test_gpx_and_fit_workouts(mem: Memory, tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    folder = tmp_path / "workouts"
+    folder.mkdir()
+    shutil.copy(DATA / "morning-run.gpx", folder / "morning-run.gpx")
+    start = datetime(2026, 11, 20, 7, 15)
+    write_fit(folder / "ride.fit", start, session=True)
+    write_fit(folder / "watch.fit", start - timedelta(days=1), session=False)
+    (folder / "broken.gpx").write_text("<gpx><trk><name>cut off", encoding="utf-8")
+    (folder / "route.gpx").write_text(
+        '<gpx version="1.1" xmlns="http://www.topografix.com/GPX/1/1"><rte><name>Plan</name>'
+        '<rtept lat="38.69" lon="-9.21"/></rte></gpx>',
+        encoding="utf-8",
+    )
+    (folder / "garbage.fit").write_bytes(b"this is not a FIT file at all")
+    whole = (folder / "ride.fit").read_bytes()
+    (folder / "truncated.fit").write_bytes(whole[: len(whole) // 2])
+
+    report = mem.ingest([folder])
+    rows = observations(mem, "workout")
+    by_day = {when.date(): text for when, text in rows}
+    assert len(rows) == 3
+
+    # The GPX times are UTC: shown and stored in local wall time.
+    began = datetime(2026, 3, 14, 7, 0, tzinfo=UTC).astimezone().replace(tzinfo=None)
+    run = by_day[began.date()]
+    match = re.fullmatch(
+        r"Workout: running, (\d+\.\d\d) km in 15:00 \(pace (\d+):(\d\d) /km\), started"
+        + f" {began:%Y-%m-%d %H:%M}"
+        + r", average heart rate 146 bpm\.",
+        run,
+    )
+    assert match, run
+    points = [(38.6916, -9.2160), (38.6950, -9.2060), (38.6990, -9.1960), (38.7030, -9.1860)]
+    km = float(match.group(1))
+    assert km == pytest.approx(haversine_km(points), rel=0.01)
+    pace = int(match.group(2)) * 60 + int(match.group(3))
+    assert pace == pytest.approx(15 * 60 / km, abs=1)
+
+    assert by_day[start.date()] == (
+        "Workout: cycling, 5.10 km in 30:00 (10.2 km/h), started 2026-11-20 07:15,"
+        " average heart rate 148 bpm."
+    )
+    # Without a session message: summed from the records (mean of 140..143 is 141.5).
+    assert by_day[(start - timedelta(days=1)).date()] == (
+        "Workout: workout, 5.10 km in 30:00 (pace 5:53 /km), started 2026-11-19 07:15,"
+        " average heart rate 142 bpm."
+    )
+
+    reasons = {Path(s.name).name: s.reason for s in report.skipped}
+    assert reasons["broken.gpx"].startswith("not a GPX file")
+    assert reasons["route.gpx"] == "no tracks in the GPX file"
+    assert reasons["garbage.fit"].startswith("not a readable FIT file")
+    assert reasons["truncated.fit"].startswith("not a readable FIT file")
+    assert len(reasons) == 4
+
+    again = mem.ingest([folder])
+    assert not again.changed
+    assert observations(mem, "workout") == rows

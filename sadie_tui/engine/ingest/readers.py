@@ -520,6 +520,14 @@ def read_record_file(path: Path, key: str, result: ReadResult) -> None:
         from .calendar import read_calendar
 
         read_calendar(path, key, result)
+    elif suffix == ".gpx":
+        from .workouts import read_gpx
+
+        read_gpx(path, key, result)
+    elif suffix == ".fit":
+        from .workouts import read_fit
+
+        read_fit(path, key, result)
     else:
         raise Unreadable(f"unsupported file type ({suffix})")
 
