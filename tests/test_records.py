@@ -268,3 +268,72 @@ def test_gpx_and_fit_workouts(mem: Memory, tmp_path: Path) -> None:
     again = mem.ingest([folder])
     assert not again.changed
     assert observations(mem, "workout") == rows
+
+
+# --------------------------------------------------------------------------- Day One
+
+
+def journal_rows(memory: Memory) -> list[tuple[str, str, datetime, str, list[str], str | None]]:
+    rows = memory.db.fetchall(
+        "SELECT kind, title, occurred_at, text, tags, metadata::VARCHAR FROM episodes"
+        " WHERE kind = 'journal' ORDER BY occurred_at"
+    )
+    return [(r[0], r[1], r[2], r[3], list(r[4]), r[5]) for r in rows]
+
+
+def test_day_one_export(mem: Memory, tmp_path: Path) -> None:
+    import json
+    import shutil
+
+    folder = tmp_path / "dayone"
+    folder.mkdir()
+    export = folder / "Journal.json"
+    shutil.copy(DATA / "Journal.json", export)
+    (folder / "settings.json").write_text('{"theme": "dark"}', encoding="utf-8")
+    (folder / "cut.json").write_text('{"entries": [{"uuid": ', encoding="utf-8")
+
+    report = mem.ingest([folder])
+    assert report.added == 2
+    rows = journal_rows(mem)
+    assert [r[:3] for r in rows] == [
+        ("journal", "Dinner with Ana", datetime(2026, 4, 2, 22, 40)),  # Lisbon, summer time
+        ("journal", "Slept badly, the neighbours' dog again.", rows[1][2]),
+    ]
+    # No timeZone: local time.
+    utc = datetime(2026, 4, 5, 8, 5, tzinfo=UTC)
+    assert rows[1][2] == utc.astimezone().replace(tzinfo=None)
+    dinner = rows[0]
+    assert dinner[3].startswith(
+        "Written at Taberna da Rua da Rosa, Lisbon · 18 °C, partly cloudy\n\n# Dinner with Ana\n"
+    )
+    assert "bacalhau place on Rua da Rosa. Ana" in dinner[3]
+    assert "dayone-moment" not in dinner[3]
+    assert dinner[4] == ["family", "evening"]
+    meta = json.loads(dinner[5])
+    assert meta["location"]["localityName"] == "Lisbon"
+    assert meta["location"]["latitude"] == 38.7139
+    assert meta["weather"] == {
+        "conditionsDescription": "Partly Cloudy",
+        "temperatureCelsius": 17.6,
+        "weatherCode": "partly-cloudy-night",
+    }
+    assert rows[1][5] is None  # nothing recorded beside the text
+
+    reasons = {Path(s.name).name: s.reason for s in report.skipped}
+    assert reasons == {
+        "Journal.json#DEADBEEF000000000000000000000000": "entry has no creationDate",
+        "Journal.json#C0FFEE00000000000000000000000000": "entry has no text",
+        "settings.json": 'JSON but not a Day One export (no "entries" list)',
+        "cut.json": reasons["cut.json"],
+    }
+    assert reasons["cut.json"].startswith("invalid JSON")
+
+    again = mem.ingest([folder])
+    assert (again.added, again.updated, again.unchanged) == (0, 0, 2)
+    # An entry edited in the app replaces itself (keyed by its uuid).
+    data = json.loads(export.read_text(encoding="utf-8"))
+    data["entries"][1]["text"] = "Slept well for once."
+    export.write_text(json.dumps(data), encoding="utf-8")
+    edited = mem.ingest([folder])
+    assert (edited.added, edited.updated, edited.unchanged) == (0, 1, 1)
+    assert journal_rows(mem)[1][3] == "Slept well for once."

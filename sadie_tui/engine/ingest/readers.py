@@ -94,6 +94,8 @@ class RawEpisode:
     links: list[str] = field(default_factory=list)  # pages it links to, as written
     embeds: list[str] = field(default_factory=list)  # images and files it embeds
     properties: dict[str, str] = field(default_factory=dict)  # Logseq page properties
+    #: What a journal app records beside the text (a Day One entry's location, weather).
+    details: dict[str, Any] = field(default_factory=dict)
 
     @property
     def id(self) -> str:
@@ -115,6 +117,7 @@ class RawEpisode:
             "aliases": self.aliases,
             "page_kind": self.page_kind,
             "properties": self.properties,
+            **self.details,
         }
         return {k: v for k, v in parts.items() if v}
 
@@ -528,6 +531,10 @@ def read_record_file(path: Path, key: str, result: ReadResult) -> None:
         from .workouts import read_fit
 
         read_fit(path, key, result)
+    elif suffix == ".json":
+        from .dayone import read_dayone
+
+        read_dayone(path, key, result)
     else:
         raise Unreadable(f"unsupported file type ({suffix})")
 
