@@ -337,3 +337,80 @@ def test_day_one_export(mem: Memory, tmp_path: Path) -> None:
     edited = mem.ingest([folder])
     assert (edited.added, edited.updated, edited.unchanged) == (0, 1, 1)
     assert journal_rows(mem)[1][3] == "Slept well for once."
+
+
+# --------------------------------------------------------------------------- CSV by a mapping
+
+
+BANK_CSV = """Date,Description,Amount,Balance
+2026-03-01,Padaria Portuguesa,-4.20,1200.00
+2026-03-02,"Salary, March",2500.00,3700.00
+
+2026-03-03,Rent,-900.00,2800.00
+yesterday,Coffee,-1.10,2798.90
+2026-03-04,,-3.00,2795.90
+"""
+
+TRACKER_CSV = "Tag;Schritte\n05.03.2026;11200\n06.03.2026;4300\n"
+
+
+def test_csv_by_mapping_through_the_cli(tmp_home: Path, tmp_path: Path, embedder) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from click.testing import CliRunner
+
+    from sadie_tui.cli import main_group
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    bank = folder / "bank.csv"
+    bank.write_text(BANK_CSV, encoding="utf-8")
+    runner = CliRunner()
+
+    unmapped = runner.invoke(main_group, ["ingest", str(bank)], terminal_width=200)
+    assert unmapped.exit_code == 6, unmapped.output
+    assert (
+        f"skipped {bank}: a CSV file is read with a column mapping:"
+        " --map date=COLUMN,text=COLUMN[,source=NAME]" in unmapped.stdout
+    )
+    assert "ignored" in unmapped.stdout  # the summary counts what was left out on purpose
+
+    spec = "date=Date,text=Description,source=bank,amount=Amount"
+    mapped = runner.invoke(main_group, ["ingest", "--json", "--map", spec, str(bank)])
+    assert mapped.exit_code == 6, mapped.output  # two rows skipped
+    data = json.loads(mapped.stdout)
+    assert data["derived"]["observations"] == 3
+    assert {(s["path"].rsplit("#", 1)[1], s["reason"]) for s in data["skipped"]} == {
+        ("6", "date 'yesterday' not understood (give its format: format=%d/%m/%Y)"),
+        ("7", "row has no text"),
+    }
+    again = runner.invoke(main_group, ["ingest", "--json", "--map", spec, str(bank)])
+    assert json.loads(again.stdout)["derived"]["observations"] == 0
+
+    tracker = folder / "steps.csv"
+    tracker.write_text(TRACKER_CSV, encoding="utf-8")
+    steps = runner.invoke(
+        main_group,
+        ["ingest", "--json", "--map", "date=Tag,text=Schritte,source=steps", str(tracker)],
+    )
+    assert steps.exit_code == 0, steps.output
+    missing = runner.invoke(
+        main_group, ["ingest", "--json", "--map", "date=Datum,text=Schritte", str(tracker)]
+    )
+    (skip,) = json.loads(missing.stdout)["skipped"]
+    assert skip["reason"] == "no column 'Datum' (the columns are: Tag, Schritte)"
+
+    bad = runner.invoke(main_group, ["ingest", "--map", "date=Date", str(bank)])
+    assert bad.exit_code == 2
+    assert "--map needs text=COLUMN" in bad.output
+
+    with Memory.open(tmp_home, embedder=embedder) as memory:
+        assert observations(memory, "bank") == [
+            (datetime(2026, 3, 1), "Padaria Portuguesa (amount: -4.20)"),
+            (datetime(2026, 3, 2), "Salary, March (amount: 2500.00)"),
+            (datetime(2026, 3, 3), "Rent (amount: -900.00)"),
+        ]
+        assert observations(memory, "steps") == [
+            (datetime(2026, 3, 5), "11200"),
+            (datetime(2026, 3, 6), "4300"),
+        ]

@@ -9,18 +9,26 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..engine.errors import ExitCode
+from ..engine.errors import ExitCode, UsageError
+from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
 from .context import Context
 from .output import console, print_json
 from .progress import progress_bar
 
 
-def run_ingest(session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting") -> IngestReport:
+def run_ingest(
+    session: Any,
+    paths: list[Path],
+    *,
+    quiet: bool = False,
+    title: str = "Ingesting",
+    csv_map: CsvMap | None = None,
+) -> IngestReport:
     if quiet:
-        return session.ingest(paths)
+        return session.ingest(paths, None, csv_map)
     with progress_bar(title) as progress:
-        return session.ingest(paths, progress)
+        return session.ingest(paths, progress, csv_map)
 
 
 def summary(report: IngestReport) -> Table:
@@ -31,6 +39,7 @@ def summary(report: IngestReport) -> Table:
     table.add_row("updated", str(report.updated))
     table.add_row("unchanged", str(report.unchanged))
     table.add_row("skipped", str(len(report.skipped)))
+    table.add_row("ignored", str(len(report.ignored)))
     table.add_row("chunks written", str(report.chunks))
     table.add_row("entities known", str(report.entities))
     for name, count in report.derived.items():
@@ -40,14 +49,33 @@ def summary(report: IngestReport) -> Table:
     return table
 
 
+def _csv_map(_ctx: click.Context, _param: click.Parameter, spec: str | None) -> CsvMap | None:
+    """``--map`` parsed, or click's usage error (exit 2) naming what is wrong with it."""
+    try:
+        return parse_map(spec) if spec is not None else None
+    except UsageError as exc:
+        raise click.BadParameter(exc.one_line()) from exc
+
+
 @click.command("ingest")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--quiet", is_flag=True, help="No progress bar.")
+@click.option(
+    "--map",
+    "csv_map",
+    callback=_csv_map,
+    metavar="date=COLUMN,text=COLUMN[,source=NAME]",
+    help=f"Read CSV files by these columns, as observations ({MAP_HINT}).",
+)
 @click.pass_obj
-def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool) -> None:
-    """Read notes, journals, transcripts and JSONL records into the memory."""
-    report = run_ingest(ctx.session(hold=True), list(paths), quiet=quiet or as_json)
+def command(
+    ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool, csv_map: CsvMap | None
+) -> None:
+    """Read notes, journals, calendars, workouts, transcripts and records into the memory."""
+    report = run_ingest(
+        ctx.session(hold=True), list(paths), quiet=quiet or as_json, csv_map=csv_map
+    )
     if as_json:
         print_json(report.as_dict())
     else:

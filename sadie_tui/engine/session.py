@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from .chips import Chip, NewChip
     from .conversations import Conversation, Message
     from .events import Event
+    from .ingest.csvmap import CsvMap
     from .ingest.pipeline import IngestReport
     from .memory import Memory
     from .personas import Personas
@@ -130,7 +131,12 @@ class SessionProtocol(Protocol):
     def stats(self) -> dict[str, Any]: ...
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport: ...
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport: ...
     def close(self) -> None: ...
 
 
@@ -331,8 +337,13 @@ class Session:
 
         return load_personas(config_dir() / "personas")
 
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
-        return self.memory.ingest(paths, progress)
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport:
+        return self.memory.ingest(paths, progress, csv_map)
 
     def close(self) -> None:
         self.memory.close()

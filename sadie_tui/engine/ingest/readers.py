@@ -20,11 +20,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dates import date_from_path, mtime, note_date, parse_when
 from .markup import page_key, property_list, read_markup
 from .vault import FolderRules, rules_for, template_reason
+
+if TYPE_CHECKING:
+    from .csvmap import CsvMap
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
 #: Records read by their own modules: calendars, workouts, journal exports, CSV.
@@ -515,9 +518,11 @@ def read_derived_document(path: Path, key: str, folder: str, result: ReadResult)
     result.derived.append(Derived(table, key, fields))
 
 
-def read_record_file(path: Path, key: str, result: ReadResult) -> None:
-    """A calendar, workout, journal export or CSV file, by its own module (imported here:
-    they import this one)."""
+def read_record_file(
+    path: Path, key: str, result: ReadResult, csv_map: CsvMap | None = None
+) -> None:
+    """A calendar, workout, journal export or CSV file (by ``csv_map``), by its own module
+    (imported here: they import this one)."""
     suffix = path.suffix.lower()
     if suffix == ".ics":
         from .calendar import read_calendar
@@ -535,12 +540,17 @@ def read_record_file(path: Path, key: str, result: ReadResult) -> None:
         from .dayone import read_dayone
 
         read_dayone(path, key, result)
+    elif suffix == ".csv":
+        from .csvmap import read_csv
+
+        read_csv(path, key, result, csv_map)
     else:
         raise Unreadable(f"unsupported file type ({suffix})")
 
 
-def read_path(path: Path, result: ReadResult) -> None:
-    """Read one file into ``result``; failures become a ``Skipped`` naming the file."""
+def read_path(path: Path, result: ReadResult, csv_map: CsvMap | None = None) -> None:
+    """Read one file into ``result``; failures become a ``Skipped`` naming the file. CSV files
+    are read by ``csv_map`` (``csvmap``), and skipped without one."""
     key = str(path.resolve())
     name = path.name.lower()
     parent = path.parent.name.lower()
@@ -561,7 +571,7 @@ def read_path(path: Path, result: ReadResult) -> None:
         elif path.suffix.lower() in TEXT_SUFFIXES:
             result.episodes.append(read_document(path, key))
         elif path.suffix.lower() in RECORD_SUFFIXES:
-            read_record_file(path, key, result)
+            read_record_file(path, key, result, csv_map)
         else:
             raise Unreadable(f"unsupported file type ({path.suffix or 'no extension'})")
         result.files += 1
@@ -676,8 +686,9 @@ def _folder_entries(folder: Path, result: ReadResult, rules: FolderRules) -> lis
     return children
 
 
-def read_all(paths: list[Path]) -> ReadResult:
+def read_all(paths: list[Path], csv_map: CsvMap | None = None) -> ReadResult:
+    """Every file under ``paths`` read (CSV files by ``csv_map``), with what was skipped."""
     result = ReadResult()
     for path in discover(paths, result):
-        read_path(path, result)
+        read_path(path, result, csv_map)
     return result
