@@ -14,7 +14,7 @@ from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .readers import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
+from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
 
 #: How far recurrences are expanded around the ingest: two years back, one year ahead.
 WINDOW_PAST = timedelta(days=2 * 365)

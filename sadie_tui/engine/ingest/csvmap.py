@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .dates import parse_when
-from .readers import Derived, ReadResult, Skipped, Unreadable, clean_text, read_text
+from .raw import Derived, ReadResult, Skipped, Unreadable, clean_text, read_text
 
 #: Shown when a CSV comes without a mapping, and in the option's help.
 MAP_HINT = "--map date=COLUMN,text=COLUMN[,source=NAME]"

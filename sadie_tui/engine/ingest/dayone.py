@@ -6,7 +6,8 @@ its ``creationDate`` in the entry's own ``timeZone`` (else local time). Where an
 weather it was written is kept in the episode's metadata (``location``, ``weather``) and as a
 short first line of its text, so a search for the place finds the entry. An entry is keyed by
 its ``uuid``: an edited entry replaces itself, a re-ingested export adds nothing. A JSON file
-that is not a Day One export is skipped with the reason.
+that is not a Day One export is left out (``ignored``) with the reason; one that does not
+parse is skipped.
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .readers import (
+from .raw import (
     MAX_JSON_DEPTH,
+    LeftOut,
     RawEpisode,
     ReadResult,
     Skipped,
@@ -46,7 +48,8 @@ def read_dayone(path: Path, key: str, result: ReadResult) -> None:
         raise Unreadable(f"invalid JSON ({exc})") from exc
     entries = data.get("entries") if isinstance(data, dict) else None
     if not isinstance(entries, list):
-        raise Unreadable('JSON but not a Day One export (no "entries" list)')
+        # Settings and data files sit beside notes (a vault's plugins): left out, not failures.
+        raise LeftOut('JSON but not a Day One export (no "entries" list)')
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
             result.skipped.append(Skipped(f"{path}#{number}", "entry is not a JSON object"))

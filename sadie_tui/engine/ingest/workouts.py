@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .calendar import local_naive
-from .readers import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
+from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text, read_text
 
 #: Sports measured by speed rather than pace, and those paced per 100 m.
 SPEED_SPORTS = {"cycling", "biking", "bike", "ride", "e_biking", "mountain_biking"}
@@ -105,8 +105,6 @@ def read_gpx(path: Path, key: str, result: ReadResult) -> None:
     """Each track of the GPX file at ``path`` into ``result`` as a workout observation."""
     import gpxpy
     import gpxpy.gpx
-
-    from .readers import read_text
 
     _check_size(path)
     try:
