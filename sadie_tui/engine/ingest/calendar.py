@@ -35,6 +35,7 @@ def local_naive(value: date | datetime) -> tuple[datetime, bool]:
 def read_calendar(path: Path, key: str, result: ReadResult, now: datetime | None = None) -> None:
     """Every event of the ``.ics`` file at ``path`` into ``result`` as a calendar observation;
     a file that does not parse is ``Unreadable`` with the parser's first line."""
+    # lazy: the calendar libraries load only when a calendar is read
     import icalendar
     import recurring_ical_events
 

@@ -103,6 +103,7 @@ def _heart_rates(point: Any) -> list[float]:
 
 def read_gpx(path: Path, key: str, result: ReadResult) -> None:
     """Each track of the GPX file at ``path`` into ``result`` as a workout observation."""
+    # lazy: gpxpy loads only when a GPX file is read
     import gpxpy
     import gpxpy.gpx
 
@@ -141,6 +142,7 @@ def read_gpx(path: Path, key: str, result: ReadResult) -> None:
 def read_fit(path: Path, key: str, result: ReadResult) -> None:
     """Each session of the FIT file at ``path`` into ``result`` as a workout observation; a
     file without sessions is summed from its records."""
+    # lazy: fitdecode loads only when a FIT file is read
     import fitdecode
 
     _check_size(path)
