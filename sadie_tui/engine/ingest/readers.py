@@ -367,22 +367,27 @@ def read_record_file(
     (imported here: they import this one)."""
     suffix = path.suffix.lower()
     if suffix == ".ics":
+        # lazy: it imports raw, which this module reads; loaded only for its files
         from .calendar import read_calendar
 
         read_calendar(path, key, result)
     elif suffix == ".gpx":
+        # lazy: it imports raw, which this module reads; loaded only for its files
         from .workouts import read_gpx
 
         read_gpx(path, key, result)
     elif suffix == ".fit":
+        # lazy: it imports raw, which this module reads; loaded only for its files
         from .workouts import read_fit
 
         read_fit(path, key, result)
     elif suffix == ".json":
+        # lazy: it imports raw, which this module reads; loaded only for its files
         from .dayone import read_dayone
 
         read_dayone(path, key, result)
     elif suffix == ".csv":
+        # lazy: it imports raw, which this module reads; loaded only for its files
         from .csvmap import read_csv
 
         read_csv(path, key, result, csv_map)
