@@ -11,7 +11,8 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import signals
-from ..engine.errors import ExitCode
+from ..engine.errors import ExitCode, UsageError
+from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
 from .context import Context
 from .output import console, print_json
@@ -19,12 +20,17 @@ from .progress import progress_bar
 
 
 def run_ingest(
-    session: Any, paths: list[Path], *, quiet: bool = False, title: str = "Ingesting"
+    session: Any,
+    paths: list[Path],
+    *,
+    quiet: bool = False,
+    title: str = "Ingesting",
+    csv_map: CsvMap | None = None,
 ) -> IngestReport:
     if quiet:
-        return session.ingest(paths)
+        return session.ingest(paths, None, csv_map)
     with progress_bar(title) as progress:
-        return session.ingest(paths, progress)
+        return session.ingest(paths, progress, csv_map)
 
 
 def summary(report: IngestReport) -> Table:
@@ -35,6 +41,7 @@ def summary(report: IngestReport) -> Table:
     table.add_row("updated", str(report.updated))
     table.add_row("unchanged", str(report.unchanged))
     table.add_row("skipped", str(len(report.skipped)))
+    table.add_row("ignored", str(len(report.ignored)))
     table.add_row("chunks written", str(report.chunks))
     table.add_row("entities known", str(report.entities))
     for name, count in report.derived.items():
@@ -42,6 +49,14 @@ def summary(report: IngestReport) -> Table:
             table.add_row(name.replace("_", " "), str(count))
     table.add_row("elapsed", f"{report.elapsed:.1f} s")
     return table
+
+
+def _csv_map(_ctx: click.Context, _param: click.Parameter, spec: str | None) -> CsvMap | None:
+    """``--map`` parsed, or click's usage error (exit 2) naming what is wrong with it."""
+    try:
+        return parse_map(spec) if spec is not None else None
+    except UsageError as exc:
+        raise click.BadParameter(exc.one_line()) from exc
 
 
 @click.command("ingest")
@@ -53,11 +68,25 @@ def summary(report: IngestReport) -> Table:
     is_flag=True,
     help="Then keep the memory (served to other sadies) and re-read what changes, until ctrl+c.",
 )
+@click.option(
+    "--map",
+    "csv_map",
+    callback=_csv_map,
+    metavar="date=COLUMN,text=COLUMN[,source=NAME]",
+    help=f"Read CSV files by these columns, as observations ({MAP_HINT}).",
+)
 @click.pass_obj
-def command(ctx: Context, paths: tuple[Path, ...], as_json: bool, quiet: bool, watch: bool) -> None:
-    """Read notes, journals, transcripts and JSONL records into the memory."""
+def command(
+    ctx: Context,
+    paths: tuple[Path, ...],
+    as_json: bool,
+    quiet: bool,
+    watch: bool,
+    csv_map: CsvMap | None,
+) -> None:
+    """Read notes, journals, calendars, workouts, transcripts and records into the memory."""
     session = ctx.session(hold=True)
-    report = run_ingest(session, list(paths), quiet=quiet or as_json)
+    report = run_ingest(session, list(paths), quiet=quiet or as_json, csv_map=csv_map)
     if as_json:
         print_json(report.as_dict())
     else:

@@ -13,6 +13,7 @@ from typing import Any
 
 from ..paths import db_path
 from .errors import StorageError
+from .ingest.csvmap import CsvMap
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
 from .retrieval.keyword import rebuild_keyword_index
@@ -52,8 +53,14 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
-        report = ingest(self.db, paths, self.embedder, progress)
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport:
+        """Read ``paths`` into the memory (CSV files by ``csv_map``); the keyword index follows."""
+        report = ingest(self.db, paths, self.embedder, progress, csv_map)
         if report.changed:
             rebuild_keyword_index(self)
         return report

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .chips import Chip, NewChip
     from .conversations import Conversation, Message
     from .events import Event
+    from .ingest.csvmap import CsvMap
     from .ingest.pipeline import IngestReport
     from .memory import Memory
     from .personas import Personas
@@ -131,7 +132,12 @@ class SessionProtocol(Protocol):
     def stats(self) -> dict[str, Any]: ...
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport: ...
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport: ...
     def remove_notes(self, paths: Sequence[Path]) -> int: ...
     def close(self) -> None: ...
 
@@ -336,8 +342,13 @@ class Session:
 
         return load_personas(config_dir() / "personas")
 
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
-        return self.memory.ingest(paths, progress)
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport:
+        return self.memory.ingest(paths, progress, csv_map)
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take deleted files (or folders) out of the memory; how many episodes left. A

@@ -42,6 +42,7 @@ from .shapes import ApiChatRequest, AskRequest, Error, Health, RenameRequest, So
 if TYPE_CHECKING:
     from ..config import Settings
     from ..engine.events import Event
+    from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
     from ..engine.retrieval.report import Search
@@ -381,7 +382,12 @@ class RemoteSession:
 
         return Personas.from_json(self._get("/v1/personas"))
 
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport:
         raise self._refuse("ingest")
 
     def remove_notes(self, paths: Sequence[Path]) -> int:

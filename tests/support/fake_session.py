@@ -23,6 +23,7 @@ from sadie_tui.engine.turns.context import ModelStatus
 if TYPE_CHECKING:
     from sadie_tui.engine.chips import Chip, NewChip
     from sadie_tui.engine.conversations import Conversation, Message
+    from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
     from sadie_tui.engine.reasoners.ollama import ModelInfo
     from sadie_tui.engine.retrieval.report import Search
@@ -146,7 +147,12 @@ class FakeSession:
     def personas(self) -> Personas:
         return load_personas(self.home / "no-personas-of-its-own")  # the shipped four
 
-    def ingest(self, paths: Sequence[Path], progress: Progress | None = None) -> IngestReport:
+    def ingest(
+        self,
+        paths: Sequence[Path],
+        progress: Progress | None = None,
+        csv_map: CsvMap | None = None,
+    ) -> IngestReport:
         raise NotImplementedError
 
     def remove_notes(self, paths: Sequence[Path]) -> int:

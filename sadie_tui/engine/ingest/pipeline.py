@@ -31,6 +31,7 @@ from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
 
 if TYPE_CHECKING:
     from ..store.db import Database
+    from .csvmap import CsvMap
 
 Progress = Callable[[str, int, int], None]
 
@@ -107,12 +108,13 @@ def ingest(
     paths: Sequence[Path],
     embedder: Embedder,
     progress: Progress | None = None,
+    csv_map: CsvMap | None = None,
 ) -> IngestReport:
     started = time.perf_counter()
     report = IngestReport()
     notify = progress or (lambda stage, done, total: None)
     notify("reading", 0, 1)
-    result = read_all([Path(p) for p in paths])
+    result = read_all([Path(p) for p in paths], csv_map)
     report.skipped = result.skipped
     report.ignored = result.ignored
     report.files = result.files

@@ -5,48 +5,57 @@ records become episodes. By name, ``beliefs.jsonl``, ``observations.jsonl``, ``s
 files under ``wiki/``, ``briefs/`` and ``today/`` become derived records instead. Obsidian and
 Logseq vaults read as they are written: dates (``dates``), links, embeds, tags and properties
 (``markup``), person pages, and the folders and templates a vault keeps beside its notes
-(``vault``), each left out with its reason in ``ReadResult.ignored``.
+(``vault``), each left out with its reason in ``ReadResult.ignored``. Calendars, workouts, Day
+One exports and mapped CSV files are read by their own modules (``calendar``, ``workouts``,
+``dayone``, ``csvmap``); what every reader makes is in ``raw``.
 """
 
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 import re
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .dates import date_from_path, mtime, note_date, parse_when
-from .markup import page_key, property_list, read_markup
+from .markup import property_list, read_markup
+from .raw import MAX_BYTES as MAX_BYTES
+from .raw import MAX_JSON_DEPTH as MAX_JSON_DEPTH
+from .raw import NAMESPACE as NAMESPACE
+from .raw import (
+    Derived,
+    LeftOut,
+    RawEpisode,
+    ReadResult,
+    Skipped,
+    Unreadable,
+    _is_utf8,
+    _os_reason,
+    _storable,
+    clean_text,
+    episode_id,
+    read_text,
+)
+from .raw import shown_name as shown_name
 from .vault import FolderRules, rules_for, template_reason
 
+if TYPE_CHECKING:
+    from .csvmap import CsvMap
+
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
-MAX_BYTES = 10 * 1024 * 1024
+#: Records read by their own modules: calendars, workouts, journal exports, CSV.
+RECORD_SUFFIXES = {".ics", ".gpx", ".fit", ".json", ".csv"}
 #: Bounds on hostile input: front matter size and YAML aliases (an alias bomb of nine levels
 #: fits in 500 bytes and expands to gigabytes), JSON nesting, folders below a given path.
 MAX_FRONT_MATTER = 64 * 1024
 MAX_ALIASES = 20
-MAX_JSON_DEPTH = 32
 MAX_FOLDER_DEPTH = 64
-NAMESPACE = uuid.UUID("6f1d0c52-3b0a-4c55-9d56-5ad1e0000001")
 
 _DATE_IN_NAME = re.compile(r"(?<!\d)(\d{4})[-_.](\d{2})[-_.](\d{2})(?!\d)")
-# Terminal escape sequences first (CSI, OSC, other ESC pairs, 8-bit CSI), then stray controls:
-# the other way round a bare ESC is removed and "[31m" is left in the text.
-_CONTROL = re.compile(
-    r"\x1b\[[0-?]*[ -/]*[@-~]"
-    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"
-    r"|\x1b[ -/]*[0-~]"
-    r"|\x9b[0-?]*[ -/]*[@-~]"
-    r"|[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
-)
-_SURROGATE = re.compile("[\ud800-\udfff]")  # JSON may escape half of a pair: not storable
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.M)
 DERIVED_DIRS = {"wiki": "wiki", "briefs": "brief", "today": "today"}
 KIND_BY_FOLDER = (
@@ -68,153 +77,6 @@ PAGE_KINDS = {
     "organisation": "organisation",
     "organization": "organisation",
 }
-
-
-def episode_id(source_key: str) -> str:
-    """Stable id: the same file (or JSONL line) always gets the same episode id."""
-    return str(uuid.uuid5(NAMESPACE, source_key))
-
-
-@dataclass
-class RawEpisode:
-    source_key: str
-    source: str
-    kind: str
-    title: str
-    occurred_at: datetime
-    text: str
-    salience: float = 0.5
-    tags: list[str] = field(default_factory=list)
-    #: The page this note is, for links (its file stem), and what it says about itself.
-    page_name: str = ""
-    page_kind: str = ""  # person, place, project, organisation, or "" (a plain note)
-    aliases: list[str] = field(default_factory=list)
-    links: list[str] = field(default_factory=list)  # pages it links to, as written
-    embeds: list[str] = field(default_factory=list)  # images and files it embeds
-    properties: dict[str, str] = field(default_factory=dict)  # Logseq page properties
-    #: The id it is stored under when that is not its source key's (a renamed note's).
-    stored_id: str = ""
-
-    @property
-    def id(self) -> str:
-        return self.stored_id or episode_id(self.source_key)
-
-    @property
-    def page(self) -> str:
-        """The key ``[[links]]`` find this note by: its file stem, case-folded."""
-        return page_key(self.page_name)
-
-    @property
-    def metadata(self) -> dict[str, Any]:
-        """What the note says besides its text (links, embeds, aliases, page kind, Logseq
-        properties); only the parts it has."""
-        parts: dict[str, Any] = {
-            "page_name": self.page_name if self.page_kind else "",
-            "links": self.links,
-            "embeds": self.embeds,
-            "aliases": self.aliases,
-            "page_kind": self.page_kind,
-            "properties": self.properties,
-        }
-        return {k: v for k, v in parts.items() if v}
-
-    @property
-    def content_hash(self) -> str:
-        fields: list[Any] = [
-            self.kind,
-            self.title,
-            self.occurred_at.isoformat(),
-            self.salience,
-            self.tags,
-            self.text,
-        ]
-        if self.metadata:  # a note without vault markup keeps the hash it always had
-            fields.append(self.metadata)
-        payload = json.dumps(fields, sort_keys=True)
-        return hashlib.sha256(payload.encode()).hexdigest()
-
-
-@dataclass
-class Derived:
-    """A derived record: belief, observation, wiki, brief, today or soul."""
-
-    table: str
-    source_key: str
-    fields: dict[str, Any]
-
-
-@dataclass
-class Skipped:
-    name: str
-    reason: str
-
-    def __post_init__(self) -> None:
-        self.name = shown_name(self.name)
-
-
-def shown_name(name: str) -> str:
-    """A file name as it can be stored, encoded and shown: its bytes that are not UTF-8 (which
-    Python carries as lone surrogates) written as escapes, ``notes/bad\\xff.md``."""
-    return os.fsencode(name).decode("utf-8", "backslashreplace")
-
-
-def _is_utf8(name: str) -> bool:
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-@dataclass
-class ReadResult:
-    episodes: list[RawEpisode] = field(default_factory=list)
-    derived: list[Derived] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    #: Left out on purpose, not failures: a vault's own folders, templates, attachments,
-    #: what ``.sadieignore`` names.
-    ignored: list[Skipped] = field(default_factory=list)
-    files: int = 0
-
-
-class Unreadable(Exception):
-    """A file that cannot be read; the message is the reason shown to the person."""
-
-
-class LeftOut(Exception):
-    """A file that is read but is not a memory (a template); the message says why."""
-
-
-def clean_text(text: str) -> str:
-    """Newlines normalised; control characters and terminal escapes removed (never shown raw)."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
-    return _CONTROL.sub("", text)
-
-
-def read_text(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-    except OSError as exc:
-        raise Unreadable(_os_reason(exc)) from exc
-    if size > MAX_BYTES:
-        raise Unreadable(f"too large ({size / 1e6:.1f} MB; the limit is {MAX_BYTES // 2**20} MB)")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise Unreadable(_os_reason(exc)) from exc
-    if b"\x00" in data[:8192]:
-        raise Unreadable("binary file, not text")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise Unreadable(
-            f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
-        ) from exc
-    return clean_text(text)
-
-
-def _os_reason(exc: OSError) -> str:
-    return exc.strerror.lower() if exc.strerror else str(exc)
 
 
 def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
@@ -371,20 +233,6 @@ def read_document(path: Path, key: str) -> RawEpisode:
     )
 
 
-def _storable(value: Any, depth: int = 0) -> Any:
-    """``value`` from ``json.loads`` with every string storable (half a surrogate pair becomes
-    U+FFFD); ``ValueError`` when it nests deeper than ``MAX_JSON_DEPTH``."""
-    if depth > MAX_JSON_DEPTH:
-        raise ValueError(f"nested more than {MAX_JSON_DEPTH} levels deep")
-    if isinstance(value, str):
-        return _SURROGATE.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_storable(k, depth + 1): _storable(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_storable(v, depth + 1) for v in value]
-    return value
-
-
 def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
     """(line number, object or None, error) for every non-blank line."""
     for number, line in enumerate(read_text(path).splitlines(), start=1):
@@ -514,8 +362,44 @@ def read_derived_document(path: Path, key: str, folder: str, result: ReadResult)
     result.derived.append(Derived(table, key, fields))
 
 
-def read_path(path: Path, result: ReadResult) -> None:
-    """Read one file into ``result``; failures become a ``Skipped`` naming the file."""
+def read_record_file(
+    path: Path, key: str, result: ReadResult, csv_map: CsvMap | None = None
+) -> None:
+    """A calendar, workout, journal export or CSV file (by ``csv_map``), by its own module
+    (imported here: they import this one)."""
+    suffix = path.suffix.lower()
+    if suffix == ".ics":
+        # lazy: it imports raw, which this module reads; loaded only for its files
+        from .calendar import read_calendar
+
+        read_calendar(path, key, result)
+    elif suffix == ".gpx":
+        # lazy: it imports raw, which this module reads; loaded only for its files
+        from .workouts import read_gpx
+
+        read_gpx(path, key, result)
+    elif suffix == ".fit":
+        # lazy: it imports raw, which this module reads; loaded only for its files
+        from .workouts import read_fit
+
+        read_fit(path, key, result)
+    elif suffix == ".json":
+        # lazy: it imports raw, which this module reads; loaded only for its files
+        from .dayone import read_dayone
+
+        read_dayone(path, key, result)
+    elif suffix == ".csv":
+        # lazy: it imports raw, which this module reads; loaded only for its files
+        from .csvmap import read_csv
+
+        read_csv(path, key, result, csv_map)
+    else:
+        raise Unreadable(f"unsupported file type ({suffix})")
+
+
+def read_path(path: Path, result: ReadResult, csv_map: CsvMap | None = None) -> None:
+    """Read one file into ``result``; failures become a ``Skipped`` naming the file. CSV files
+    are read by ``csv_map`` (``csvmap``), and skipped without one."""
     key = str(path.resolve())
     name = path.name.lower()
     parent = path.parent.name.lower()
@@ -535,6 +419,8 @@ def read_path(path: Path, result: ReadResult) -> None:
             read_records(path, key, result)
         elif path.suffix.lower() in TEXT_SUFFIXES:
             result.episodes.append(read_document(path, key))
+        elif path.suffix.lower() in RECORD_SUFFIXES:
+            read_record_file(path, key, result, csv_map)
         else:
             raise Unreadable(f"unsupported file type ({path.suffix or 'no extension'})")
         result.files += 1
@@ -633,7 +519,7 @@ def _folder_entries(folder: Path, result: ReadResult, rules: FolderRules) -> lis
         if (
             not entry.is_dir(follow_symlinks=False)
             and not entry.is_symlink()
-            and suffix not in TEXT_SUFFIXES | {".jsonl"}
+            and suffix not in TEXT_SUFFIXES | RECORD_SUFFIXES | {".jsonl"}
         ):
             # Inside a folder, other kinds of file are not notes: say so once each (in a
             # vault, an attachment is left out without being called unreadable).
@@ -649,8 +535,9 @@ def _folder_entries(folder: Path, result: ReadResult, rules: FolderRules) -> lis
     return children
 
 
-def read_all(paths: list[Path]) -> ReadResult:
+def read_all(paths: list[Path], csv_map: CsvMap | None = None) -> ReadResult:
+    """Every file under ``paths`` read (CSV files by ``csv_map``), with what was skipped."""
     result = ReadResult()
     for path in discover(paths, result):
-        read_path(path, result)
+        read_path(path, result, csv_map)
     return result

@@ -1,0 +1,168 @@
+"""Calendar files (``.ics``) as observations: one per event, recurrences expanded in a window.
+
+Each event becomes an observation from source ``calendar`` that says its title, when it
+starts and ends, where, and with whom (attendees' and the organizer's names, else their
+addresses). A repeating event is expanded (with ``recurring-ical-events``: RRULE, RDATE,
+EXDATE and edited occurrences) between two years before the ingest and one year after it
+(``WINDOW_PAST``, ``WINDOW_AHEAD``); a one-off event is kept whenever it is. Times are shown
+and stored in local wall time, like every date in the memory.
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
+
+#: How far recurrences are expanded around the ingest: two years back, one year ahead.
+WINDOW_PAST = timedelta(days=2 * 365)
+WINDOW_AHEAD = timedelta(days=365)
+#: The longest description kept in an observation's text.
+MAX_DESCRIPTION = 400
+
+
+def local_naive(value: date | datetime) -> tuple[datetime, bool]:
+    """A calendar time as naive local wall time, and whether it is a whole day (a date)."""
+    if not isinstance(value, datetime):
+        return datetime(value.year, value.month, value.day), True
+    if value.tzinfo is not None:
+        value = value.astimezone()
+    return value.replace(tzinfo=None), False
+
+
+def read_calendar(path: Path, key: str, result: ReadResult, now: datetime | None = None) -> None:
+    """Every event of the ``.ics`` file at ``path`` into ``result`` as a calendar observation;
+    a file that does not parse is ``Unreadable`` with the parser's first line."""
+    # lazy: the calendar libraries load only when a calendar is read
+    import icalendar
+    import recurring_ical_events
+
+    data = _read_bytes(path)
+    try:
+        calendar = icalendar.Calendar.from_ical(data)
+    except (ValueError, IndexError, KeyError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise Unreadable(f"not an iCalendar file ({first[:200]})") from exc
+    if not isinstance(calendar, icalendar.Calendar):
+        raise Unreadable("not an iCalendar file (no VCALENDAR)")
+    if not calendar.walk("VEVENT"):
+        raise Unreadable("no events in the calendar")
+    now = now or datetime.now()
+    try:
+        events = list(
+            recurring_ical_events.of(calendar, skip_bad_series=True).between(
+                now - WINDOW_PAST, now + WINDOW_AHEAD
+            )
+        )
+        events += [e for e in calendar.walk("VEVENT") if _outside_window(e, now)]
+    except Exception as exc:  # the expander's own errors have no common base class
+        raise Unreadable(f"calendar events cannot be expanded ({str(exc)[:200]})") from exc
+    seen: set[str] = set()
+    for event in events:
+        item = _observation(event, key)
+        if item is not None and item.source_key not in seen:
+            seen.add(item.source_key)
+            result.derived.append(item)
+
+
+def _read_bytes(path: Path) -> bytes:
+    try:
+        size = path.stat().st_size
+        if size > MAX_BYTES:
+            raise Unreadable(
+                f"too large ({size / 1e6:.1f} MB; the limit is {MAX_BYTES // 2**20} MB)"
+            )
+        return path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(exc.strerror.lower() if exc.strerror else str(exc)) from exc
+
+
+def _outside_window(event: Any, now: datetime) -> bool:
+    """A one-off event outside the expansion window: kept too (a past meeting is a memory)."""
+    if event.get("RRULE") is not None or event.get("RDATE") is not None:
+        return False
+    if event.get("RECURRENCE-ID") is not None or event.get("DTSTART") is None:
+        return False
+    start, _ = local_naive(event["DTSTART"].dt)
+    return not (now - WINDOW_PAST <= start < now + WINDOW_AHEAD)
+
+
+def _text(value: Any) -> str:
+    return clean_text(str(value or "")).strip()
+
+
+def people(event: Any) -> list[str]:
+    """Who the event is with: the organizer and attendees by name (CN), else by address."""
+    found: dict[str, str] = {}
+    values: list[Any] = []
+    for field in ("ORGANIZER", "ATTENDEE"):
+        value = event.get(field)
+        if value is None:
+            continue
+        values.extend(value if isinstance(value, list) else [value])
+    for value in values:
+        params = getattr(value, "params", {}) or {}
+        name = _text(params.get("CN")) or _text(value).removeprefix("mailto:").removeprefix(
+            "MAILTO:"
+        )
+        if name:
+            found.setdefault(name.casefold(), name)
+    return list(found.values())
+
+
+def _when(start: datetime, start_day: bool, end: datetime | None, end_day: bool) -> str:
+    if start_day:
+        last = (end - timedelta(days=1)) if end is not None and end_day else None
+        if last is not None and last.date() > start.date():
+            return f"{start:%Y-%m-%d} to {last:%Y-%m-%d}, all day"
+        return f"{start:%Y-%m-%d}, all day"
+    if end is None or end == start:
+        return f"{start:%Y-%m-%d %H:%M}"
+    if end.date() == start.date():
+        return f"{start:%Y-%m-%d %H:%M}–{end:%H:%M}"
+    return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
+
+
+def describe(event: Any) -> tuple[datetime, str] | None:
+    """The event's start (local) and its observation text, or None without a start."""
+    if event.get("DTSTART") is None:
+        return None
+    start, start_day = local_naive(event["DTSTART"].dt)
+    end: datetime | None = None
+    end_day = start_day
+    if event.get("DTEND") is not None:
+        end, end_day = local_naive(event["DTEND"].dt)
+    elif event.get("DURATION") is not None:
+        end = start + event["DURATION"].dt
+    title = _text(event.get("SUMMARY")) or "(untitled event)"
+    parts = [f"Calendar event: {title}", _when(start, start_day, end, end_day)]
+    place = _text(event.get("LOCATION"))
+    if place:
+        parts.append(f"at {place}")
+    who = people(event)
+    if who:
+        parts.append("with " + ", ".join(who))
+    text = ", ".join(parts) + "."
+    description = _text(event.get("DESCRIPTION"))
+    if description:
+        if len(description) > MAX_DESCRIPTION:
+            description = description[:MAX_DESCRIPTION].rstrip() + "…"
+        text += "\n" + description
+    return start, text
+
+
+def _observation(event: Any, key: str) -> Derived | None:
+    described = describe(event)
+    if described is None:
+        return None
+    start, text = described
+    uid = _text(event.get("UID")) or text.split("\n")[0]
+    # "#" separates the file from the record in a source key: keep it out of the record part.
+    record = f"{uid}@{start:%Y-%m-%dT%H:%M}".replace("#", "%23")
+    return Derived(
+        "observations",
+        f"{key}#{record}",
+        {"source": "calendar", "observed_at": start, "text": text},
+    )
