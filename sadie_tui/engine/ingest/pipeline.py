@@ -18,6 +18,7 @@ import numpy as np
 
 from ..store import derived as derived_store
 from ..store import episodes as episode_store
+from ..store import reflection as reflection_store
 from ..store.schema import EMBEDDING_DIM
 from ..store.vectors import vector_literal
 from .chunker import chunk_text
@@ -175,6 +176,8 @@ def _store_episodes(
             }
         )
         episode_store.insert_episodes(db, ep_table)
+        # New and changed notes wait for the next `sadie reflect`, in the same commit.
+        reflection_store.mark_pending(db, ids)
         if not pieces:
             return
         first = episode_store.reserve_chunk_ids(db, len(pieces))
