@@ -46,6 +46,8 @@ class Settings:
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
+    # The app may run `sadie reflect` in the background while nobody types (off by default).
+    reflect_when_idle: bool = False
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -155,6 +157,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "num_ctx": _count(2048, 131072),
     "reply_max_chars": _count(200, 10_000_000),
     "open_last": _flag,
+    "reflect_when_idle": _flag,
 }
 ENVIRONMENT = {
     "SADIE_MODEL": "model",

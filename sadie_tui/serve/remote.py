@@ -13,7 +13,7 @@ import json
 import time
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -45,7 +45,10 @@ if TYPE_CHECKING:
     from ..engine.events import Event
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Persona
-    from ..engine.session import Progress
+    from ..engine.reflect.beliefs import Belief, BeliefDetail
+    from ..engine.reflect.run import ReflectReport
+    from ..engine.reflect.soul import SoulSuggestion
+    from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
     from ..engine.turns.context import ModelStatus
 
@@ -485,3 +488,51 @@ class RemoteSession:
 
     def close(self) -> None:
         self._client.close()
+
+    # -- the learning loop -------------------------------------------------------------------
+    def reflect(
+        self,
+        *,
+        everything: bool = False,
+        since: date | None = None,
+        budget_minutes: float | None = None,
+        progress: Progress | None = None,
+        stop: Stop | None = None,
+    ) -> ReflectReport:
+        raise self._refuse("reflect")
+
+    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
+        from ..engine.reflect.beliefs import Belief
+
+        found = self._get("/v1/beliefs", status=status, origin=origin)
+        return [Belief.from_json(b) for b in found]
+
+    def belief(self, belief_id: str) -> BeliefDetail:
+        from ..engine.reflect.beliefs import BeliefDetail
+
+        return BeliefDetail.from_json(self._get(f"/v1/beliefs/{belief_id}"))
+
+    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        return self._decide(belief_id, "accept", {"reason": reason})
+
+    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        return self._decide(belief_id, "reject", {"reason": reason})
+
+    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
+        return self._decide(belief_id, "edit", {"statement": statement})
+
+    def _decide(self, belief_id: str, action: str, body: dict[str, Any]) -> BeliefDetail:
+        from ..engine.reflect.beliefs import BeliefDetail
+
+        sent = {k: v for k, v in body.items() if v is not None}
+        return BeliefDetail.from_json(
+            self._request("POST", f"/v1/beliefs/{belief_id}/{action}", json=sent)
+        )
+
+    def suggest_soul(self) -> SoulSuggestion:
+        from ..engine.reflect.soul import SoulSuggestion
+
+        return SoulSuggestion.from_json(self._request("POST", "/v1/soul/suggest", json={}))
+
+    def save_soul(self, text: str) -> None:
+        self._request("PUT", "/v1/soul", json={"text": text})

@@ -122,6 +122,30 @@ class FakeSession:
     def close(self) -> None:
         pass
 
+    def reflect(self, **_: Any) -> Any:
+        raise NotImplementedError
+
+    def beliefs(self, **_: Any) -> list[Any]:
+        return []
+
+    def belief(self, belief_id: str) -> Any:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def accept_belief(self, belief_id: str, **_: Any) -> Any:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def reject_belief(self, belief_id: str, **_: Any) -> Any:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def edit_belief(self, belief_id: str, statement: str) -> Any:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def suggest_soul(self) -> Any:
+        raise NotImplementedError
+
+    def save_soul(self, text: str) -> None:
+        pass
+
 
 def now() -> datetime:
     return datetime(2026, 4, 5, 14, 30)

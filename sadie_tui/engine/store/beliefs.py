@@ -128,11 +128,10 @@ def known_wordings(db: Database) -> Known:
 def _filled(column: Any) -> np.ndarray:
     """The embedding column as a matrix, zeros for a missing vector (a fixed-size list keeps
     a slot for a null value, so the rows stay aligned)."""
-    column = column.combine_chunks()
     if len(column) == 0:
         return np.zeros((0, EMBEDDING_DIM), dtype=np.float32)
     matrix = np.array(arrow_matrix(column), dtype=np.float32)
-    matrix[column.is_null().to_numpy(zero_copy_only=False)] = 0.0
+    matrix[column.combine_chunks().is_null().to_numpy(zero_copy_only=False)] = 0.0
     return matrix
 
 
@@ -387,3 +386,24 @@ def log_change(
         "INSERT INTO belief_changes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [new_id(), belief_id, run_id, model, action, reason, before, after, at or now()],
     )
+
+
+def evidence_quotes(db: Database) -> list[tuple[str, str, str]]:
+    """(belief id, episode id, quote) of every stored quote (so the same one is never added
+    twice)."""
+    return db.fetchall(
+        "SELECT CAST(belief_id AS VARCHAR), CAST(episode_id AS VARCHAR), quote FROM belief_evidence"
+    )
+
+
+def belief_states(db: Database) -> list[tuple[str, str, str, str, float, list[str], str | None]]:
+    """(id, statement, status, origin, confidence, evidence episode ids, date of the newest
+    of them) of every belief: what a reflection run starts from."""
+    rows = db.fetchall(
+        "SELECT CAST(b.id AS VARCHAR), b.statement, b.status, coalesce(b.origin, 'stated'),"
+        " b.confidence, CAST(b.evidence AS VARCHAR[]),"
+        " (SELECT strftime(max(e.occurred_at), '%Y-%m-%d') FROM episodes e"
+        "  WHERE list_contains(b.evidence, e.id))"
+        " FROM beliefs b"
+    )
+    return [(r[0], r[1], r[2], r[3], float(r[4]), list(r[5] or []), r[6]) for r in rows]

@@ -169,3 +169,35 @@ def near_records(db: Database, vector: str, *, limit: int, floor: float) -> list
         [vector, int(limit)],
     )
     return [Near("record", r[0], r[1], r[2], r[3], float(r[4])) for r in rows if r[4] >= floor]
+
+
+@dataclass(frozen=True)
+class ChunkVector:
+    episode_id: str
+    title: str
+    date: str
+    text: str
+    vector: Any  # float32[EMBEDDING_DIM]
+
+
+def chunks_of(db: Database, episode_ids: Sequence[str]) -> list[ChunkVector]:
+    """The chunks of ``episode_ids`` with their embeddings (a batch's notes, to find the
+    beliefs they touch)."""
+    if not episode_ids:
+        return []
+    from .vectors import arrow_matrix
+
+    table = db.fetch_arrow(
+        "SELECT CAST(c.episode_id AS VARCHAR) AS episode, e.title,"
+        " strftime(e.occurred_at, '%Y-%m-%d') AS date, c.text, c.embedding"
+        " FROM chunks c JOIN episodes e ON e.id = c.episode_id"
+        " WHERE list_contains(?::UUID[], c.episode_id) ORDER BY e.occurred_at, c.episode_id,"
+        " c.ordinal",
+        [list(episode_ids)],
+    )
+    matrix = arrow_matrix(table.column("embedding"))
+    cols = {n: table.column(n).to_pylist() for n in ("episode", "title", "date", "text")}
+    return [
+        ChunkVector(cols["episode"][i], cols["title"][i], cols["date"][i], cols["text"][i], row)
+        for i, row in enumerate(matrix)
+    ]
