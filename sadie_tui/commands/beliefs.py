@@ -11,7 +11,13 @@ from ..engine.reflect.beliefs import ORIGINS, STATUSES, BeliefDetail
 from .context import Context
 from .output import console, print_json
 
-STYLE = {"accepted": "green", "active": "", "contested": "yellow", "retired": "dim", "rejected": "dim"}
+STYLE = {
+    "accepted": "green",
+    "active": "",
+    "contested": "yellow",
+    "retired": "dim",
+    "rejected": "dim",
+}
 
 
 @click.group("beliefs")

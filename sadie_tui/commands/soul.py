@@ -82,7 +82,9 @@ def path(ctx: Context) -> None:
 
 @group.command("suggest")
 @click.option("--yes", is_flag=True, help="Write the draft without asking (after showing it).")
-@click.option("--json", "as_json", is_flag=True, help="Print the draft and its diff as JSON; write nothing.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the draft and its diff as JSON; write nothing."
+)
 @click.pass_obj
 def suggest(ctx: Context, yes: bool, as_json: bool) -> None:
     """Draft an update of the soul summary from the beliefs you accepted, those sadie holds and

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from dataclasses import dataclass, field
 
 from tests.support.ollama_server import Reply
@@ -50,7 +49,6 @@ class ReflectModel:
     delay: float = 0.0  # before each piece of every answer
     proposals: int = 0  # propose requests answered
     judgements: int = 0
-    asked: threading.Event = field(default_factory=threading.Event)  # set at every request
 
     def __call__(self, body: dict) -> Reply:
         schema = body.get("format") or {}
@@ -59,7 +57,6 @@ class ReflectModel:
             (m["content"] for m in reversed(body.get("messages", [])) if m.get("role") == "user"),
             "",
         )
-        self.asked.set()
         if "beliefs" in props:
             self.proposals += 1
             text = json.dumps({"beliefs": self.propose(user)})

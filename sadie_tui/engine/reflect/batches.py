@@ -41,9 +41,7 @@ def pack(episodes: Sequence[EpisodeText], limit: int) -> list[list[Shown]]:
         if current and size + cost > limit:
             batches.append(current)
             current, size = [], 0
-        current.append(
-            Shown(f"E{len(current) + 1}", episode.id, episode.date, episode.title, text)
-        )
+        current.append(Shown(f"E{len(current) + 1}", episode.id, episode.date, episode.title, text))
         size += cost
     if current:
         batches.append(current)

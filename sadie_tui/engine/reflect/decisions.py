@@ -42,7 +42,11 @@ def accept(db: Database, ref: str, reason: str | None = None) -> BeliefDetail:
         with db.transaction():
             store.update_belief(db, row.id, at=now(), status="accepted")
             store.log_change(
-                db, row.id, "accepted", reason=reason or "by you", before=row.status,
+                db,
+                row.id,
+                "accepted",
+                reason=reason or "by you",
+                before=row.status,
                 after="accepted",
             )
     return detail(db, row.id)
@@ -54,7 +58,11 @@ def reject(db: Database, ref: str, reason: str | None = None) -> BeliefDetail:
         with db.transaction():
             store.update_belief(db, row.id, at=now(), status="rejected")
             store.log_change(
-                db, row.id, "rejected", reason=reason or "by you", before=row.status,
+                db,
+                row.id,
+                "rejected",
+                reason=reason or "by you",
+                before=row.status,
                 after="rejected",
             )
     return detail(db, row.id)

@@ -63,7 +63,7 @@ class Policed:
     unusable: str | None = None  # why the answer could not be read at all
 
 
-def check_quote(quote: str, text: str, encode: Encode | None) -> Quote | str:
+def check_quote(quote: Any, text: str, encode: Encode | None) -> Quote | str:
     """``quote`` checked against the episode ``text``: a ``Quote`` (with an empty episode id,
     filled in by the caller) or the reason it is dropped."""
     if not isinstance(quote, str) or is_placeholder(quote):

@@ -9,7 +9,7 @@ model and resolves its handles. What a verdict does to the memory is ``reflect.l
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +24,7 @@ from .sameness import SAME
 
 if TYPE_CHECKING:
     from ..reasoners.base import StructuredReasoner
-    from ..reasoners.rates import Rates
+    from ..reasoners.rates import Budget
     from ..store.beliefs import Known
     from ..store.db import Database
 
@@ -111,17 +111,15 @@ class Asked:
 
 
 async def ask(
-    reasoner: StructuredReasoner, statement: str, items: Sequence[Item], rates: Rates, cap: float
+    reasoner: StructuredReasoner,
+    statement: str,
+    items: Sequence[Item],
+    budget_for: Callable[[int], Budget],
 ) -> Asked:
-    """The model's verdict on each item, on a budget from the model's measured rates (a
-    timeout is the reason, not an exception: the belief stands unjudged)."""
+    """The model's verdict on each item; ``budget_for(prompt characters)`` gives the request's
+    budget (a timeout is the reason, not an exception: the belief stands unjudged)."""
     messages = judge_messages(statement, items)
-    budget = rates.budget(
-        reasoner.model,
-        prompt_chars=sum(len(m["content"]) for m in messages),
-        structured=True,
-        cap=cap,
-    )
+    budget = budget_for(sum(len(m["content"]) for m in messages))
     briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
     try:
         text = await reasoner.structured(

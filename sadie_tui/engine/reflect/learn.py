@@ -27,7 +27,7 @@ from ..store.ids import new_id, now
 from ..store.vectors import vector_literal
 from .evidence import Candidate, Quote, check_quote
 from .judge import MUTABLE, RELATED_BELIEF, Verdict
-from .sameness import fingerprint, merges_alone
+from .sameness import SAME, conflict, fingerprint, merges_alone
 
 if TYPE_CHECKING:
     from ..reply.closeness import Encode
@@ -76,7 +76,7 @@ class Wordings:
 
     def similarity(self, a: str, b: str) -> float:
         """The cosine of two beliefs' current wordings (0 when either is unknown)."""
-        rows = {}
+        rows: dict[str, int] = {}
         for row, known in enumerate(self.ids):
             if known in (a, b):
                 rows.setdefault(known, row)
@@ -108,7 +108,10 @@ class Learner:
         known = store.known_wordings(db)
         wordings = Wordings(
             list(known.ids),
-            [f or fingerprint(s) for f, s in zip(known.fingerprints, known.statements, strict=True)],
+            [
+                f or fingerprint(s)
+                for f, s in zip(known.fingerprints, known.statements, strict=True)
+            ],
             list(known.statements),
             list(known.statuses),
             known.vectors,
@@ -126,7 +129,9 @@ class Learner:
         ops, self.ops = self.ops, []
         return ops
 
-    def _log(self, belief_id: str, action: str, reason: str, before: str = "", after: str = "") -> None:
+    def _log(
+        self, belief_id: str, action: str, reason: str, before: str = "", after: str = ""
+    ) -> None:
         self.ops.append(
             partial(
                 store.log_change,
@@ -156,6 +161,16 @@ class Learner:
         if merges_alone(float(scores[row]), statement, self.wordings.statements[row]):
             return self.wordings.ids[row]
         return None
+
+    def rejected_near(self, statement: str, vector: np.ndarray) -> bool:
+        """Whether this wording may be one the person rejected in other words (``SAME`` close
+        and no conflict): a rejected belief is never proposed again."""
+        for row in np.flatnonzero(self.wordings.vectors @ vector >= SAME):
+            if self.wordings.statuses[row] == "rejected" and not conflict(
+                statement, self.wordings.statements[row]
+            ):
+                return True
+        return False
 
     def absorb(self, belief_id: str, candidate: Candidate, dates: Mapping[str, str]) -> None:
         """``candidate`` repeats ``belief_id``: its new quotes join that belief (a rejected or
@@ -334,7 +349,9 @@ class Learner:
             return
         if v.verdict == "replaces":
             mine, theirs = self.beliefs[belief_id], self.beliefs[other]
-            older, newer = (other, belief_id) if mine.latest >= theirs.latest else (belief_id, other)
+            older, newer = (
+                (other, belief_id) if mine.latest >= theirs.latest else (belief_id, other)
+            )
             if self.beliefs[older].mutable:
                 self._retire(older, newer, f"replaced by “{self.beliefs[newer].statement}”")
                 return
@@ -396,4 +413,3 @@ class Learner:
 
 def _named(v: Verdict) -> str:
     return f"{' '.join(v.item.title.split()) or 'a note'} ({v.item.date}): “{v.quote.strip()}”"
-

@@ -23,21 +23,26 @@ from .beliefs import KINDS
 MAX_BELIEFS = 5  # per batch
 MAX_EVIDENCE = 3  # per belief
 EPISODE_CHARS = 3000  # an episode longer than this is shown (and policed) up to here
+# A quote's least length, in characters, in the schema: a grammar that forbids "..." and ""
+# makes a small model copy words instead of the example's placeholder. (No maxLength: a
+# bound of n unrolls into n nested rules, and the grammar is checked at every token.)
+MIN_QUOTE = 12
 
 PROPOSE = (
-    "You read excerpts from one person's own notes and say what they show about that person: "
-    "their habits, preferences, relationships, facts of their life, values, goals, health, "
-    "feelings about their work. Write each belief in the first person, as the person would "
-    'say it ("I do my best work in the mornings"), one idea per belief, something that lasts '
-    "beyond one day. Back each belief with evidence: the handle of an excerpt (E1, E2, ...) and "
-    "a short quote copied word for word from that excerpt. Say only what the excerpts show. "
-    "confidence: 0.3 when one note hints at it, 0.6 when a note says it plainly, 0.9 when "
-    "several notes repeat it. If the excerpts show nothing lasting, answer with an empty list."
+    "You read excerpts from one person's own notes and list what they show about that "
+    "person: their habits, preferences, relationships, facts of their life, values, goals, "
+    "health, feelings about their work. List up to five beliefs. Write each in the first "
+    'person, as the person would say it ("I do my best work in the mornings"), one idea per '
+    "belief, something that lasts beyond one day. Back each belief with evidence: the handle "
+    "of an excerpt (E1, E2, ...) and a sentence copied word for word from that excerpt. Say "
+    "only what the excerpts show. confidence: 0.3 when one note hints at it, 0.6 when a note "
+    "says it plainly, 0.9 when several notes repeat it. If the excerpts show nothing lasting, "
+    "answer with an empty list."
 )
 PROPOSE_ASK = (
     "Answer only with JSON like "
-    '{"beliefs": [{"statement": "I ...", "kind": "habit", "confidence": 0.6, '
-    '"evidence": [{"e": "E1", "quote": "..."}]}]}'
+    '{"beliefs": [{"statement": "I <the belief>", "kind": "habit", "confidence": 0.6, '
+    '"evidence": [{"e": "E2", "quote": "<a sentence copied from E2>"}]}]}'
 )
 
 JUDGE = (
@@ -49,7 +54,8 @@ JUDGE = (
     "the item that decide it."
 )
 JUDGE_ASK = (
-    'Answer only with JSON like {"items": [{"r": "R1", "verdict": "contradicts", "quote": "..."}]}'
+    'Answer only with JSON like {"items": [{"r": "R1", "verdict": "contradicts", '
+    '"quote": "<the words of R1 that decide it>"}]}, one entry per item.'
 )
 VERDICTS = ("same", "supports", "contradicts", "replaces", "unrelated")
 
@@ -98,7 +104,7 @@ def propose_schema(handles: Sequence[str]) -> dict[str, Any]:
                 "items": {
                     "type": "object",
                     "properties": {
-                        "statement": {"type": "string"},
+                        "statement": {"type": "string", "minLength": 8},
                         "kind": {"type": "string", "enum": list(KINDS)},
                         "confidence": {"type": "number"},
                         "evidence": {
@@ -109,7 +115,7 @@ def propose_schema(handles: Sequence[str]) -> dict[str, Any]:
                                 "type": "object",
                                 "properties": {
                                     "e": {"type": "string", "enum": list(handles)},
-                                    "quote": {"type": "string"},
+                                    "quote": {"type": "string", "minLength": MIN_QUOTE},
                                 },
                                 "required": ["e", "quote"],
                             },

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..errors import ModelTimeout, ModelUnreachable
 from ..prompt import Briefing
-from ..reasoners.rates import Rates
+from ..reasoners.rates import Budget, Rates
 from ..store import reflection as store
 from ..store.ids import new_id, now
 from . import judge
@@ -109,7 +109,7 @@ async def reflect_memory(
             reasoner,
             encode,
             num_ctx=max(ctx.settings.num_ctx, ctx.rates.get(reasoner.model).num_ctx),
-            cap=ctx.settings.first_token_timeout,
+            wait=ctx.settings.first_token_timeout,
             everything=everything,
             since=since,
             budget_seconds=budget_seconds,
@@ -129,7 +129,7 @@ async def reflect(
     encode: Encode,
     *,
     num_ctx: int,
-    cap: float,
+    wait: float,
     everything: bool = False,
     since: datetime | None = None,
     budget_seconds: float | None = None,
@@ -151,7 +151,7 @@ async def reflect(
         store.start_run(db, report.run_id, reasoner.model, now())
     learner = Learner.of(db, report.run_id, reasoner.model, encode)
     rates: Rates = getattr(reasoner, "rates", None) or Rates()
-    step = _Step(reasoner, learner, encode, rates, cap, report)
+    step = _Step(reasoner, learner, encode, rates, wait, report)
     done_episodes = 0
     notify("reflecting", 0, len(episodes))
     spent: list[float] = []
@@ -222,17 +222,26 @@ class _Step:
     learner: Learner
     encode: Encode
     rates: Rates
-    cap: float
+    wait: float
     report: ReflectReport
+
+    @property
+    def cap(self) -> float:
+        # Reading (up to ``wait``) and then writing an answer at a few tokens a second.
+        return self.wait * 2
+
+    def budget(self, prompt_chars: int) -> Budget:
+        """A request's budget: a stall is measured from the model's rates as in a turn, but
+        the first token may take the whole ``first_token_timeout`` (``wait``): nobody waits on
+        a reflection, and a model server busy with another request answers it after that one."""
+        measured = self.rates.budget(
+            self.reasoner.model, prompt_chars=prompt_chars, structured=True, cap=self.cap
+        )
+        return Budget(first=max(measured.first, self.wait), stall=measured.stall, cap=self.cap)
 
     async def _ask(self, messages: list[dict[str, str]], schema: dict, tokens: int) -> str:
         briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
-        budget = self.rates.budget(
-            self.reasoner.model,
-            prompt_chars=sum(len(m["content"]) for m in messages),
-            structured=True,
-            cap=self.cap,
-        )
+        budget = self.budget(sum(len(m["content"]) for m in messages))
         try:
             return await self.reasoner.structured(
                 briefing, messages, schema, budget=budget, max_tokens=tokens
@@ -276,6 +285,9 @@ class _Step:
                 if target is not None:
                     learner.absorb(target, candidate, dates)
                     continue
+                if learner.rejected_near(candidate.statement, vector):
+                    learner.counts["rejected before"] += 1
+                    continue
                 episodes = sorted({q.episode_id for q in candidate.evidence})
                 items = judge.items_for(
                     learner.db,
@@ -304,7 +316,7 @@ class _Step:
     async def _judge(self, statement: str, items: list[Item]) -> list[Verdict]:
         self.report.judged += 1
         try:
-            asked = await judge.ask(self.reasoner, statement, items, self.rates, self.cap)
+            asked = await judge.ask(self.reasoner, statement, items, self.budget)
         finally:
             self._tokens()
         if asked.reason:

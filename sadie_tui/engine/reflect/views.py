@@ -59,8 +59,11 @@ def detail(db: Database, ref: str) -> BeliefDetail:
     if row.origin == "stated":
         quoted = {e.episode_id for e in evidence}
         evidence = [
-            *(Evidence(eid, title, date) for eid, title, date in store.stated_evidence(db, belief_id)
-              if eid not in quoted),
+            *(
+                Evidence(eid, title, date)
+                for eid, title, date in store.stated_evidence(db, belief_id)
+                if eid not in quoted
+            ),
             *evidence,
         ]
     links = [
