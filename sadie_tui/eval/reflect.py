@@ -119,6 +119,7 @@ def run_reflect_eval(
     from ..engine.memory import Memory
     from ..engine.reflect.run import reflect_memory
     from ..engine.session import Session
+    from ..engine.store.reflection import episode_dates
 
     say = progress or (lambda message: None)
     source = demo_source()
@@ -132,10 +133,7 @@ def run_reflect_eval(
         session = Session(memory, settings)
         try:
             memory.ingest(parts)
-            present = {
-                r[0]: r[1]
-                for r in memory.db.fetchall("SELECT CAST(id AS VARCHAR), occurred_at FROM episodes")
-            }
+            present = episode_dates(memory.db)
             chosen: list[str] = []
             for h in held:
                 found = sorted((e for e in h.evidence if e in present), key=present.__getitem__)

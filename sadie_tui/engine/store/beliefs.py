@@ -317,9 +317,9 @@ def update_belief(
     embedding: str | None = None,
 ) -> None:
     """Change the given fields of one belief (and its ``updated_at``)."""
-    sets: list[str] = ["updated_at = ?"]
+    sets_sql: list[str] = ["updated_at = ?"]
     params: list[Any] = [at]
-    for column, value, cast in (
+    for column_sql, value, cast_sql in (
         ("status", status, ""),
         ("confidence", confidence, ""),
         ("statement", statement, ""),
@@ -327,10 +327,10 @@ def update_belief(
         ("embedding", embedding, f"::{VECTOR_TYPE}"),
     ):
         if value is not None:
-            sets.append(f"{column} = ?{cast}")
+            sets_sql.append(f"{column_sql} = ?{cast_sql}")
             params.append(value)
     params.append(belief_id)
-    db.execute(f"UPDATE beliefs SET {', '.join(sets)} WHERE id = ?::UUID", params)
+    db.execute(f"UPDATE beliefs SET {', '.join(sets_sql)} WHERE id = ?::UUID", params)
 
 
 def add_alias(

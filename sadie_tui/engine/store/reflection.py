@@ -62,6 +62,13 @@ def episodes_to_read(
     return [EpisodeText(*r) for r in rows]
 
 
+def episode_dates(db: Database) -> dict[str, datetime]:
+    """Every episode's date, by id."""
+    return {
+        r[0]: r[1] for r in db.fetchall("SELECT CAST(id AS VARCHAR), occurred_at FROM episodes")
+    }
+
+
 def waiting_count(db: Database) -> int:
     """How many episodes wait for the next reflection."""
     row = db.fetchone(
