@@ -31,18 +31,18 @@ MIN_QUOTE = 12
 PROPOSE = (
     "You read excerpts from one person's own notes and list what they show about that "
     "person: their habits, preferences, relationships, facts of their life, values, goals, "
-    "health, feelings about their work. List up to five beliefs. Write each in the first "
-    'person, as the person would say it ("I do my best work in the mornings"), one idea per '
-    "belief, something that lasts beyond one day. Back each belief with evidence: the handle "
-    "of an excerpt (E1, E2, ...) and a sentence copied word for word from that excerpt. Say "
-    "only what the excerpts show. confidence: 0.3 when one note hints at it, 0.6 when a note "
-    "says it plainly, 0.9 when several notes repeat it. If the excerpts show nothing lasting, "
-    "answer with an empty list."
+    "health, feelings about their work. Give one belief for each excerpt that shows "
+    "something lasting, up to five. Write each in the first person, as the person would say "
+    'it ("I do my best work in the mornings"), one idea per belief. Back each belief with '
+    "evidence: the handle of the excerpt (E1, E2, ...) and one whole sentence copied word for "
+    "word from it. Say only what the excerpts show. confidence: 0.3 when one note hints at "
+    "it, 0.6 when a note says it plainly, 0.9 when several notes repeat it."
 )
+# No example answer: small models copy an example's placeholder quote word for word, and the
+# schema already fixes the shape.
 PROPOSE_ASK = (
-    "Answer only with JSON like "
-    '{"beliefs": [{"statement": "I <the belief>", "kind": "habit", "confidence": 0.6, '
-    '"evidence": [{"e": "E2", "quote": "<a sentence copied from E2>"}]}]}'
+    "Answer in JSON: the beliefs, each with its statement, kind, confidence and evidence "
+    "(e: the excerpt's handle, quote: the sentence copied from it)."
 )
 
 JUDGE = (
