@@ -9,7 +9,7 @@ decision about either. Reflection runs and episode marks are ``store.reflection`
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -139,21 +139,6 @@ def _unit(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
     return (matrix / norms[:, None]).astype(np.float32)
-
-
-def latest_evidence(db: Database, belief_ids: Iterable[str]) -> dict[str, datetime]:
-    """The date of each belief's newest supporting episode (a stated belief's listed files
-    count): which of two wordings of one thing is the newer."""
-    ids = list(belief_ids)
-    if not ids:
-        return {}
-    rows = db.fetchall(
-        "SELECT CAST(b.id AS VARCHAR), max(e.occurred_at) FROM beliefs b"
-        " JOIN episodes e ON list_contains(b.evidence, e.id)"
-        " WHERE list_contains(?::UUID[], b.id) GROUP BY b.id",
-        [ids],
-    )
-    return {r[0]: r[1] for r in rows if r[1] is not None}
 
 
 # --------------------------------------------------------------------------- evidence, links, log
