@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .reasoners.base import Reasoner
     from .reasoners.ollama import ModelInfo
     from .reflect.beliefs import Belief, BeliefDetail
-    from .reflect.run import ReflectReport
+    from .reflect.report import ReflectReport
     from .reflect.soul import SoulSuggestion
     from .retrieval import RetrievalResult
     from .turns.ask import AskResult

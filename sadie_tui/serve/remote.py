@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Persona
     from ..engine.reflect.beliefs import Belief, BeliefDetail
-    from ..engine.reflect.run import ReflectReport
+    from ..engine.reflect.report import ReflectReport
     from ..engine.reflect.soul import SoulSuggestion
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
