@@ -370,3 +370,45 @@ def test_budget_stops_between_batches(many_home, tmp_home, server, model) -> Non
         assert stopped.episodes + rest.episodes == 15
     finally:
         session.close()
+
+
+def test_a_changed_note_waits_for_reflection_again(session, model, tmp_path) -> None:
+    path = note(
+        tmp_path / "n", "2026-11-27.md", "2026-11-27", "Garden", "The basil is dying again."
+    )
+    session.ingest([path])
+    assert session.reflect().episodes == 7  # the six notes and this one
+    assert session.reflect().batches == 0
+    note(tmp_path / "n", "2026-11-27.md", "2026-11-27", "Garden", "The basil survived after all.")
+    session.ingest([path])
+    again = session.reflect()
+    assert (again.episodes, again.left) == (1, 0)
+
+
+def test_an_older_memory_keeps_its_beliefs_as_stated(tmp_path: Path) -> None:
+    import duckdb
+
+    from sadie_tui.engine.reflect.views import list_beliefs
+    from sadie_tui.engine.store.db import Database, vss_extension_path
+    from sadie_tui.engine.store.migrations import MIGRATIONS, applied
+
+    path = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute(f"LOAD '{vss_extension_path()}'")
+    con.execute("SET hnsw_enable_experimental_persistence = true")
+    old = Database(con, path, read_only=False)
+    applied(old)
+    for name, fn in MIGRATIONS[:6]:
+        fn(old)
+        old.execute("INSERT INTO schema_migrations (name) VALUES (?)", [name])
+    old.execute(
+        "INSERT INTO beliefs VALUES (gen_random_uuid(), 'I like tea', 'active', 0.7, [], 'b#1', NULL)"
+    )
+    old.close()
+    with Database.open(path) as db:
+        (belief,) = list_beliefs(db)
+        assert (belief.statement, belief.origin, belief.status) == (
+            "I like tea",
+            "stated",
+            "active",
+        )
