@@ -99,6 +99,7 @@ class Learner:
     wordings: Wordings
     beliefs: dict[str, State]
     quotes: set[tuple[str, str, str]]
+    quoted: dict[str, set[str]]  # belief → episodes it has a quote of (for or against it)
     counts: Counter[str] = field(default_factory=Counter)
     new_ids: list[str] = field(default_factory=list)
     ops: list[Callable[[Database], None]] = field(default_factory=list)
@@ -120,8 +121,12 @@ class Learner:
             row[0]: State(row[1], row[2], row[3], row[4], set(row[5]), row[6] or "")
             for row in store.belief_states(db)
         }
-        quotes = {(b, e, normalise(q)) for b, e, q in store.evidence_quotes(db)}
-        return cls(db, run_id, model, encode, wordings, states, quotes)
+        stored = store.evidence_quotes(db)
+        quotes = {(b, e, normalise(q)) for b, e, q in stored}
+        quoted: dict[str, set[str]] = {}
+        for b, e, _ in stored:
+            quoted.setdefault(b, set()).add(e)
+        return cls(db, run_id, model, encode, wordings, states, quotes, quoted)
 
     # -- the batch's writes -------------------------------------------------------------------
     def commit_ops(self) -> list[Callable[[Database], None]]:
@@ -251,6 +256,7 @@ class Learner:
         if key in self.quotes:
             return False
         self.quotes.add(key)
+        self.quoted.setdefault(belief_id, set()).add(quote.episode_id)
         if stance == "supports":
             state = self.beliefs[belief_id]
             state.episodes.add(quote.episode_id)

@@ -161,7 +161,8 @@ class Step:
         for (_, belief), line in zip(candidates, scores, strict=True):
             if belief in seen:
                 continue
-            own = learner.beliefs[belief].episodes
+            # Notes it rests on, or was already judged against (a quote for or against it).
+            own = learner.beliefs[belief].episodes | learner.quoted.get(belief, set())
             near = [
                 (int(j), float(line[j]))
                 for j in np.argsort(-line)
