@@ -412,3 +412,25 @@ def test_an_older_memory_keeps_its_beliefs_as_stated(tmp_path: Path) -> None:
             "stated",
             "active",
         )
+
+
+def test_an_unreadable_answer_and_a_timeout(session, model, server, memory_home, tmp_path) -> None:
+    server.queue(Reply("I think you like running."))
+    unreadable = session.reflect()
+    assert (unreadable.unusable, unreadable.new, unreadable.left) == (1, 0, 0)  # read, and done
+    session.close()
+    impatient = Session.open(
+        memory_home,
+        Settings(ollama_host=server.url, reasoner="ollama", first_token_timeout=1.0),
+    )
+    try:
+        impatient.ingest(
+            [note(tmp_path / "t", "2026-11-30.md", "2026-11-30", "Late", "Ran 18 km.")]
+        )
+        server.queue(Reply("{}", stall_after=0, stall_seconds=30))
+        late = impatient.reflect()
+        # The batch in flight timed out: nothing of it is kept, and it waits for the next run.
+        assert (late.failed, late.episodes, late.new, late.left) == (1, 0, 0, 1)
+        assert derived(impatient) == {}
+    finally:
+        impatient.close()
