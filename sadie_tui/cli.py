@@ -31,6 +31,8 @@ COMMANDS: dict[str, str] = {
     "conversations": "sadie_tui.commands.conversations:group",
     "chips": "sadie_tui.commands.chips:group",
     "soul": "sadie_tui.commands.soul:group",
+    "reflect": "sadie_tui.commands.reflect:command",
+    "beliefs": "sadie_tui.commands.beliefs:group",
     "policies": "sadie_tui.commands.policies:command",
     "personas": "sadie_tui.commands.personas:command",
     "serve": "sadie_tui.commands.serve:command",

@@ -60,6 +60,8 @@ class Settings:
     # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
     notes: list[Path] = field(default_factory=list)
     mcp_write: bool = False  # `sadie mcp` may add notes (add_note); read-only otherwise
+    # The app may run `sadie reflect` in the background while nobody types (off by default).
+    reflect_when_idle: bool = False
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -222,6 +224,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "openai_base_url": _base_url,
     "openai_api_key_env": _variable,
     "mcp_write": _flag,
+    "reflect_when_idle": _flag,
 }
 # Keys the file may never hold: a secret in config.toml ends up in backups and dotfile repos.
 SECRETS = ("openai_api_key", "api_key")

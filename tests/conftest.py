@@ -52,6 +52,17 @@ NOTES = {
 }
 
 
+# Nine longer notes beside NOTES: several batches of `sadie reflect` at the smallest context.
+MORE_NOTES = {
+    f"journal/2026-0{m}-0{d}.md": (
+        f"---\ntitle: Week note {m}.{d}\ndate: 2026-0{m}-0{d}\n---\n"
+        + f"Week {m}.{d}: the garden needed water again and I fixed the gate. " * 9
+    )
+    for m in (4, 5, 6)
+    for d in (1, 5, 9)
+}
+
+
 def write_notes(root: Path, notes: dict[str, str] = NOTES) -> Path:
     for rel, text in notes.items():
         path = root / rel
@@ -101,6 +112,18 @@ def built_home(tmp_path_factory: pytest.TempPathFactory, notes_dir: Path, embedd
     home = tmp_path_factory.mktemp("built") / "home"
     with Memory.open(home, embedder=embedder) as memory:
         memory.ingest([notes_dir])
+    return home
+
+
+@pytest.fixture(scope="session")
+def many_home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    """A home with NOTES and MORE_NOTES ingested (15 episodes), built once; copy it first."""
+    from sadie_tui.engine.memory import Memory
+
+    notes = write_notes(tmp_path_factory.mktemp("many"), {**NOTES, **MORE_NOTES})
+    home = tmp_path_factory.mktemp("many-home") / "home"
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest([notes])
     return home
 
 

@@ -24,6 +24,9 @@ def test_defaults_and_values(cfg):
     assert (s.model, s.read_timeout, s.reply_tokens, s.reasoner) == ("llama3:8b", 5.0, 256, "offline")
     assert s.citation_pass_timeout == 300.0 and s.first_token_timeout == 900.0
     assert (s.think, s.keep_alive, s.num_ctx) == ("auto", "30m", 8192)
+    assert s.reflect_when_idle is False
+    cfg.write_text("reflect_when_idle = true\n")
+    assert load_settings(cfg).reflect_when_idle is True
 
 
 def test_think_keep_alive_and_num_ctx(cfg, monkeypatch):
@@ -52,6 +55,7 @@ def test_think_keep_alive_and_num_ctx(cfg, monkeypatch):
         ("model = 3", "model"),
         ('ollama_host = "127.0.0.1:abc"', "ollama_host"),
         ("keys = 3", "[keys]"),
+        ('reflect_when_idle = "yes"', "reflect_when_idle"),
     ],
 )
 def test_a_bad_field_is_named(cfg, line, field):

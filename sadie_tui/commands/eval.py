@@ -159,3 +159,64 @@ def demo(
             f" {escape(miss['question'])}\n  wanted {escape(', '.join(miss['missing']))}"
             f"\n  got    {escape(', '.join(miss['retrieved']))}"
         )
+
+
+@group.command("reflect")
+@click.option(
+    "--per-belief",
+    type=click.IntRange(1, 20),
+    default=2,
+    show_default=True,
+    help="Evidence notes of each held-out belief to reflect on (the earliest).",
+)
+@click.option("--limit", type=click.IntRange(1, 10000), default=None, help="At most N episodes.")
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="HOME",
+    help="Build the scratch memory here and keep it (inspect it with SADIE_HOME=HOME).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.pass_obj
+def reflect(
+    ctx: Context | None, per_belief: int, limit: int | None, keep: Path | None, as_json: bool
+) -> None:
+    """Reflection on the demo memory with its hand-written beliefs held out: how many it
+    recovers, how many quotes were word for word, contested beliefs found, time and tokens."""
+    # lazy: config loads only when reflect runs, off the start-up path
+    from ..config import load_settings
+    from ..eval.reflect import run_reflect_eval
+
+    settings = ctx.settings if ctx is not None else load_settings()
+    err = err_console()
+    result = run_reflect_eval(
+        settings,
+        per_belief=per_belief,
+        limit=limit,
+        keep=keep,
+        progress=lambda message: err.print(f"[dim]{escape(message)}[/]"),
+    )
+    data = result.as_dict()
+    if as_json:
+        print_json(data)
+        return
+    out = console()
+    out.print(
+        f"[bold]Reflection[/] {escape(data['model'])} on {data['episodes']} demo episodes,"
+        f" {data['held_out']} hand-written beliefs held out"
+    )
+    table = Table.grid(padding=(0, 2))
+    table.add_column(style="bold")
+    table.add_column(justify="right")
+    table.add_row("derived beliefs", str(data["derived"]))
+    table.add_row("held-out beliefs recovered", f"{data['recovered']} / {data['held_out']}")
+    table.add_row("  by embedding (for comparison)", str(data["recovered_by_embedding"]))
+    table.add_row(
+        "derived with every quote verbatim", f"{data['all_verbatim']} / {data['derived']}"
+    )
+    table.add_row("contested found", f"{data['contested_found']} / {data['contested_held_out']}")
+    table.add_row("seconds per 100 episodes", f"{data['seconds_per_100_episodes']:.0f}")
+    tokens = data["tokens_per_100_episodes"]
+    table.add_row("tokens per 100 episodes", f"{tokens['read']} read, {tokens['written']} written")
+    out.print(table)

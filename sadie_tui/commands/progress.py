@@ -17,6 +17,7 @@ STAGES = {
     "reading": "Reading files",
     "embedding": "Embedding chunks",
     "storing": "Storing",
+    "reflecting": "Reading notes",
     "done": "Done",
 }
 

@@ -12,7 +12,7 @@ import click
 from rich.markup import escape
 
 from .context import Context
-from .output import console, err_console
+from .output import console, err_console, print_json
 
 TEMPLATE = """\
 # Who I am
@@ -42,7 +42,8 @@ def current_soul(ctx: Context) -> str:
 @click.group("soul", invoke_without_command=True)
 @click.pass_context
 def group(click_ctx: click.Context) -> None:
-    """Show the soul summary (sadie reads it before every reply); `edit` to change it."""
+    """Show the soul summary (sadie reads it before every reply); `edit` to change it,
+    `suggest` for a draft from what sadie has learned."""
     if click_ctx.invoked_subcommand is not None:
         return
     ctx: Context = click_ctx.obj
@@ -77,3 +78,32 @@ def edit(ctx: Context) -> None:
 def path(ctx: Context) -> None:
     """Print where the soul summary file is (it may not exist yet)."""
     click.echo(str(soul_file(ctx)))
+
+
+@group.command("suggest")
+@click.option("--yes", is_flag=True, help="Write the draft without asking (after showing it).")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the draft and its diff as JSON; write nothing."
+)
+@click.pass_obj
+def suggest(ctx: Context, yes: bool, as_json: bool) -> None:
+    """Draft an update of the soul summary from the beliefs you accepted, those sadie holds and
+    your latest notes; show it as a diff, and write it only if you say so."""
+    session = ctx.session()
+    with err_console().status("drafting with the model…"):
+        draft = session.suggest_soul()
+    if as_json:
+        print_json(draft.to_json())
+        return
+    out = console()
+    if draft.proposed.strip() == draft.current.strip():
+        out.print("the draft is the summary you have: nothing to change")
+        return
+    for line in (draft.diff or "").splitlines():
+        style = "green" if line.startswith("+") else "red" if line.startswith("-") else "dim"
+        out.print(f"[{style}]{escape(line)}[/]", soft_wrap=True)
+    if not yes and not click.confirm("Write this as your soul summary?", default=False):
+        err_console().print("discarded: soul summary unchanged")
+        return
+    session.save_soul(draft.proposed)
+    err_console().print(f"saved {escape(str(soul_file(ctx)))}")

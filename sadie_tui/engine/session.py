@@ -12,9 +12,11 @@ thread.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -32,11 +34,15 @@ if TYPE_CHECKING:
     from .personas import Personas
     from .reasoners.base import Reasoner
     from .reasoners.ollama import ModelInfo
+    from .reflect.beliefs import Belief, BeliefDetail
+    from .reflect.report import ReflectReport
+    from .reflect.soul import SoulSuggestion
     from .retrieval.report import Search
     from .turns.ask import AskResult
     from .turns.context import ModelStatus
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+Stop = Callable[[], bool]  # asked between batches: True ends a reflection early
 
 
 @dataclass(frozen=True)
@@ -140,6 +146,24 @@ class SessionProtocol(Protocol):
     ) -> IngestReport: ...
     def remove_notes(self, paths: Sequence[Path]) -> int: ...
     def close(self) -> None: ...
+
+    # -- the learning loop -------------------------------------------------------------------
+    def reflect(
+        self,
+        *,
+        everything: bool = False,
+        since: date | None = None,
+        budget_minutes: float | None = None,
+        progress: Progress | None = None,
+        stop: Stop | None = None,
+    ) -> ReflectReport: ...
+    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]: ...
+    def belief(self, belief_id: str) -> BeliefDetail: ...
+    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail: ...
+    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail: ...
+    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail: ...
+    def suggest_soul(self) -> SoulSuggestion: ...
+    def save_soul(self, text: str) -> None: ...
 
 
 class Session:
@@ -357,3 +381,83 @@ class Session:
 
     def close(self) -> None:
         self.memory.close()
+
+    # -- the learning loop -------------------------------------------------------------------
+    def reflect(
+        self,
+        *,
+        everything: bool = False,
+        since: date | None = None,
+        budget_minutes: float | None = None,
+        progress: Progress | None = None,
+        stop: Stop | None = None,
+    ) -> ReflectReport:
+        """Reflect on the episodes waiting (``everything``: on all of them; ``since``: on all
+        dated that day or later) with the configured model, in batches committed one by one
+        (blocking, and it runs its own event loop: call it from a worker thread). ``stop`` is
+        asked between batches; ``budget_minutes`` bounds the run the same way."""
+        # lazy: reflect.run loads only when reflect runs, off the start-up path
+        from .reflect.run import reflect_memory
+
+        return asyncio.run(
+            reflect_memory(
+                self.context,
+                everything=everything,
+                since=datetime.combine(since, time()) if since is not None else None,
+                budget_seconds=budget_minutes * 60 if budget_minutes is not None else None,
+                progress=progress,
+                stop=stop,
+            )
+        )
+
+    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
+        """Every belief (stated by the person, or derived), or those of one status / origin."""
+        # lazy: reflect.views loads only when beliefs runs, off the start-up path
+        from .reflect.views import list_beliefs
+
+        return list_beliefs(self.db, status=status, origin=origin)
+
+    def belief(self, belief_id: str) -> BeliefDetail:
+        """One belief (its id or a unique prefix) with its evidence, links and history."""
+        # lazy: reflect.views loads only when belief runs, off the start-up path
+        from .reflect.views import detail
+
+        return detail(self.db, belief_id)
+
+    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        """Keep a derived belief: sadie never retires or contests it afterwards."""
+        # lazy: reflect.decisions loads only when accept_belief runs, off the start-up path
+        from .reflect.decisions import accept
+
+        return accept(self.db, belief_id, reason)
+
+    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        """Reject a derived belief: it is never proposed again."""
+        # lazy: reflect.decisions loads only when reject_belief runs, off the start-up path
+        from .reflect.decisions import reject
+
+        return reject(self.db, belief_id, reason)
+
+    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
+        """Reword a derived belief: its evidence stays, and it counts as accepted."""
+        # lazy: reflect.decisions loads only when edit_belief runs, off the start-up path
+        from .reflect.decisions import edit
+
+        embedder = self.memory.embedder
+        return edit(self.db, belief_id, statement, lambda texts: embedder.encode(list(texts)))
+
+    def suggest_soul(self) -> SoulSuggestion:
+        """A drafted update of the soul summary (nothing is written; blocking, with its own
+        event loop)."""
+
+        # lazy: reflect.soul loads only when suggest_soul runs, off the start-up path
+        from .reflect.soul import suggest
+
+        return asyncio.run(suggest(self.context))
+
+    def save_soul(self, text: str) -> None:
+        """Write the soul summary (``soul.md`` in the home): the person accepted a draft."""
+        # lazy: reflect.soul loads only when save_soul runs, off the start-up path
+        from .reflect.soul import save
+
+        save(self.home, text)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncGenerator, Sequence
+from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,8 +46,11 @@ if TYPE_CHECKING:
     from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
+    from ..engine.reflect.beliefs import Belief, BeliefDetail
+    from ..engine.reflect.report import ReflectReport
+    from ..engine.reflect.soul import SoulSuggestion
     from ..engine.retrieval.report import Search
-    from ..engine.session import Progress
+    from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
     from ..engine.turns.context import ModelStatus
 
@@ -396,3 +400,55 @@ class RemoteSession:
 
     def close(self) -> None:
         self._client.close()
+
+    # -- the learning loop -------------------------------------------------------------------
+    def reflect(
+        self,
+        *,
+        everything: bool = False,
+        since: date | None = None,
+        budget_minutes: float | None = None,
+        progress: Progress | None = None,
+        stop: Stop | None = None,
+    ) -> ReflectReport:
+        raise self._refuse("reflect")
+
+    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
+        # lazy: engine.reflect.beliefs loads only when beliefs runs, off the start-up path
+        from ..engine.reflect.beliefs import Belief
+
+        found = self._get("/v1/beliefs", status=status, origin=origin)
+        return [Belief.from_json(b) for b in found]
+
+    def belief(self, belief_id: str) -> BeliefDetail:
+        # lazy: engine.reflect.beliefs loads only when belief runs, off the start-up path
+        from ..engine.reflect.beliefs import BeliefDetail
+
+        return BeliefDetail.from_json(self._get(f"/v1/beliefs/{belief_id}"))
+
+    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        return self._decide(belief_id, "accept", {"reason": reason})
+
+    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        return self._decide(belief_id, "reject", {"reason": reason})
+
+    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
+        return self._decide(belief_id, "edit", {"statement": statement})
+
+    def _decide(self, belief_id: str, action: str, body: dict[str, Any]) -> BeliefDetail:
+        # lazy: engine.reflect.beliefs loads only when _decide runs, off the start-up path
+        from ..engine.reflect.beliefs import BeliefDetail
+
+        sent = {k: v for k, v in body.items() if v is not None}
+        return BeliefDetail.from_json(
+            self._request("POST", f"/v1/beliefs/{belief_id}/{action}", json=sent)
+        )
+
+    def suggest_soul(self) -> SoulSuggestion:
+        # lazy: engine.reflect.soul loads only when suggest_soul runs, off the start-up path
+        from ..engine.reflect.soul import SoulSuggestion
+
+        return SoulSuggestion.from_json(self._request("POST", "/v1/soul/suggest", json={}))
+
+    def save_soul(self, text: str) -> None:
+        self._request("PUT", "/v1/soul", json={"text": text})

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,8 +26,11 @@ if TYPE_CHECKING:
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
     from sadie_tui.engine.reasoners.ollama import ModelInfo
+    from sadie_tui.engine.reflect.beliefs import Belief, BeliefDetail
+    from sadie_tui.engine.reflect.report import ReflectReport
+    from sadie_tui.engine.reflect.soul import SoulSuggestion
     from sadie_tui.engine.retrieval.report import Search
-    from sadie_tui.engine.session import Progress
+    from sadie_tui.engine.session import Progress, Stop
     from sadie_tui.engine.turns.ask import AskResult
 
 
@@ -159,6 +162,38 @@ class FakeSession:
         raise NotImplementedError
 
     def close(self) -> None:
+        pass
+
+    def reflect(
+        self,
+        *,
+        everything: bool = False,
+        since: date | None = None,
+        budget_minutes: float | None = None,
+        progress: Progress | None = None,
+        stop: Stop | None = None,
+    ) -> ReflectReport:
+        raise NotImplementedError
+
+    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
+        return []
+
+    def belief(self, belief_id: str) -> BeliefDetail:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
+        raise NotFoundError(f"no belief {belief_id}")
+
+    def suggest_soul(self) -> SoulSuggestion:
+        raise NotImplementedError
+
+    def save_soul(self, text: str) -> None:
         pass
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..store import derived as derived_store
 from ..store import episodes as episode_store
+from ..store import reflection as reflection_store
 from ..store.schema import EMBEDDING_DIM
 from ..store.vectors import vector_literal
 from .chunker import chunk_text
@@ -241,6 +242,8 @@ def _store_episodes(
                 db,
                 pa.table({"episode_id": [a for a, _ in links], "target": [b for _, b in links]}),
             )
+        # New and changed notes wait for the next `sadie reflect`, in the same commit.
+        reflection_store.mark_pending(db, ids)
         if not pieces:
             _store_pages(db, todo)
             return

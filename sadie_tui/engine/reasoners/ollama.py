@@ -121,6 +121,7 @@ class OllamaReasoner:
         self.keep_alive = keep_alive  # how long Ollama keeps the model loaded after a reply
         self.num_ctx = num_ctx  # the smallest context to ask for (config ``num_ctx``)
         self.last_eval_count = 0
+        self.last_prompt_count = 0  # prompt tokens the server read for the last reply
         self.last_eval_seconds = 0.0
         self.last_done_reason = ""
 
@@ -147,6 +148,7 @@ class OllamaReasoner:
     def _done(self, part: Any, *, structured: bool = False) -> None:
         """The done line's counters: kept for the turn, folded into the model's rates."""
         self.last_eval_count = int(part.eval_count or 0)
+        self.last_prompt_count = int(getattr(part, "prompt_eval_count", 0) or 0)
         self.last_eval_seconds = float(part.eval_duration or 0) / 1e9
         self.last_done_reason = str(part.done_reason or "")
         self.rates.record(

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from .db import Database
+from .ids import now
 from .schema import TITLED_TABLES, VECTOR_TYPE
 
 #: The fields of a stored belief / observation, joined as the md5 of ``row_hashes`` sees them.
@@ -83,10 +84,14 @@ def insert_belief(
     source_key: str,
     embedding: str,
 ) -> None:
-    """``embedding`` is a vector literal (``embedder.vector_literal``)."""
+    """One belief the person wrote (``beliefs.jsonl``: origin ``stated``); ``embedding`` is a
+    vector literal (``embedder.vector_literal``)."""
+    at = now()
     db.execute(
-        f"INSERT INTO beliefs VALUES (?, ?, ?, ?, ?::UUID[], ?, ?::{VECTOR_TYPE})",
-        [id, statement, status, confidence, evidence, source_key, embedding],
+        "INSERT INTO beliefs (id, statement, status, confidence, evidence, source_key, embedding,"
+        f" origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?::UUID[], ?, ?::{VECTOR_TYPE},"
+        " 'stated', ?, ?)",
+        [id, statement, status, confidence, evidence, source_key, embedding, at, at],
     )
 
 

@@ -17,7 +17,15 @@ from .db import Database
 MIN_PREFIX = 4
 
 #: The tables whose UUID ids may be given as prefixes.
-PREFIX_TABLES = ("conversations", "chips", "episodes", "wiki_entries", "briefs", "today_cards")
+PREFIX_TABLES = (
+    "conversations",
+    "chips",
+    "episodes",
+    "wiki_entries",
+    "briefs",
+    "today_cards",
+    "beliefs",
+)
 
 
 class AmbiguousIdError(SadieError):

@@ -270,6 +270,92 @@ def m007_vault_pages(db: Database) -> None:
     )
 
 
+def m008_learning(db: Database) -> None:
+    """The learning loop (issue 25): where a belief came from (``stated`` in beliefs.jsonl or
+    ``derived`` by ``sadie reflect``), its kind and times; each derived belief's checked
+    evidence, its links to other beliefs and records, the log of every change to it (which
+    run, which model, when, why), its former wordings (an edited or merged belief still
+    recognises them), the reflection runs, and which episodes have been reflected on.
+
+    No column gets a function default (see ``store.db._engine``): rows carry their times."""
+    for column_sql in (
+        "origin VARCHAR DEFAULT 'stated'",
+        "kind VARCHAR",
+        "fingerprint VARCHAR",
+        "created_at TIMESTAMP",
+        "updated_at TIMESTAMP",
+    ):
+        db.execute(f"ALTER TABLE beliefs ADD COLUMN {column_sql}")
+    db.execute(
+        """
+        CREATE TABLE belief_evidence (
+            belief_id UUID NOT NULL,
+            episode_id UUID NOT NULL,
+            quote VARCHAR NOT NULL,
+            verbatim BOOLEAN NOT NULL,
+            stance VARCHAR NOT NULL,
+            run_id UUID,
+            added_at TIMESTAMP NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX belief_evidence_belief ON belief_evidence(belief_id)")
+    db.execute(
+        """
+        CREATE TABLE belief_links (
+            belief_id UUID NOT NULL,
+            kind VARCHAR NOT NULL,
+            target_id VARCHAR NOT NULL,
+            target_kind VARCHAR NOT NULL,
+            quote VARCHAR,
+            run_id UUID,
+            created_at TIMESTAMP NOT NULL
+        )"""
+    )
+    db.execute(
+        f"""
+        CREATE TABLE belief_aliases (
+            belief_id UUID NOT NULL,
+            statement VARCHAR NOT NULL,
+            fingerprint VARCHAR NOT NULL,
+            embedding {VECTOR_TYPE}
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE belief_changes (
+            id UUID PRIMARY KEY,
+            belief_id UUID NOT NULL,
+            run_id UUID,
+            model VARCHAR,
+            action VARCHAR NOT NULL,
+            reason VARCHAR,
+            before VARCHAR,
+            after VARCHAR,
+            changed_at TIMESTAMP NOT NULL
+        )"""
+    )
+    db.execute("CREATE INDEX belief_changes_belief ON belief_changes(belief_id)")
+    db.execute(
+        """
+        CREATE TABLE reflection_runs (
+            id UUID PRIMARY KEY,
+            model VARCHAR,
+            started_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP,
+            status VARCHAR NOT NULL,
+            counts JSON
+        )"""
+    )
+    db.execute(
+        """
+        CREATE TABLE episode_reflection (
+            episode_id UUID PRIMARY KEY,
+            reflected_at TIMESTAMP,
+            run_id UUID
+        )"""
+    )
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_memory", m001_memory),
     ("002_derived", m002_derived),
@@ -278,6 +364,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("005_vector_index", m005_vector_index),
     ("006_turn_grounding", m006_turn_grounding),
     ("007_vault_pages", m007_vault_pages),
+    ("008_learning", m008_learning),
 ]
 
 

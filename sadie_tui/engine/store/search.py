@@ -341,7 +341,7 @@ def side_rows(
     limit: int,
     evidence_window: tuple[datetime | None, datetime | None] | None = None,
 ) -> list[SideRow]:
-    """The best ``limit`` beliefs (active, and contested ones if asked) and observations (those
+    """The best ``limit`` beliefs (active or accepted, and contested ones if asked) and observations (those
     inside ``window`` first, scores × ``observation_weight``) in one round trip, scored by
     cosine to ``vector`` (a vector literal) or, without one, by the share of ``words`` in them.
     With ``evidence_window``, beliefs with an evidence episode inside it come first too."""
@@ -351,7 +351,10 @@ def side_rows(
     parts: list[str] = []
     if beliefs:
         score_sql = _score_sql("statement", vector_sql, words, params)
-        statuses_sql = "('active', 'contested')" if contested else "('active')"
+        # A belief the person accepted counts as active; one they rejected never comes back.
+        statuses_sql = (
+            "('active', 'accepted', 'contested')" if contested else "('active', 'accepted')"
+        )
         belief_inside_sql = "0"
         if evidence_window is not None:
             start, end = evidence_window

@@ -1,0 +1,193 @@
+"""Policing a proposed belief's evidence, like a reply's citations.
+
+Each piece of evidence names an excerpt handle and a quote. The handle must be one the batch
+showed; the quote is looked up in that episode's shown text (whitespace squashed, case folded,
+``reply.citations.note_span``) and kept as the note writes it: ``verbatim``. A quote that is
+not there word for word stands only when it is close in meaning to one sentence of the note
+(``reply.closeness.NEAR``, the bar a paraphrase citation meets), and then that sentence, the
+note's own words, is what is kept (``verbatim`` false: the model paraphrased). Anything else
+is dropped and counted. A belief left with no evidence is dropped and counted: so every quote
+stored is in its episode word for word.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..errors import SadieError
+from ..reply.citations import is_placeholder, normalise, note_span
+from ..reply.closeness import NEAR, Encode
+from ..reply.grounding import sentences_of
+from .beliefs import KINDS
+from .prompt import Shown
+
+MIN_QUOTE_WORDS = 3
+MAX_STATEMENT = 300
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A checked quote: the episode's own words."""
+
+    episode_id: str
+    quote: str
+    verbatim: bool  # the model quoted it word for word
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A proposed belief whose evidence survived policing."""
+
+    statement: str
+    kind: str
+    confidence: float
+    evidence: tuple[Quote, ...]
+
+
+@dataclass
+class Policed:
+    """A batch's answer, policed: the beliefs kept, and what was dropped and why."""
+
+    candidates: list[Candidate] = field(default_factory=list)
+    proposed: int = 0  # beliefs the model proposed
+    dropped: int = 0  # beliefs dropped: no evidence survived
+    quotes_dropped: Counter[str] = field(default_factory=Counter)  # reason → count
+    all_verbatim: int = 0  # proposed beliefs whose every quote was word for word
+    unusable: str | None = None  # why the answer could not be read at all
+
+
+def check_quote(quote: Any, text: str, encode: Encode | None) -> Quote | str:
+    """``quote`` checked against the episode ``text``: a ``Quote`` (with an empty episode id,
+    filled in by the caller) or the reason it is dropped."""
+    if not isinstance(quote, str) or is_placeholder(quote):
+        return "placeholder"
+    if len(normalise(quote).split()) < MIN_QUOTE_WORDS:
+        return "too short"
+    span = note_span(quote, [text])
+    if span is not None:
+        return Quote("", span, True)
+    if encode is None:
+        return "not in the note"
+    near = nearest_sentence(quote, text, encode)
+    if near is None:
+        return "not in the note"
+    return Quote("", near, False)
+
+
+def nearest_sentence(quote: str, text: str, encode: Encode) -> str | None:
+    """The sentence of ``text`` closest in meaning to ``quote``, if it is at least ``NEAR``."""
+    sentences = sentences_of(text)
+    if not sentences:
+        return None
+    try:
+        vectors = np.asarray(encode([quote, *sentences]), dtype=np.float32)
+    except SadieError:
+        return None
+    norms = np.linalg.norm(vectors, axis=1)
+    norms[norms == 0] = 1.0
+    unit = vectors / norms[:, None]
+    scores = unit[1:] @ unit[0]
+    best = int(np.argmax(scores))
+    return sentences[best] if float(scores[best]) >= NEAR else None
+
+
+def _confidence(value: Any) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return 0.5
+    if not math.isfinite(number):
+        return 0.5
+    if number > 1.0:  # a percentage
+        number /= 100.0
+    return round(min(0.95, max(0.05, number)), 2)
+
+
+def _statement(value: Any) -> str:
+    text = " ".join(str(value or "").split())
+    if len(text) > MAX_STATEMENT:
+        text = text[:MAX_STATEMENT].rsplit(" ", 1)[0]
+    return text
+
+
+def police_answer(text: str, shown: Mapping[str, Shown], encode: Encode | None) -> Policed:
+    """The model's JSON answer for one batch, read and policed."""
+    out = Policed()
+    try:
+        value = json.loads(text)
+    except ValueError:
+        out.unusable = "the answer is not JSON"
+        return out
+    items = value.get("beliefs") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        out.unusable = "the answer has no list of beliefs"
+        return out
+    by_handle = {h.casefold(): s for h, s in shown.items()}
+    for item in items:
+        out.proposed += 1
+        candidate, exact = _policed_item(item, by_handle, encode, out.quotes_dropped)
+        if exact:
+            out.all_verbatim += 1
+        if candidate is None:
+            out.dropped += 1
+        else:
+            out.candidates.append(candidate)
+    return out
+
+
+def _policed_item(
+    item: Any, by_handle: Mapping[str, Shown], encode: Encode | None, reasons: Counter[str]
+) -> tuple[Candidate | None, bool]:
+    """One proposed belief with its surviving evidence (None when none survives), and
+    whether all of its quotes were word for word."""
+    if not isinstance(item, dict):
+        reasons["malformed"] += 1
+        return None, False
+    statement = _statement(item.get("statement"))
+    evidence = item.get("evidence")
+    if not statement or not isinstance(evidence, list) or not evidence:
+        reasons["no evidence given" if statement else "no statement"] += 1
+        return None, False
+    kept: list[Quote] = []
+    seen: set[tuple[str, str]] = set()
+    exact = True
+    for piece in evidence:
+        if not isinstance(piece, dict):
+            reasons["malformed"] += 1
+            exact = False
+            continue
+        shown = by_handle.get(str(piece.get("e") or piece.get("episode") or "").strip().casefold())
+        if shown is None:
+            reasons["unknown excerpt"] += 1
+            exact = False
+            continue
+        checked = check_quote(piece.get("quote"), shown.text, encode)
+        if isinstance(checked, str):
+            reasons[checked] += 1
+            exact = False
+            continue
+        exact = exact and checked.verbatim
+        key = (shown.episode_id, normalise(checked.quote))
+        if key in seen:
+            continue
+        seen.add(key)
+        kept.append(Quote(shown.episode_id, checked.quote, checked.verbatim))
+    if not kept:
+        return None, False
+    kind = str(item.get("kind") or "").strip().lower()
+    return (
+        Candidate(
+            statement,
+            kind if kind in KINDS else "fact",
+            _confidence(item.get("confidence")),
+            tuple(kept),
+        ),
+        exact,
+    )

@@ -1,0 +1,43 @@
+"""What a reflection run did: the counts ``sadie reflect --json`` prints and the run's row
+keeps."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class ReflectReport:
+    """What a run did (``sadie reflect --json``)."""
+
+    run_id: str | None = None
+    model: str = ""
+    episodes: int = 0  # read and marked as reflected
+    batches: int = 0
+    proposed: int = 0  # beliefs the model proposed
+    all_verbatim: int = 0  # ... whose every quote was word for word
+    dropped: int = 0  # ... dropped: no evidence survived
+    quotes_dropped: dict[str, int] = field(default_factory=dict)  # reason → count
+    new: int = 0
+    merged: int = 0  # folded into a belief they repeat, with new evidence
+    repeated: int = 0  # the same belief with nothing new
+    rejected_before: int = 0
+    retired_before: int = 0
+    contested: int = 0
+    retired: int = 0
+    evidence_added: int = 0
+    judged: int = 0  # verdict requests
+    unusable: int = 0  # batches whose answer could not be read
+    failed: int = 0  # requests that failed (timeouts); a failed batch waits for the next run
+    prompt_tokens: int = 0
+    eval_tokens: int = 0
+    elapsed: float = 0.0
+    left: int = 0  # episodes still waiting
+    stopped: str | None = None  # "budget" or "stopped" when the run ended early
+    new_ids: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["elapsed"] = round(self.elapsed, 1)
+        return data

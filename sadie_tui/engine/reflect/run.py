@@ -1,0 +1,172 @@
+"""One reflection run: the episodes waiting (or all of them, or those since a date) read in
+batches; for each batch the model proposes beliefs, their evidence is policed, each survivor
+is folded into the belief it repeats or judged against what might disagree with it and kept,
+the beliefs the batch's notes touch are judged against them, and everything the batch
+decided is committed at once with the episodes marked as reflected. A run killed at any
+instant loses at most the batch in flight; the next run starts where it stopped.
+
+``--budget`` is honoured between batches: a batch that would not finish in the time left is
+not started (its expected time is the mean of the batches so far).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ModelUnreachable
+from ..reasoners.rates import Rates
+from ..store import reflection as store
+from ..store.ids import new_id, now
+from .batches import batch_chars, pack
+from .learn import Learner
+from .report import ReflectReport
+from .step import Step
+
+if TYPE_CHECKING:
+    from ..memory import Memory
+    from ..reasoners.base import StructuredReasoner
+    from ..reply.closeness import Encode
+    from ..turns.context import TurnContext
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+
+async def reflect_memory(
+    ctx: TurnContext,
+    *,
+    everything: bool = False,
+    since: datetime | None = None,
+    budget_seconds: float | None = None,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+    only: Sequence[str] | None = None,
+) -> ReflectReport:
+    """Reflect with the turn's model (never offline: a run needs structured outputs)."""
+    # lazy: turns.context loads only when reflect_memory runs, off the start-up path
+    from ..turns.context import pick_reasoner
+
+    choice = await pick_reasoner(ctx)
+    reasoner: Any = choice.reasoner
+    if getattr(reasoner, "offline", True) or not hasattr(reasoner, "structured"):
+        raise ModelUnreachable(
+            "sadie reflect needs a model: " + (choice.notice or "the offline reasoner cannot"),
+            fix="start Ollama (or set OLLAMA_HOST), then run it again",
+        )
+    memory = ctx.memory
+
+    def encode(texts: Sequence[str]) -> Any:
+        return memory.embedder.encode(list(texts))
+
+    try:
+        return await reflect(
+            memory,
+            reasoner,
+            encode,
+            num_ctx=max(ctx.settings.num_ctx, ctx.rates.get(reasoner.model).num_ctx),
+            wait=ctx.settings.first_token_timeout,
+            everything=everything,
+            since=since,
+            budget_seconds=budget_seconds,
+            progress=progress,
+            stop=stop,
+            only=only,
+        )
+    finally:
+        rates = getattr(reasoner, "rates", None)
+        if rates is not None:
+            rates.save()
+
+
+async def reflect(
+    memory: Memory,
+    reasoner: StructuredReasoner,
+    encode: Encode,
+    *,
+    num_ctx: int,
+    wait: float,
+    everything: bool = False,
+    since: datetime | None = None,
+    budget_seconds: float | None = None,
+    progress: Progress | None = None,
+    stop: Callable[[], bool] | None = None,
+    only: Sequence[str] | None = None,
+) -> ReflectReport:
+    started = time.monotonic()
+    db = memory.db
+    notify = progress or (lambda stage, done, total: None)
+    report = ReflectReport(model=reasoner.model)
+    episodes = store.episodes_to_read(db, everything=everything, since=since, only=only)
+    batches = pack(episodes, batch_chars(num_ctx))
+    if not batches:
+        report.left = store.waiting_count(db)
+        return report
+    report.run_id = new_id()
+    with db.transaction():
+        store.start_run(db, report.run_id, reasoner.model, now())
+    learner = Learner.of(db, report.run_id, reasoner.model, encode)
+    rates: Rates = getattr(reasoner, "rates", None) or Rates()
+    step = Step(reasoner, learner, encode, rates, wait, report)
+    done_episodes = 0
+    notify("reflecting", 0, len(episodes))
+    spent: list[float] = []
+    status = "done"
+    try:
+        for batch in batches:
+            if stop is not None and stop():
+                report.stopped, status = "stopped", "stopped"
+                break
+            if budget_seconds is not None:
+                left = budget_seconds - (time.monotonic() - started)
+                if left <= 0 or (spent and sum(spent) / len(spent) > left):
+                    report.stopped, status = "budget", "stopped"
+                    break
+            began = time.monotonic()
+            marked = await step.batch(batch)
+            ops = learner.commit_ops()
+            with db.transaction():
+                for op in ops:
+                    op(db)
+                if marked:
+                    store.mark_reflected(db, [s.episode_id for s in batch], report.run_id, now())
+                _fold(report, learner)
+                store.update_run(db, report.run_id, _counts(report), status="running", at=None)
+            if marked:
+                report.episodes += len(batch)
+            report.batches += 1
+            spent.append(time.monotonic() - began)
+            done_episodes += len(batch)
+            notify("reflecting", done_episodes, len(episodes))
+    except BaseException:
+        status = "failed"
+        raise
+    finally:
+        report.elapsed = time.monotonic() - started
+        report.left = store.waiting_count(db)
+        _fold(report, learner)
+        with db.transaction():
+            store.update_run(db, report.run_id, _counts(report), status=status, at=now())
+        notify("done", len(episodes), len(episodes))
+    return report
+
+
+def _fold(report: ReflectReport, learner: Learner) -> None:
+    c = learner.counts
+    report.new = c["new"]
+    report.merged = c["merged"]
+    report.repeated = c["repeated"]
+    report.rejected_before = c["rejected before"]
+    report.retired_before = c["retired before"]
+    report.contested = c["contested"]
+    report.retired = c["retired"]
+    report.evidence_added = c["evidence added"]
+    report.new_ids = list(learner.new_ids)
+
+
+def _counts(report: ReflectReport) -> dict[str, Any]:
+    data = report.as_dict()
+    data.pop("new_ids", None)
+    return json.loads(json.dumps(data))

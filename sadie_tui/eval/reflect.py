@@ -1,0 +1,218 @@
+"""``sadie eval reflect``: does reflection find what the person wrote about themselves?
+
+The demo memory is built in a scratch home **without** its hand-written ``beliefs.jsonl`` (27
+beliefs: 7 active, 11 contested, 6 retired... as the file says), and ``sadie reflect`` runs on
+a subset of it with the configured model: each held-out belief's first ``per_belief``
+evidence notes by date (all 27 beliefs have some), at most ``limit`` episodes. Retrieval and
+the contradiction search still see the whole memory (its records included).
+
+Figures:
+
+* **recovered**: held-out beliefs matched by a derived one, by a rule with no model in it: the
+  derived statement holds at least half of the held-out statement's content-word stems
+  (``reply.backing.stems``: content words cut to five letters), and at least two of them
+  when it has four or more ("I do my best work in the mornings" → best, work, morni). Also
+  given by embedding cosine ≥ ``reflect.sameness.SAME``, for comparison.
+* **all verbatim**: derived beliefs whose every quote the model wrote word for word (every
+  stored quote is in its note either way: a paraphrase is stored as the note's sentence).
+* **contested found**: held-out contested beliefs matched by a derived belief that is
+  contested.
+* **per 100 episodes**: the run's time, and the tokens it read and wrote.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import shutil
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..engine.ingest.readers import ReadResult, read_beliefs
+from ..engine.reply.backing import stems
+from ..paths import demo_source
+
+PER_BELIEF = 2
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    statement: str
+    status: str
+    evidence: tuple[str, ...]  # episode ids
+
+
+def held_out(source: Path) -> list[HeldOut]:
+    """The demo's hand-written beliefs, with their evidence as episode ids."""
+    result = ReadResult()
+    path = source / "beliefs.jsonl"
+    read_beliefs(path, str(path.resolve()), result)
+    return [
+        HeldOut(d.fields["statement"], d.fields["status"], tuple(d.fields["evidence"]))
+        for d in result.derived
+    ]
+
+
+def matches(held: str, derived: str) -> bool:
+    """The model-free rule (module docstring)."""
+    want = stems(held)
+    if not want:
+        return False
+    shared = len(want & stems(derived))
+    need = max(1, math.ceil(len(want) / 2))
+    if len(want) >= 4:
+        need = max(need, 2)
+    return shared >= need
+
+
+@dataclass
+class ReflectEval:
+    model: str
+    episodes: int
+    held_out: int
+    derived: int
+    recovered: int
+    recovered_by_embedding: int
+    all_verbatim: int
+    contested_held: int
+    contested_found: int
+    seconds_per_100: float
+    tokens_per_100: dict[str, float]
+    run: dict[str, Any]
+    beliefs: list[dict[str, Any]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "episodes": self.episodes,
+            "held_out": self.held_out,
+            "derived": self.derived,
+            "recovered": self.recovered,
+            "recovered_by_embedding": self.recovered_by_embedding,
+            "all_verbatim": self.all_verbatim,
+            "all_verbatim_share": round(self.all_verbatim / self.derived, 3) if self.derived else 0,
+            "contested_held_out": self.contested_held,
+            "contested_found": self.contested_found,
+            "seconds_per_100_episodes": self.seconds_per_100,
+            "tokens_per_100_episodes": self.tokens_per_100,
+            "run": self.run,
+            "beliefs": self.beliefs,
+        }
+
+
+def run_reflect_eval(
+    settings: Any,
+    *,
+    per_belief: int = PER_BELIEF,
+    limit: int | None = None,
+    keep: Path | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> ReflectEval:
+    """Build the scratch memory, reflect on the subset, score it (module docstring). ``keep``:
+    build the memory there and leave it (to inspect with ``SADIE_HOME=… sadie beliefs``)."""
+    # lazy: engine.memory loads only when run_reflect_eval runs, off the start-up path
+    from ..engine.memory import Memory
+    from ..engine.reflect.run import reflect_memory
+    from ..engine.session import Session
+    from ..engine.store.reflection import episode_dates
+
+    say = progress or (lambda message: None)
+    source = demo_source()
+    held = held_out(source)
+    scratch = Path(tempfile.mkdtemp(prefix="sadie-eval-reflect-"))
+    home = keep or scratch / "home"
+    try:
+        parts = [p for p in sorted(source.iterdir()) if p.name != "beliefs.jsonl"]
+        say(f"building the demo memory without beliefs.jsonl in {home}")
+        memory = Memory.open(home)
+        session = Session(memory, settings)
+        try:
+            memory.ingest(parts)
+            present = episode_dates(memory.db)
+            chosen: list[str] = []
+            for h in held:
+                found = sorted((e for e in h.evidence if e in present), key=present.__getitem__)
+                chosen.extend(e for e in found[:per_belief] if e not in chosen)
+            chosen.sort(key=present.__getitem__)
+            if limit is not None:
+                chosen = chosen[:limit]
+            say(f"reflecting on {len(chosen)} episodes with {settings.model}")
+            report = asyncio.run(
+                reflect_memory(
+                    session.context,
+                    only=chosen,
+                    progress=lambda stage, done, total: (
+                        say(f"{stage} {done}/{total}") if stage == "reflecting" else None
+                    ),
+                )
+            )
+            result = _score(session, held, report)
+        finally:
+            session.close()
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    return result
+
+
+def _score(session: Any, held: list[HeldOut], report: Any) -> ReflectEval:
+    # lazy: engine.reflect.sameness loads only when _score runs, off the start-up path
+    from ..engine.reflect.sameness import SAME
+    from ..engine.store.beliefs import evidence_of
+
+    derived = [b for b in session.beliefs(origin="derived") if b.status != "rejected"]
+    quotes = evidence_of(session.db, [b.id for b in derived])
+    exact = {
+        b.id
+        for b in derived
+        if all(q.verbatim for q in quotes if q.belief_id == b.id and q.stance == "supports")
+    }
+    vectors = np.zeros((0, 0), dtype=np.float32)
+    if derived:
+        texts = [h.statement for h in held] + [b.statement for b in derived]
+        raw = np.asarray(session.memory.embedder.encode(texts), dtype=np.float32)
+        vectors = raw / np.maximum(np.linalg.norm(raw, axis=1)[:, None], 1e-9)
+    rows: list[dict[str, Any]] = []
+    recovered = by_embedding = contested_found = 0
+    for n, h in enumerate(held):
+        found = [b for b in derived if matches(h.statement, b.statement)]
+        near: list[str] = []
+        if derived:
+            cosines = vectors[len(held) :] @ vectors[n]
+            near = [b.statement for b, c in zip(derived, cosines, strict=True) if c >= SAME]
+        recovered += bool(found)
+        by_embedding += bool(near)
+        contested = h.status == "contested" and any(b.status == "contested" for b in found)
+        contested_found += contested
+        rows.append(
+            {
+                "statement": h.statement,
+                "status": h.status,
+                "matched": [{"statement": b.statement, "status": b.status} for b in found],
+                "close_by_embedding": near,
+            }
+        )
+    per = 100.0 / report.episodes if report.episodes else 0.0
+    return ReflectEval(
+        model=report.model,
+        episodes=report.episodes,
+        held_out=len(held),
+        derived=len(derived),
+        recovered=recovered,
+        recovered_by_embedding=by_embedding,
+        all_verbatim=len(exact),
+        contested_held=sum(h.status == "contested" for h in held),
+        contested_found=contested_found,
+        seconds_per_100=round(report.elapsed * per, 1),
+        tokens_per_100={
+            "read": round(report.prompt_tokens * per),
+            "written": round(report.eval_tokens * per),
+        },
+        run=json.loads(json.dumps(report.as_dict())),
+        beliefs=rows,
+    )
