@@ -77,18 +77,18 @@ def test_a_turn_that_fails_before_asking_keeps_the_message(memory, monkeypatch):
     ]
 
 
-def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeypatch):
-    """Stopped after Meta, before the request: the rows exist, the reply interrupted."""
+def stopped_inside(monkeypatch, memory, name: str) -> list:
+    """A turn cancelled while ``chat_turn.<name>`` (a step's blocking call) runs; its events."""
     entered = threading.Event()
     release = threading.Event()
-    real = chat_turn.retrieve
+    real = getattr(chat_turn, name)
 
-    def slow_retrieve(*args, **kwargs):
+    def held(*args, **kwargs):
         entered.set()
         release.wait(30)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(chat_turn, "retrieve", slow_retrieve)
+    monkeypatch.setattr(chat_turn, name, held)
 
     async def go():
         got = []
@@ -105,7 +105,12 @@ def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeyp
             await task
         return got
 
-    got = asyncio.run(go())
+    return asyncio.run(go())
+
+
+def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeypatch):
+    """Stopped after Meta, before the request: the rows exist, the reply interrupted."""
+    got = stopped_inside(monkeypatch, memory, "retrieve")
     rows = conv.messages(memory.db, got[0].conversation_id)
     assert [(m.role, m.status) for m in rows] == [
         ("user", "complete"),
@@ -117,33 +122,7 @@ def test_a_turn_stopped_while_briefing_keeps_the_message(server, memory, monkeyp
 def test_a_turn_stopped_while_opening_keeps_the_message_too(server, memory, monkeypatch):
     """Stopped before Meta, while the conversation is made: the opening runs to its end and
     the message is kept with an interrupted reply, so a caller may stop a turn anywhere."""
-    entered = threading.Event()
-    release = threading.Event()
-    real = chat_turn.make_title
-
-    def slow_title(*args, **kwargs):
-        entered.set()
-        release.wait(30)
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(chat_turn, "make_title", slow_title)
-
-    async def go():
-        got = []
-
-        async def consume():
-            async for event in Session(memory, load_settings()).chat("hello there"):
-                got.append(event)
-
-        task = asyncio.create_task(consume())
-        await asyncio.to_thread(entered.wait, 30)
-        task.cancel()
-        release.set()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-        return got
-
-    assert asyncio.run(go()) == []
+    assert stopped_inside(monkeypatch, memory, "make_title") == []
     (conversation,) = conv.list_conversations(memory.db)
     rows = conv.messages(memory.db, conversation.id)
     assert [(m.role, m.status, m.content) for m in rows] == [
