@@ -145,7 +145,11 @@ def test_duplicates_merge_and_a_second_run_adds_nothing(session, model) -> None:
     model.beliefs = [
         RUN,
         Scripted("marathon in 3:58", RUN.statement, "Ines was there with a sign"),
-        Scripted("Ran 18 km", "I go running with Ines at weekends", "My knee held up"),
+        Scripted(
+            "Ran 18 km",
+            "I go running with Ines at weekends",
+            "Ran 18 km along the Tagus with Ines. My knee held up",
+        ),
     ]
     model.rules = [Rule("at weekends", "I run with Ines on weekends", "same")]
     first = session.reflect()
@@ -155,7 +159,7 @@ def test_duplicates_merge_and_a_second_run_adds_nothing(session, model) -> None:
     assert {e.quote for e in detail.evidence} == {
         "Ran 18 km along the Tagus with Ines",
         "Ines was there with a sign",
-        "My knee held up",
+        "Ran 18 km along the Tagus with Ines. My knee held up",
     }
     asked = model.proposals
     second = session.reflect()
@@ -293,7 +297,11 @@ def test_accept_reject_and_edit_survive_re_runs(session, model, tmp_path) -> Non
         RUN,
         WORRY,
         SLOW,
-        Scripted("promotion", "I keep worrying about my promotion", "she said maybe in the spring"),
+        Scripted(
+            "promotion",
+            "I keep worrying about my promotion",
+            "the promotion conversation with Marta",
+        ),
     ]
     model.rules = [Rule("with Ines", "stopped", "contradicts", "Ines has stopped running with me")]
     session.ingest(
@@ -434,3 +442,65 @@ def test_an_unreadable_answer_and_a_timeout(session, model, server, memory_home,
         assert derived(impatient) == {}
     finally:
         impatient.close()
+
+
+def test_an_older_note_does_not_contest_a_newer_belief_it_retires_the_old_one(
+    session, model, tmp_path
+) -> None:
+    model.beliefs = [
+        Scripted("whole family", "I love cooking for my family", "I love cooking for my family"),
+        Scripted(
+            "any more",
+            "I don't love cooking for my family any more",
+            "I don't love cooking for my family any more",
+        ),
+    ]
+    model.rules = [
+        # The model calls the old note a contradiction of the new belief, and the old belief
+        # unrelated: the dates decide what that means.
+        Rule(
+            "any more", "Cooked for the whole family", "contradicts", "I love cooking for my family"
+        ),
+    ]
+    feb = note(
+        tmp_path / "a",
+        "2026-02-08.md",
+        "2026-02-08",
+        "Sunday lunch",
+        "Cooked for the whole family. I love cooking for my family.",
+    )
+    session.ingest([feb])
+    session.reflect()
+    apr = note(
+        tmp_path / "b",
+        "2026-04-26.md",
+        "2026-04-26",
+        "Sunday at Inês's",
+        "Inês cooks now and I don't love cooking for my family any more; it became a chore.",
+    )
+    session.ingest([apr])
+    report = session.reflect()
+    found = derived(session)
+    old, new = (
+        found["I love cooking for my family"],
+        found["I don't love cooking for my family any more"],
+    )
+    assert (old.status, new.status) == ("retired", "active")
+    assert report.contested == 0 and report.retired == 1
+    assert [(link.kind, link.target_id) for link in session.belief(old.id).links] == [
+        ("replaced_by", new.id)
+    ]
+
+
+def test_a_quote_about_something_else_backs_nothing(session, model) -> None:
+    # A real sentence of a real note, about something else: the belief has no evidence left.
+    model.beliefs = [
+        Scripted(
+            "promotion",
+            "I do my best work in the mornings",
+            "which is what she said last spring too",
+        )
+    ]
+    report = session.reflect()
+    assert (report.new, report.dropped) == (0, 1)
+    assert report.quotes_dropped == {"unrelated to the belief": 1}

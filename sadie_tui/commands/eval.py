@@ -165,7 +165,7 @@ def demo(
 @click.option(
     "--per-belief",
     type=click.IntRange(1, 20),
-    default=2,
+    default=1,
     show_default=True,
     help="Evidence notes of each held-out belief to reflect on (the earliest).",
 )

@@ -1,7 +1,7 @@
 """``sadie eval reflect``: does reflection find what the person wrote about themselves?
 
 The demo memory is built in a scratch home **without** its hand-written ``beliefs.jsonl`` (27
-beliefs: 7 active, 11 contested, 6 retired... as the file says), and ``sadie reflect`` runs on
+beliefs: 10 active, 11 contested, 6 retired), and ``sadie reflect`` runs on
 a subset of it with the configured model: each held-out belief's first ``per_belief``
 evidence notes by date (all 27 beliefs have some), at most ``limit`` episodes. Retrieval and
 the contradiction search still see the whole memory (its records included).
@@ -38,7 +38,7 @@ from ..engine.ingest.readers import ReadResult, read_beliefs
 from ..engine.reply.backing import stems
 from ..paths import demo_source
 
-PER_BELIEF = 2
+PER_BELIEF = 1
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,10 @@ showed; the quote is looked up in that episode's shown text (whitespace squashed
 not there word for word stands only when it is close in meaning to one sentence of the note
 (``reply.closeness.NEAR``, the bar a paraphrase citation meets), and then that sentence, the
 note's own words, is what is kept (``verbatim`` false: the model paraphrased). Anything else
-is dropped and counted. A belief left with no evidence is dropped and counted: so every quote
-stored is in its episode word for word.
+is dropped and counted, and so is a quote unrelated to its belief (no content word in common
+and not close in meaning, ``RELATED_QUOTE``: a real sentence of a note about something else
+backs nothing). A belief left with no evidence is dropped and counted: so every quote stored is
+in its episode word for word.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import SadieError
+from ..reply.backing import stems
 from ..reply.citations import is_placeholder, normalise, note_span
 from ..reply.closeness import NEAR, Encode
 from ..reply.grounding import sentences_of
@@ -30,6 +33,14 @@ from .prompt import Shown
 
 MIN_QUOTE_WORDS = 3
 MAX_STATEMENT = 300
+# A quote sharing no content word with its belief backs it only when it is at least this close
+# to it in meaning (a reply's citation meets the like: "unrelated to the reply"). Chosen on a
+# handful of pairs from a real 1.5B run, not measured: quotes about something else 0.02-0.16
+# ("I do my best work in the mornings" / "Dr. Alves and I agreed that I only need to see her
+# once a month": 0.11), real support 0.19-0.28 ("I ship slowly" / "Felt slower than it should
+# have been": 0.22). A low floor: it drops only what is plainly about something else.
+RELATED_QUOTE = 0.15
+UNRELATED = "unrelated to the belief"
 
 
 @dataclass(frozen=True)
@@ -96,6 +107,23 @@ def nearest_sentence(quote: str, text: str, encode: Encode) -> str | None:
     scores = unit[1:] @ unit[0]
     best = int(np.argmax(scores))
     return sentences[best] if float(scores[best]) >= NEAR else None
+
+
+def related(statement: str, quote: str, encode: Encode | None) -> bool:
+    """Whether ``quote`` can back ``statement``: a content word in common (cut to five
+    letters, as a reply's citation is matched to its sentence), or close in meaning."""
+    if stems(statement) & stems(quote):
+        return True
+    if encode is None:
+        return False
+    try:
+        vectors = np.asarray(encode([statement, quote]), dtype=np.float32)
+    except SadieError:
+        return True  # no embedding model: the words alone cannot tell, so it stands
+    norms = np.linalg.norm(vectors, axis=1)
+    if not norms.all():
+        return False
+    return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= RELATED_QUOTE
 
 
 def _confidence(value: Any) -> float:
@@ -171,6 +199,10 @@ def _policed_item(
         checked = check_quote(piece.get("quote"), shown.text, encode)
         if isinstance(checked, str):
             reasons[checked] += 1
+            exact = False
+            continue
+        if not related(statement, checked.quote, encode):
+            reasons[UNRELATED] += 1
             exact = False
             continue
         exact = exact and checked.verbatim

@@ -314,6 +314,17 @@ class Learner:
                 self.counts["evidence added"] += 1
                 self._log(belief_id, "evidence", f"backed by {_named(v)}")
             return
+        if v.item.date < state.latest:
+            # An older note says otherwise: the belief is the newer state, not contested by
+            # its past. A belief resting on that note and close to this one is what it
+            # replaces ("I love cooking for everyone" → "not any more").
+            for older in self._resting_on(v.item.id):
+                alike = self.wordings.similarity(belief_id, older) >= RELATED_BELIEF
+                if older != belief_id and alike and self.beliefs[older].mutable:
+                    self._retire(older, belief_id, f"replaced by the newer “{state.statement}”")
+                    return
+            self.counts["older notes"] += 1
+            return
         newer = v.item.date > state.latest
         if v.verdict == "replaces" and newer and state.mutable:
             for successor in successors.get(v.item.id, ()):
@@ -324,6 +335,10 @@ class Learner:
                     return
         if self.add_quote(belief_id, quote, "contradicts", dates):
             self._contest(belief_id, AGAINST_NOTE, f"contradicted by {_named(v)}")
+
+    def _resting_on(self, episode_id: str) -> list[str]:
+        """The beliefs with a supporting quote of ``episode_id``."""
+        return [b for b, state in self.beliefs.items() if episode_id in state.episodes]
 
     def _record(self, belief_id: str, v: Verdict) -> None:
         state = self.beliefs[belief_id]

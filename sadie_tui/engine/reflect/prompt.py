@@ -33,13 +33,14 @@ PROPOSE = (
     "person: their habits, preferences, relationships, facts of their life, values, goals, "
     "health, feelings about their work. Give one belief for each excerpt that shows "
     "something lasting, up to five. Write each in the first person, as the person would say "
-    'it ("I do my best work in the mornings"), one idea per belief. Back each belief with '
+    'it, starting with "I", one idea per belief. Back each belief with '
     "evidence: the handle of the excerpt (E1, E2, ...) and one whole sentence copied word for "
     "word from it. Say only what the excerpts show. confidence: 0.3 when one note hints at "
     "it, 0.6 when a note says it plainly, 0.9 when several notes repeat it."
 )
-# No example answer: small models copy an example's placeholder quote word for word, and the
-# schema already fixes the shape.
+# No example answer, and no example belief: a 1.5B model copied the example's placeholder quote
+# word for word, and proposed the instruction's example belief from a note about something
+# else (measured on the real model). The schema already fixes the shape.
 PROPOSE_ASK = (
     "Answer in JSON: the beliefs, each with its statement, kind, confidence and evidence "
     "(e: the excerpt's handle, quote: the sentence copied from it)."
