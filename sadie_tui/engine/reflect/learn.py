@@ -27,7 +27,7 @@ from ..store.ids import new_id, now
 from ..store.vectors import vector_literal
 from .evidence import Candidate, Quote, check_quote
 from .judge import MUTABLE, RELATED_BELIEF, Verdict
-from .sameness import AUTO, SAME, conflict, fingerprint, merges_alone
+from .sameness import SAME, conflict, fingerprint, merges_alone
 
 if TYPE_CHECKING:
     from ..reply.closeness import Encode
@@ -344,17 +344,21 @@ class Learner:
             self._contest(belief_id, AGAINST_NOTE, f"contradicted by {_named(v)}")
 
     def _says_the_same(self, statement: str, quote: str) -> bool:
-        """Whether ``quote`` is the belief's own claim (its fingerprint, or as close as two
-        wordings merged without the model)."""
+        """Whether ``quote`` is the belief's own claim: its fingerprint, or close enough to be
+        the same idea (``SAME``) with no conflict between them (``sameness``: measured on the
+        pairs of bench/belief_merge.py, where the conflict rule caught the opposites this
+        close). "I practise twenty minutes every morning" is no evidence against "I practice
+        twenty minutes every morning" (0.88); "Ines has stopped running with me" is against
+        "I run with Ines on weekends" (0.62)."""
         if fingerprint(statement) == fingerprint(quote):
             return True
-        if self.encode is None:
+        if self.encode is None or conflict(statement, quote):
             return False
         vectors = np.asarray(self.encode([statement, quote]), dtype=np.float32)
         norms = np.linalg.norm(vectors, axis=1)
         if not norms.all():
             return False
-        return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= AUTO
+        return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= SAME
 
     def _resting_on(self, episode_id: str) -> list[str]:
         """The beliefs with a supporting quote of ``episode_id``."""
