@@ -504,3 +504,63 @@ def test_a_quote_about_something_else_backs_nothing(session, model) -> None:
     report = session.reflect()
     assert (report.new, report.dropped) == (0, 1)
     assert report.quotes_dropped == {"unrelated to the belief": 1}
+
+
+def test_two_beliefs_from_different_dates_the_newer_wins(session, model, tmp_path) -> None:
+    model.beliefs = [
+        Scripted(
+            "municipal pool", "I swim twice a week", "I swim at the municipal pool twice a week"
+        ),
+        Scripted("stopped", "I have stopped swimming", "I have stopped swimming"),
+    ]
+    # The model calls them a contradiction: by their notes' dates, the newer replaces.
+    model.rules = [Rule("stopped swimming", "swim twice a week", "contradicts")]
+    jan = note(
+        tmp_path / "a",
+        "2026-01-05.md",
+        "2026-01-05",
+        "Swim",
+        "I swim at the municipal pool twice a week.",
+    )
+    session.ingest([jan])
+    session.reflect()
+    apr = note(
+        tmp_path / "b",
+        "2026-04-15.md",
+        "2026-04-15",
+        "No swimming",
+        "The shifts changed. I have stopped swimming.",
+    )
+    session.ingest([apr])
+    session.reflect()
+    found = derived(session)
+    assert found["I swim twice a week"].status == "retired"
+    assert found["I have stopped swimming"].status == "active"
+
+
+def test_counter_evidence_must_be_the_notes_words_not_the_beliefs(session, model, tmp_path) -> None:
+    model.beliefs = [RUN]
+    model.rules = [
+        # A small model "quotes" the belief itself, or words the note does not hold.
+        Rule("with Ines", "rain or shine", "contradicts", RUN.statement),
+        Rule("with Ines", "again this weekend", "contradicts", "I ran with Ines on weekends"),
+    ]
+    weekend = note(
+        tmp_path / "w",
+        "2026-11-23.md",
+        "2026-11-23",
+        "Weekend",
+        "I run with Ines on weekends, rain or shine, and the river is always there.",
+    )
+    sunday = note(
+        tmp_path / "w",
+        "2026-11-24.md",
+        "2026-11-24",
+        "Sunday",
+        "Ran by the river with Ines again this weekend.",
+    )
+    session.ingest([weekend, sunday])
+    report = session.reflect()
+    assert report.contested == 0 and report.judged == 1
+    assert report.set_aside == {"quoting the belief itself": 1, "without the note's words": 1}
+    assert derived(session)[RUN.statement].status == "active"

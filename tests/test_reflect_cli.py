@@ -35,21 +35,37 @@ def test_reflect_and_decide_from_the_command_line(
     assert {b["statement"] for b in listed} == {RUN.statement, WORRY.statement, SLOW.statement}
     by = {b["statement"]: b["id"] for b in listed}
     shown = json.loads(sadie("beliefs", "show", by[RUN.statement][:8], "--json").stdout)
-    assert shown["evidence_items"][0]["quote"] == RUN.quote and shown["evidence_items"][0]["verbatim"]
+    assert (
+        shown["evidence_items"][0]["quote"] == RUN.quote and shown["evidence_items"][0]["verbatim"]
+    )
     table = sadie("beliefs", "show", by[RUN.statement])
     assert "“Ran 18 km along the Tagus with Ines” verbatim" in table.stdout
 
-    assert json.loads(sadie("beliefs", "accept", by[RUN.statement], "--json").stdout)["status"] == "accepted"
-    assert "rejected “I worry about my promotion”" in sadie("beliefs", "reject", by[WORRY.statement]).stdout
-    edited = json.loads(sadie("beliefs", "edit", by[SLOW.statement], "I take my time", "--json").stdout)
+    assert (
+        json.loads(sadie("beliefs", "accept", by[RUN.statement], "--json").stdout)["status"]
+        == "accepted"
+    )
+    assert (
+        "rejected “I worry about my promotion”"
+        in sadie("beliefs", "reject", by[WORRY.statement]).stdout
+    )
+    edited = json.loads(
+        sadie("beliefs", "edit", by[SLOW.statement], "I take my time", "--json").stdout
+    )
     assert (edited["statement"], edited["status"]) == ("I take my time", "accepted")
-    assert [b["statement"] for b in json.loads(sadie("beliefs", "list", "--status", "rejected", "--json").stdout)] == [
-        WORRY.statement
-    ]
+    assert [
+        b["statement"]
+        for b in json.loads(sadie("beliefs", "list", "--status", "rejected", "--json").stdout)
+    ] == [WORRY.statement]
 
-    stated = [b for b in json.loads(sadie("beliefs", "list", "--json").stdout) if b["origin"] == "stated"]
+    stated = [
+        b for b in json.loads(sadie("beliefs", "list", "--json").stdout) if b["origin"] == "stated"
+    ]
     # Through `cli.main`, as the script runs: exit codes and one-line errors.
-    assert run_main(["beliefs", "show", "ffffffff"], capsys)[::2] == (5, "sadie: no belief 'ffffffff'\n")
+    assert run_main(["beliefs", "show", "ffffffff"], capsys)[::2] == (
+        5,
+        "sadie: no belief 'ffffffff'\n",
+    )
     code, _, err = run_main(["beliefs", "accept", stated[0]["id"]], capsys)
     assert code == 2 and "beliefs.jsonl" in err and err.count("\n") == 1
     assert run_main(["reflect", "--since", "March"], capsys)[0] == 2
@@ -67,7 +83,10 @@ def test_soul_suggest_shows_a_diff_and_writes_only_when_asked(
     assert not soul.exists()  # --json writes nothing
     declined = sadie("soul", "suggest", input="n\n")
     assert declined.exit_code == 0 and not soul.exists()
-    assert "-Maya, 34, backend engineer in Lisbon; runs, worries about work, loves Ines." in declined.stdout
+    assert (
+        "-Maya, 34, backend engineer in Lisbon; runs, worries about work, loves Ines."
+        in declined.stdout
+    )
     accepted = sadie("soul", "suggest", input="y\n")
     assert accepted.exit_code == 0
     assert soul.read_text(encoding="utf-8") == draft + "\n"

@@ -109,10 +109,18 @@ def nearest_sentence(quote: str, text: str, encode: Encode) -> str | None:
     return sentences[best] if float(scores[best]) >= NEAR else None
 
 
+# Stems too common to tie a quote to a belief ("every morning" / "everyone").
+_GENERIC = frozenset(
+    "every never alway still again today tonig more much some time thing reall just like after "
+    "befor first last often other anoth even don't can't didn' won't i've i'll i'd i'm".split()
+)
+
+
 def related(statement: str, quote: str, encode: Encode | None) -> bool:
     """Whether ``quote`` can back ``statement``: a content word in common (cut to five
-    letters, as a reply's citation is matched to its sentence), or close in meaning."""
-    if stems(statement) & stems(quote):
+    letters, as a reply's citation is matched to its sentence; not a word as common as
+    "every"), or close in meaning."""
+    if (stems(statement) & stems(quote)) - _GENERIC:
         return True
     if encode is None:
         return False

@@ -302,13 +302,20 @@ class Learner:
         v: Verdict,
         successors: Mapping[str, Sequence[str]],
     ) -> None:
-        checked = check_quote(v.quote, v.item.text, self.encode)
+        # A verdict stands on the note's own words, quoted word for word (a paraphrase is not
+        # enough here: a small model "quotes" the belief itself, and its nearest sentence in
+        # the note is then no evidence of anything); and counter-evidence cannot be the
+        # belief's own words.
+        checked = check_quote(v.quote, v.item.text, None)
+        state = self.beliefs[belief_id]
         if isinstance(checked, str):
             self.counts["verdicts without the note's words"] += 1
             return
+        if v.verdict != "supports" and self._says_the_same(state.statement, checked.quote):
+            self.counts["verdicts quoting the belief itself"] += 1
+            return
         quote = Quote(v.item.id, checked.quote, checked.verbatim)
         dates = {v.item.id: v.item.date}
-        state = self.beliefs[belief_id]
         if v.verdict == "supports":
             if self.add_quote(belief_id, quote, "supports", dates):
                 self.counts["evidence added"] += 1
@@ -335,6 +342,23 @@ class Learner:
                     return
         if self.add_quote(belief_id, quote, "contradicts", dates):
             self._contest(belief_id, AGAINST_NOTE, f"contradicted by {_named(v)}")
+
+    def _says_the_same(self, statement: str, quote: str) -> bool:
+        """Whether ``quote`` is the belief's own claim: its fingerprint, or close enough to be
+        the same idea (``SAME``) with no conflict between them (``sameness``: measured on the
+        pairs of bench/belief_merge.py, where the conflict rule caught the opposites this
+        close). "I practise twenty minutes every morning" is no evidence against "I practice
+        twenty minutes every morning" (0.88); "Ines has stopped running with me" is against
+        "I run with Ines on weekends" (0.62)."""
+        if fingerprint(statement) == fingerprint(quote):
+            return True
+        if self.encode is None or conflict(statement, quote):
+            return False
+        vectors = np.asarray(self.encode([statement, quote]), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1)
+        if not norms.all():
+            return False
+        return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= SAME
 
     def _resting_on(self, episode_id: str) -> list[str]:
         """The beliefs with a supporting quote of ``episode_id``."""
@@ -368,8 +392,11 @@ class Learner:
             return
         if v.verdict == "supports":
             return
-        if v.verdict == "replaces":
-            mine, theirs = self.beliefs[belief_id], self.beliefs[other]
+        mine, theirs = self.beliefs[belief_id], self.beliefs[other]
+        # Two beliefs from notes of different dates that cannot both hold: the newer is the
+        # person's state now, and replaces the older (the person's own word still wins: one
+        # they wrote or decided on is never retired). From the same day: both contested.
+        if v.verdict == "replaces" or mine.latest != theirs.latest:
             older, newer = (
                 (other, belief_id) if mine.latest >= theirs.latest else (belief_id, other)
             )

@@ -28,6 +28,7 @@ class ReflectReport:
     retired: int = 0
     evidence_added: int = 0
     judged: int = 0  # verdict requests
+    set_aside: dict[str, int] = field(default_factory=dict)  # verdicts that changed nothing, why
     unusable: int = 0  # batches whose answer could not be read
     failed: int = 0  # requests that failed (timeouts); a failed batch waits for the next run
     prompt_tokens: int = 0

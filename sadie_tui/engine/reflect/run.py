@@ -163,6 +163,15 @@ def _fold(report: ReflectReport, learner: Learner) -> None:
     report.contested = c["contested"]
     report.retired = c["retired"]
     report.evidence_added = c["evidence added"]
+    report.set_aside = {
+        reason: c[key]
+        for reason, key in (
+            ("without the note's words", "verdicts without the note's words"),
+            ("quoting the belief itself", "verdicts quoting the belief itself"),
+            ("older note", "older notes"),
+        )
+        if c[key]
+    }
     report.new_ids = list(learner.new_ids)
 
 
