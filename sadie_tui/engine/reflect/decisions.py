@@ -37,33 +37,27 @@ def _derived(db: Database, ref: str) -> store.BeliefRow:
 
 
 def accept(db: Database, ref: str, reason: str | None = None) -> BeliefDetail:
-    row = _derived(db, ref)
-    if row.status != "accepted":
-        with db.transaction():
-            store.update_belief(db, row.id, at=now(), status="accepted")
-            store.log_change(
-                db,
-                row.id,
-                "accepted",
-                reason=reason or "by you",
-                before=row.status,
-                after="accepted",
-            )
-    return detail(db, row.id)
+    return _decide(db, ref, "accepted", reason)
 
 
 def reject(db: Database, ref: str, reason: str | None = None) -> BeliefDetail:
+    return _decide(db, ref, "rejected", reason)
+
+
+def _decide(db: Database, ref: str, status: str, reason: str | None) -> BeliefDetail:
+    """The person's decision on a derived belief, logged once (deciding again changes
+    nothing)."""
     row = _derived(db, ref)
-    if row.status != "rejected":
+    if row.status != status:
         with db.transaction():
-            store.update_belief(db, row.id, at=now(), status="rejected")
+            store.update_belief(db, row.id, at=now(), status=status)
             store.log_change(
                 db,
                 row.id,
-                "rejected",
+                status,
                 reason=reason or "by you",
                 before=row.status,
-                after="rejected",
+                after=status,
             )
     return detail(db, row.id)
 
