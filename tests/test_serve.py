@@ -338,12 +338,9 @@ def test_conversations_chips_search_stats_health_and_openapi(offline):
 
 
 def api_routes(c: httpx.Client) -> list[Any]:
-    from starlette.routing import Route
+    from sadie_tui.serve import chat_routes, memory_routes, openapi
 
-    from sadie_tui.serve import chat_routes, memory_routes
-
-    extra = [Route("/openapi.json", lambda r: None, methods=["GET"])]
-    return [*chat_routes.routes, *memory_routes.routes, *extra]
+    return [*chat_routes.api.routes, *memory_routes.api.routes, *openapi.api.routes]
 
 
 def test_error_statuses_and_shapes(offline):

@@ -1,6 +1,7 @@
 """The door cannot drift: every public method and property of ``Session`` is on
-``SessionProtocol``, on ``RemoteSession`` and on the tests' ``FakeSession``, with the same
-signature, and none has one that ``Session`` lacks. A face typed against the protocol then
+``SessionProtocol`` and on ``RemoteSession`` with the same signature; the tests'
+``FakeSession`` has what the widget tests use, each with ``Session``'s signature; and none has
+a member that ``Session`` lacks. A face typed against the protocol then
 never needs ``getattr``, and a widget test on the fake exercises the real door's calls."""
 
 from __future__ import annotations
@@ -53,15 +54,23 @@ def test_the_door_has_the_expected_members() -> None:
     assert {"chat", "ask", "personas", "embedder_notice", "embedder_ready"} <= set(DOOR)
 
 
-OTHERS = [SessionProtocol, RemoteSession, FakeSession]
+DOORS = [SessionProtocol, RemoteSession]
+OTHERS = [*DOORS, FakeSession]
 
 
-@pytest.mark.parametrize("other", OTHERS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("other", DOORS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", DOOR)
 def test_every_session_member_is_on_the_others_with_its_signature(other: type, name: str) -> None:
     theirs = _public(other)
     assert name in theirs, f"Session.{name} is missing from {other.__name__}"
     assert _shape(theirs[name]) == _shape(_public(Session)[name])
+
+
+@pytest.mark.parametrize("name", sorted(set(_public(FakeSession)) & set(DOOR)))
+def test_the_fake_has_the_signatures_of_what_it_fakes(name: str) -> None:
+    # The fake need not fake everything (a widget test that calls what it lacks fails at
+    # once), but what it has must be called as the real door is.
+    assert _shape(_public(FakeSession)[name]) == _shape(_public(Session)[name])
 
 
 @pytest.mark.parametrize("other", OTHERS, ids=lambda c: c.__name__)

@@ -19,16 +19,14 @@ from starlette.routing import Route
 from ..engine.errors import SadieError
 from ..engine.session import SessionProtocol
 from ..mcp_server import HttpEndpoint
-from . import chat_routes, memory_routes
+from . import chat_routes, memory_routes, openapi
 from .errors import (
     HTTPProblem,
     error_response,
-    json_response,
     problem_response,
     sadie_error_response,
 )
 from .guard import Guard, GuardMiddleware
-from .openapi import spec
 from .turns import Turns
 
 log = logging.getLogger("sadie.serve")
@@ -90,9 +88,6 @@ def create_app(
             if warming is not None:
                 warming.cancel()
 
-    async def openapi(request: Request) -> Response:
-        return json_response(spec())
-
     handlers: dict[Any, Any] = {
         SadieError: _on_sadie_error,
         HTTPProblem: _on_problem,
@@ -101,9 +96,9 @@ def create_app(
     }
     app = Starlette(
         routes=[
-            *chat_routes.routes,
-            *memory_routes.routes,
-            Route("/openapi.json", openapi, methods=["GET"]),
+            *chat_routes.api.routes,
+            *memory_routes.api.routes,
+            *openapi.api.routes,
             Route("/mcp", mcp),
         ],
         middleware=[Middleware(GuardMiddleware, guard=Guard(host, port, token))],

@@ -7,16 +7,27 @@ import asyncio
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
-from ..engine.events import ErrorEvent
+from ..engine.events import ErrorEvent, WireEvent
 from ..engine.session import SessionProtocol
+from ..engine.turns.ask import AskResult
 from ..engine.wire import dump
 from .body import body_as
 from .errors import STATUS_FOR_KIND, HTTPProblem, error_response, json_response
+from .routing import NDJSON, SSE, Answer, Api, Param, ok
 from .shapes import ApiChatRequest, AskRequest, AutoContinue, ChatRequest
 from .streams import ndjson_response, sse_response
 from .turns import Turn, Turns
+
+api = Api()
+_EVENTS = Answer(WireEvent, media=NDJSON, text="one event a line, as `sadie chat --ndjson`")
+_SSE = Answer(
+    str,
+    media=SSE,
+    text="server-sent events: meta, delta…, citations, done (or error); also emotion, status,"
+    " context, waiting, thinking, checking, replace. Each data line is the event's"
+    " `--ndjson` object without its type (delta: {text})",
+)
 
 
 def _session(request: Request) -> SessionProtocol:
@@ -27,6 +38,14 @@ def _turns(request: Request) -> Turns:
     return request.app.state.turns
 
 
+@api.route(
+    "POST",
+    "/v1/ask",
+    "Answer one question (one-shot, the persona's stages)",
+    ok(AskResult),
+    request=AskRequest,
+    errors=(400, 413, 502, 503),
+)
 async def ask(request: Request) -> Response:
     asked = await body_as(request, AskRequest)
     result = await _session(request).ask(asked.question, persona=asked.persona)
@@ -77,11 +96,27 @@ async def _start(request: Request, body: ChatRequest, *, owned: bool) -> Turn | 
     return turn
 
 
+@api.route(
+    "POST",
+    "/v1/chat",
+    "One chat turn, streamed as server-sent events",
+    (_SSE,),
+    request=ChatRequest,
+    errors=(400, 404, 413),
+)
 async def chat_sse(request: Request) -> Response:
     started = await _start(request, await body_as(request, ChatRequest), owned=True)
     return started if isinstance(started, Response) else sse_response(started)
 
 
+@api.route(
+    "POST",
+    "/api/chat",
+    "One chat turn, streamed as NDJSON; auto_continue answers 202 at once",
+    (_EVENTS, Answer(AutoContinue, 202, text="The turn is running", headers=("Location",))),
+    request=ApiChatRequest,
+    errors=(400, 404, 413),
+)
 async def chat_ndjson(request: Request) -> Response:
     body = await body_as(request, ApiChatRequest)
     auto = body.auto_continue
@@ -97,6 +132,13 @@ async def chat_ndjson(request: Request) -> Response:
     return json_response(dump(running), 202, headers={"Location": stream})
 
 
+@api.get(
+    "/api/chat/{conversation_id}/stream",
+    "The latest turn of a conversation from its first event (auto-continue)",
+    (_EVENTS,),
+    (Param("conversation_id", "path", "full id", required=True),),
+    errors=(404,),
+)
 async def chat_stream(request: Request) -> Response:
     cid = request.path_params["conversation_id"]
     turn = _turns(request).get(cid)
@@ -108,11 +150,3 @@ async def chat_stream(request: Request) -> Response:
             fix='start one with POST /api/chat {..., "auto_continue": true}',
         )
     return ndjson_response(turn)
-
-
-routes = [
-    Route("/v1/ask", ask, methods=["POST"]),
-    Route("/v1/chat", chat_sse, methods=["POST"]),
-    Route("/api/chat", chat_ndjson, methods=["POST"]),
-    Route("/api/chat/{conversation_id}/stream", chat_stream, methods=["GET"]),
-]

@@ -6,23 +6,28 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from .. import __version__
-from ..engine.chips import NewChip
-from ..engine.conversations import ConversationShow
+from ..engine.chips import Candidate, Chip, NewChip
+from ..engine.conversations import Conversation, ConversationShow
 from ..engine.conversations.export_format import MAX_EXPORT_BYTES
-from ..engine.session import SessionProtocol
+from ..engine.reasoners.ollama import ModelInfo
+from ..engine.retrieval.report import Search
+from ..engine.session import Episode, SessionProtocol
 from ..engine.wire import dump, dump_each
 from .body import body_as, query_bool, query_int, raw_body
 from .errors import HTTPProblem, error_response, json_response
-from .shapes import Health, RenameRequest, Soul
+from .routing import Answer, Api, Param, Route, ok
+from .shapes import Health, PersonasAnswer, RenameRequest, Soul, Stats
 
 T = TypeVar("T")
+api = Api()
+_C = "/v1/conversations/{conversation_id}"
+_CID = Param("conversation_id", "path", "id or unique prefix", required=True)
 
 
 def _session(request: Request) -> SessionProtocol:
@@ -38,6 +43,16 @@ def _cid(request: Request) -> str:
 
 
 # -- conversations -------------------------------------------------------------------------
+@api.get(
+    "/v1/conversations",
+    "Conversations, pinned first, then by last activity",
+    ok(list[Conversation]),
+    (
+        Param("archived", "query", "only archived ones", bool),
+        Param("search", "query", "title, summary or messages contain"),
+        Param("limit", "query", "at most this many", int),
+    ),
+)
 async def list_conversations(request: Request) -> Response:
     found = await blocking(
         _session(request).conversations,
@@ -53,6 +68,9 @@ def _show(session: SessionProtocol, conversation_id: str) -> Any:
     return dump(ConversationShow(c, session.messages(c.id), session.chips(c.id)))
 
 
+@api.get(
+    _C, "A conversation with its messages and chips", ok(ConversationShow), (_CID,), errors=(404,)
+)
 async def show_conversation(request: Request) -> Response:
     return json_response(await blocking(_show, _session(request), _cid(request)))
 
@@ -74,6 +92,15 @@ def _changed(action: str) -> Callable[[Request], Any]:
     return endpoint
 
 
+@api.route(
+    "POST",
+    f"{_C}/rename",
+    "Rename a conversation",
+    ok(Conversation),
+    (_CID,),
+    request=RenameRequest,
+    errors=(400, 404),
+)
 async def rename_conversation(request: Request) -> Response:
     title = (await body_as(request, RenameRequest)).title
     session = _session(request)
@@ -86,6 +113,14 @@ async def rename_conversation(request: Request) -> Response:
     return json_response(await blocking(rename, _cid(request)))
 
 
+@api.route(
+    "DELETE",
+    _C,
+    "Forget a conversation with its messages and chips",
+    ok(Conversation),
+    (_CID,),
+    errors=(404,),
+)
 async def forget_conversation(request: Request) -> Response:
     session = _session(request)
 
@@ -100,6 +135,13 @@ async def forget_conversation(request: Request) -> Response:
 EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json"}
 
 
+@api.get(
+    f"{_C}/export",
+    "A conversation as Markdown or as JSON that can be imported again",
+    (Answer(str, media="text/markdown"), Answer(dict[str, Any])),
+    (_CID, Param("format", "query", "default md", Literal["md", "json"])),
+    errors=(400, 404),
+)
 async def export_conversation(request: Request) -> Response:
     """``GET …/export?format=md|json``: the text ``sadie conversations export`` writes."""
     fmt = request.query_params.get("format", "md")
@@ -109,6 +151,14 @@ async def export_conversation(request: Request) -> Response:
     return Response(text, media_type=EXPORT_TYPES[fmt])
 
 
+@api.route(
+    "POST",
+    "/v1/conversations/import",
+    "Read a JSON export back in, as a new conversation",
+    ok(Conversation, 201),
+    request=dict[str, Any],
+    errors=(400, 413),
+)
 async def import_conversation(request: Request) -> Response:
     """``POST /v1/conversations/import`` with a JSON export as the body: a new conversation.
     The body goes to the engine as it came, so a malformed file gets the CLI's own error; it
@@ -123,11 +173,23 @@ async def import_conversation(request: Request) -> Response:
 
 
 # -- chips ---------------------------------------------------------------------------------
+@api.get(
+    f"{_C}/chips", "The chips attached to a conversation", ok(list[Chip]), (_CID,), errors=(404,)
+)
 async def list_chips(request: Request) -> Response:
     found = await blocking(_session(request).chips, _cid(request))
     return json_response(dump_each(found))
 
 
+@api.route(
+    "POST",
+    f"{_C}/chips",
+    "Attach a chip",
+    ok(Chip, 201),
+    (_CID,),
+    request=NewChip,
+    errors=(400, 404),
+)
 async def add_chip(request: Request) -> Response:
     new = await body_as(request, NewChip)
     chip = await blocking(
@@ -136,6 +198,14 @@ async def add_chip(request: Request) -> Response:
     return json_response(dump(chip), 201)
 
 
+@api.route(
+    "DELETE",
+    f"{_C}/chips/{{chip_id}}",
+    "Detach a chip",
+    ok(Chip),
+    (_CID, Param("chip_id", "path", "chip id or unique prefix", required=True)),
+    errors=(404,),
+)
 async def remove_chip(request: Request) -> Response:
     chip = await blocking(
         _session(request).remove_chip, _cid(request), str(request.path_params["chip_id"])
@@ -143,6 +213,16 @@ async def remove_chip(request: Request) -> Response:
     return json_response(dump(chip))
 
 
+@api.get(
+    "/v1/chips/find",
+    "What can be attached",
+    ok(list[Candidate]),
+    (
+        Param("q", "query", "text to look for"),
+        Param("kind", "query", "wiki, source, brief, graph_entity, discourse"),
+        Param("limit", "query", "default 20", int),
+    ),
+)
 async def find_chips(request: Request) -> Response:
     found = await blocking(
         _session(request).find_attachable,
@@ -154,6 +234,17 @@ async def find_chips(request: Request) -> Response:
 
 
 # -- the memory ----------------------------------------------------------------------------
+@api.get(
+    "/v1/search",
+    "The chunks retrieval picks, with every channel's score",
+    ok(Search),
+    (
+        Param("q", "query", "the query", required=True),
+        Param("persona", "query", "default: the ask persona"),
+        Param("k", "query", "how many chunks (1-100)", int),
+    ),
+    errors=(400,),
+)
 async def search(request: Request) -> Response:
     query = request.query_params.get("q", "")
     if not query.strip():
@@ -167,6 +258,13 @@ async def search(request: Request) -> Response:
     return json_response(dump(found))
 
 
+@api.get(
+    "/v1/episodes/{episode_id}",
+    "One note, as a citation opens it",
+    ok(Episode),
+    (Param("episode_id", "path", "the episode id", required=True),),
+    errors=(404,),
+)
 async def episode(request: Request) -> Response:
     """``GET /v1/episodes/{episode_id}``: one note as a citation opens it."""
     found = await blocking(_session(request).episode, str(request.path_params["episode_id"]))
@@ -175,26 +273,43 @@ async def episode(request: Request) -> Response:
     return json_response(dump(found))
 
 
+@api.get("/v1/soul", "The memory's summary of who the person is", ok(Soul))
 async def soul(request: Request) -> Response:
     """``GET /v1/soul``: the summary of who the person is, as the memory keeps it."""
     return json_response(dump(Soul(await blocking(_session(request).soul))))
 
 
+@api.get("/v1/stats", "What the memory holds, as `sadie stats --json`", ok(Stats))
 async def stats(request: Request) -> Response:
     return json_response(await blocking(_session(request).stats))
 
 
+@api.get(
+    "/v1/personas", "The personas this memory answers with, and broken files", ok(PersonasAnswer)
+)
 async def personas(request: Request) -> Response:
     """``GET /v1/personas``: the personas this holder answers with, and the persona files it
     set aside (``Personas.to_json``)."""
     return json_response((await blocking(_session(request).personas)).to_json())
 
 
+@api.get(
+    "/v1/models", "The models the Ollama server has pulled", ok(list[ModelInfo]), errors=(502,)
+)
 async def models(request: Request) -> Response:
     """``GET /v1/models``: the models the holder's Ollama server has pulled."""
     return json_response(dump_each(await _session(request).models()))
 
 
+@api.get(
+    "/v1/health",
+    "The server, the model and the memory",
+    ok(Health),
+    (
+        Param("model", "query", "check this model (default: the configured)"),
+        Param("fresh", "query", "ask the server again now", bool),
+    ),
+)
 async def health(request: Request) -> Response:
     session = _session(request)
     model = await session.check_model(
@@ -204,25 +319,15 @@ async def health(request: Request) -> Response:
     return json_response(dump(found))
 
 
-_C = "/v1/conversations/{conversation_id}"
-routes = [
-    Route("/v1/conversations", list_conversations, methods=["GET"]),
-    Route("/v1/conversations/import", import_conversation, methods=["POST"]),
-    Route(_C, show_conversation, methods=["GET"]),
-    Route(f"{_C}/export", export_conversation, methods=["GET"]),
-    Route(_C, forget_conversation, methods=["DELETE"]),
-    *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("pin", "unpin")),
-    *(Route(f"{_C}/{a}", _changed(a), methods=["POST"]) for a in ("archive", "unarchive")),
-    Route(f"{_C}/rename", rename_conversation, methods=["POST"]),
-    Route(f"{_C}/chips", list_chips, methods=["GET"]),
-    Route(f"{_C}/chips", add_chip, methods=["POST"]),
-    Route(f"{_C}/chips/{{chip_id}}", remove_chip, methods=["DELETE"]),
-    Route("/v1/chips/find", find_chips, methods=["GET"]),
-    Route("/v1/episodes/{episode_id}", episode, methods=["GET"]),
-    Route("/v1/soul", soul, methods=["GET"]),
-    Route("/v1/search", search, methods=["GET"]),
-    Route("/v1/stats", stats, methods=["GET"]),
-    Route("/v1/personas", personas, methods=["GET"]),
-    Route("/v1/models", models, methods=["GET"]),
-    Route("/v1/health", health, methods=["GET"]),
-]
+for _verb in ("pin", "unpin", "archive", "unarchive"):
+    api.add(
+        Route(
+            "POST",
+            f"{_C}/{_verb}",
+            f"{_verb.capitalize()} a conversation",
+            ok(Conversation),
+            (_CID,),
+            errors=(404,),
+        ),
+        _changed(_verb),
+    )
