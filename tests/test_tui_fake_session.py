@@ -241,7 +241,11 @@ async def test_f2_before_the_memory_is_open_waits_for_it(tmp_path, monkeypatch) 
         await pilot.pause()
         assert not isinstance(app.screen, Choose) and not app.memory_ready.is_set()
         opening.set()
+        # Until its list has focus the chooser is still mounting: leaving the app then (the
+        # test's end) would remove the list under its on_mount on a busy machine.
         chooser = await wait_until(
-            pilot, lambda: isinstance(app.screen, Choose) and app.screen, timeout=30
+            pilot,
+            lambda: isinstance(app.screen, Choose) and app.screen.focused and app.screen,
+            timeout=30,
         )
         assert [name for name, _ in chooser.options] == ["gardener"]

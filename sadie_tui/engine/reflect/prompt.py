@@ -33,7 +33,9 @@ PROPOSE = (
     "person: their habits, preferences, relationships, facts of their life, values, goals, "
     "health, feelings about their work. Give one belief for each excerpt that shows "
     "something lasting, up to five. Write each in the first person, as the person would say "
-    'it, starting with "I", one idea per belief. Back each belief with '
+    'it, starting with "I", one idea per belief, short and specific: how often, how much, '
+    "who by name, what they want, what they think of something; not a mood of one day. "
+    "Back each belief with "
     "evidence: the handle of the excerpt (E1, E2, ...) and one whole sentence copied word for "
     "word from it. Say only what the excerpts show. confidence: 0.3 when one note hints at "
     "it, 0.6 when a note says it plainly, 0.9 when several notes repeat it."
