@@ -218,7 +218,9 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
 def test_pass_failure_leaves_the_reply_and_says_why(server, memory):
     server.queue(Reply(PLANTED), Reply("this is not json at all", stream=False))
     events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
-    cites = next(e for e in events if isinstance(e, CitationsEvent))
+    # (Once, at load 11, this turn had no citations event: the events say why, next time.)
+    cites = next((e for e in events if isinstance(e, CitationsEvent)), None)
+    assert cites is not None, [to_json(e) for e in events]
     assert not cites.repaired and cites.value == ()
     assert "not JSON" in cites.note
     assert "".join(e.value for e in events if isinstance(e, Token)) == PLANTED
