@@ -351,8 +351,8 @@ def _bid(request: Request) -> str:
     "Every belief, accepted first, most confident first (as `sadie beliefs list --json`)",
     ok(list[Belief]),
     (
-        Param("status", "query", "only this status", Literal[STATUSES]),  # type: ignore[valid-type]
-        Param("origin", "query", "stated or derived", Literal[ORIGINS]),  # type: ignore[valid-type]
+        Param("status", "query", "only this status", Literal[STATUSES]),
+        Param("origin", "query", "stated or derived", Literal[ORIGINS]),
     ),
     errors=(400,),
 )

@@ -121,6 +121,7 @@ class SadieApp(App[None]):
             "beliefs",
             "Learned",
             id="beliefs",
+            show=False,  # the chat's footer is full; F1 and the palette list it
             tooltip="What sadie has learned about you from your notes: accept, reject, edit",
         ),
     ]

@@ -74,6 +74,7 @@ class Learning:
         self.stopping = threading.Event()
         self.last_report: ReflectReport | None = None
         self._failure: str | None = None
+        self._looked = False  # the screen was opened since the app started
 
     # -- what the app tells it ----------------------------------------------------------------
     def touched(self) -> None:
@@ -118,6 +119,7 @@ class Learning:
 
     def mark_seen(self) -> None:
         """The person opened the screen: nothing is new any more."""
+        self._looked = True
         moment = self.app.clock().isoformat(timespec="seconds")
         try:
             fd = os.open(self._seen_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -136,7 +138,11 @@ class Learning:
             return  # the screen says why when it is opened
         if found:
             said = f"sadie proposed {counted(found, 'belief')} since you last looked"
-            self.app.call_from_thread(self._notify, said)
+            self.app.call_from_thread(self._notify_unseen, said)
+
+    def _notify_unseen(self, said: str) -> None:
+        if not self._looked:  # the person is already looking
+            self._notify(said)
 
     def _notify(self, said: str) -> None:
         self.app.notify(f"{said} — {self.key} shows them", title="What sadie has learned")
