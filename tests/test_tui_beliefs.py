@@ -6,16 +6,19 @@ about what was proposed since the person last looked."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from textual.widgets import Input, OptionList
 
 from sadie_tui.engine.reflect.beliefs import Belief, BeliefDetail, Change, Evidence, Link
+from sadie_tui.engine.reflect.report import ReflectReport
 from sadie_tui.engine.session import Episode
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
-from sadie_tui.tui.learning import SEEN_FILE
+from sadie_tui.tui.learning import SEEN_FILE, run_summary, unseen
 from sadie_tui.tui.screens.beliefs import BeliefScreen, BeliefsScreen
 from sadie_tui.tui.screens.dialogs import TextPrompt
 from sadie_tui.tui.screens.episode import EpisodeScreen
@@ -64,7 +67,9 @@ def learned() -> dict[str, BeliefDetail]:
     }
 
 
-def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SadieApp, FakeSession]:
+def _app(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **launch: Any
+) -> tuple[SadieApp, FakeSession]:
     monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
     fake = FakeSession(
         home=tmp_path,
@@ -79,8 +84,8 @@ def _app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SadieApp, Fak
             ),  # fmt: skip
         },
     )
-    launch = Launch(home=tmp_path, settings=fake.settings)
-    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    started = Launch(home=tmp_path, settings=fake.settings, **launch)
+    app = SadieApp(started, session_factory=lambda _: fake, clock=now, warm_embedder=False)
     return app, fake
 
 
@@ -214,3 +219,27 @@ async def test_the_start_says_once_what_was_proposed_since_last_looked(
         await wait_until(pilot, app.memory_ready.is_set)
         await app.workers.wait_for_complete()
         assert not any("last looked" in str(n.message) for n in app._notifications)
+
+
+@pytest.mark.asyncio
+async def test_a_client_of_another_sadie_leaves_reflection_to_the_holder(
+    tmp_path, monkeypatch
+) -> None:
+    app, fake = _app(tmp_path, monkeypatch, via="another sadie (pid 7)")
+    fake.settings = replace(fake.settings, reflect_when_idle=True)
+    app.settings = fake.settings
+    app.learning.monotonic = lambda: 1e9  # idle for ever
+    async with app.run_test(size=(110, 36)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        assert not app.learning.enabled and not app.learning.check()
+
+
+def test_what_a_run_found_in_one_line() -> None:
+    assert run_summary(ReflectReport(repeated=4)) is None
+    assert run_summary(ReflectReport(new=1)) == "sadie reflected on your notes: 1 new belief"
+    assert run_summary(ReflectReport(new=0, contested=2, retired=1)) == (
+        "sadie reflected on your notes: 0 new beliefs, 2 contested, 1 retired"
+    )
+    beliefs = [d.belief for d in learned().values()]
+    assert unseen(beliefs, None) == 2  # never looked: every proposed one still open
+    assert unseen(beliefs, now()) == 0

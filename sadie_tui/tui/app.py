@@ -464,6 +464,16 @@ class SadieApp(App[None]):
         return found if isinstance(found, str) and found else None
 
     @property
+    def home(self) -> Path:
+        """The memory's home."""
+        return Path(self.ctx.home)
+
+    @property
+    def replying(self) -> bool:
+        """Whether a reply is being written."""
+        return self.chat_screen.streaming
+
+    @property
     def chat_screen(self) -> ChatScreen:
         return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
 

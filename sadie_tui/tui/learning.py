@@ -20,13 +20,15 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..engine.errors import SadieError
 
 if TYPE_CHECKING:
+    from ..config import Settings
     from ..engine.reflect.beliefs import Belief
     from ..engine.reflect.report import ReflectReport
+    from ..engine.session import SessionProtocol
 
 SEEN_FILE = "tui-beliefs.json"
 CHECK_SECONDS = 15.0  # how often the app asks itself whether it has been idle long enough
@@ -63,10 +65,46 @@ def unseen(beliefs: list[Belief], seen: datetime | None) -> int:
     return count
 
 
+class LearningHost(Protocol):
+    """What ``Learning`` needs of the app (``SadieApp``; a protocol, as ``host.py``'s, so
+    this module never imports the app that owns it)."""
+
+    settings: Settings
+    session: SessionProtocol | None
+    keymap: dict[str, str]
+    clock: Callable[[], datetime]
+
+    @property
+    def via(self) -> str: ...
+
+    @property
+    def home(self) -> Path: ...
+
+    @property
+    def replying(self) -> bool:
+        """Whether a reply is being written."""
+        ...
+
+    def status_lines(self) -> list[Any]: ...
+
+    # Textual's App gives these.
+    @property
+    def notify(self) -> Callable[..., None]: ...
+
+    @property
+    def run_worker(self) -> Callable[..., Any]: ...
+
+    @property
+    def set_interval(self) -> Callable[..., Any]: ...
+
+    @property
+    def call_from_thread(self) -> Callable[..., Any]: ...
+
+
 class Learning:
     """Owned by the app (``app.learning``); the app tells it of keys and of the memory."""
 
-    def __init__(self, app: Any, monotonic: Callable[[], float] = time.monotonic) -> None:
+    def __init__(self, app: LearningHost, monotonic: Callable[[], float] = time.monotonic) -> None:
         self.app = app
         self.monotonic = monotonic  # the idle clock (a test's own)
         self.last_input = monotonic()
@@ -108,7 +146,7 @@ class Learning:
     # -- last looked ----------------------------------------------------------------------------
     @property
     def _seen_path(self) -> Path:
-        return Path(self.app.ctx.home) / SEEN_FILE
+        return self.app.home / SEEN_FILE
 
     def seen_at(self) -> datetime | None:
         try:
@@ -158,7 +196,7 @@ class Learning:
             return False
         if self.idle_for() < app.settings.reflect_idle_minutes * 60:
             return False
-        if app.chat_screen.streaming:
+        if app.replying:
             return False
         self.running = True
         self.stopping.clear()
@@ -176,7 +214,8 @@ class Learning:
                 app.call_from_thread(self._show, f"reflecting… {done}/{total}")
 
         try:
-            report = session.reflect(progress=progress, stop=self.stopping.is_set)
+            if session is not None:
+                report = session.reflect(progress=progress, stop=self.stopping.is_set)
         except SadieError as exc:
             app.call_from_thread(self._failed, exc.one_line())
         finally:
