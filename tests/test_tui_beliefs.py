@@ -18,6 +18,7 @@ from sadie_tui.engine.reflect.report import ReflectReport
 from sadie_tui.engine.session import Episode
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
+from sadie_tui.tui.commands import system_commands
 from sadie_tui.tui.learning import SEEN_FILE, run_summary, unseen
 from sadie_tui.tui.screens.beliefs import BeliefScreen, BeliefsScreen
 from sadie_tui.tui.screens.dialogs import TextPrompt
@@ -100,6 +101,8 @@ def _rows(screen: BeliefsScreen) -> list[str]:
 async def _open_list(pilot) -> BeliefsScreen:  # type: ignore[no-untyped-def]
     app = pilot.app
     await wait_until(pilot, app.memory_ready.is_set)
+    titles = {c.title: c.help for c in system_commands(app, app.screen)}
+    assert titles["What sadie has learned"].endswith("(f5)")  # in the palette, with its key
     await pilot.press("f5")
     screen = await wait_until(pilot, lambda: isinstance(app.screen, BeliefsScreen) and app.screen)
     await wait_until(pilot, lambda: screen.loaded)
