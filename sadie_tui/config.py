@@ -62,6 +62,7 @@ class Settings:
     mcp_write: bool = False  # `sadie mcp` may add notes (add_note); read-only otherwise
     # The app may run `sadie reflect` in the background while nobody types (off by default).
     reflect_when_idle: bool = False
+    reflect_idle_minutes: float = 10.0  # ... once nothing has been typed for this long
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
 
@@ -115,6 +116,14 @@ def _seconds(value: Any) -> float:
         raise ValueError("must be a number of seconds")
     if not math.isfinite(value) or value <= 0 or value > 86400:
         raise ValueError("must be more than 0 and at most 86400 seconds")
+    return float(value)
+
+
+def _minutes(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number of minutes")
+    if not math.isfinite(value) or value <= 0 or value > 1440:
+        raise ValueError("must be more than 0 and at most 1440 minutes")
     return float(value)
 
 
@@ -225,6 +234,7 @@ FIELDS: dict[str, Callable[[Any], Any]] = {
     "openai_api_key_env": _variable,
     "mcp_write": _flag,
     "reflect_when_idle": _flag,
+    "reflect_idle_minutes": _minutes,
 }
 # Keys the file may never hold: a secret in config.toml ends up in backups and dotfile repos.
 SECRETS = ("openai_api_key", "api_key")

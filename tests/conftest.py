@@ -127,6 +127,36 @@ def many_home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     return home
 
 
+@pytest.fixture(scope="session")
+def reflected_home(tmp_path_factory: pytest.TempPathFactory, built_home: Path, embedder) -> Path:
+    """``built_home`` after one ``sadie reflect`` against the scripted model: three derived
+    beliefs beside the two stated ones, built once; copy it (``learned_home``) first."""
+    from sadie_tui.config import Settings
+    from sadie_tui.engine.memory import Memory
+    from sadie_tui.engine.session import Session
+    from tests.support.ollama_server import FakeOllama
+    from tests.support.reflect_model import ReflectModel
+    from tests.test_reflect import RUN, SLOW, WORRY
+
+    home = tmp_path_factory.mktemp("reflected") / "home"
+    shutil.copytree(built_home, home)
+    with FakeOllama(responder=ReflectModel(beliefs=[RUN, WORRY, SLOW])) as server:
+        settings = Settings(ollama_host=server.url, reasoner="ollama")
+        session = Session(Memory.open(home, embedder=embedder), settings)
+        try:
+            assert session.reflect().new == 3
+        finally:
+            session.close()
+    return home
+
+
+@pytest.fixture
+def learned_home(reflected_home: Path, tmp_home: Path) -> Path:
+    """A private copy of ``reflected_home`` as SADIE_HOME."""
+    shutil.copytree(reflected_home, tmp_home)
+    return tmp_home
+
+
 @pytest.fixture
 def memory_home(built_home: Path, tmp_home: Path) -> Path:
     shutil.copytree(built_home, tmp_home)

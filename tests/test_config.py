@@ -25,8 +25,10 @@ def test_defaults_and_values(cfg):
     assert s.citation_pass_timeout == 300.0 and s.first_token_timeout == 900.0
     assert (s.think, s.keep_alive, s.num_ctx) == ("auto", "30m", 8192)
     assert s.reflect_when_idle is False
-    cfg.write_text("reflect_when_idle = true\n")
-    assert load_settings(cfg).reflect_when_idle is True
+    assert s.reflect_idle_minutes == 10.0
+    cfg.write_text("reflect_when_idle = true\nreflect_idle_minutes = 2.5\n")
+    idle = load_settings(cfg)
+    assert (idle.reflect_when_idle, idle.reflect_idle_minutes) == (True, 2.5)
 
 
 def test_think_keep_alive_and_num_ctx(cfg, monkeypatch):
@@ -56,6 +58,8 @@ def test_think_keep_alive_and_num_ctx(cfg, monkeypatch):
         ('ollama_host = "127.0.0.1:abc"', "ollama_host"),
         ("keys = 3", "[keys]"),
         ('reflect_when_idle = "yes"', "reflect_when_idle"),
+        ("reflect_idle_minutes = 0", "reflect_idle_minutes"),
+        ('reflect_idle_minutes = "10m"', "reflect_idle_minutes"),
     ],
 )
 def test_a_bad_field_is_named(cfg, line, field):

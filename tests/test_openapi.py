@@ -170,11 +170,12 @@ class Checker:
 
 
 @pytest.fixture
-def api(memory_home, embedder, monkeypatch) -> Iterator[Running]:
+def api(learned_home, embedder, monkeypatch) -> Iterator[Running]:
     # auto, with Ollama's address a closed port (conftest): turns answer offline, and the
     # model list fails with its documented 502 (offline by choice would list no models).
+    # The memory has derived beliefs, for the learning loop's routes.
     monkeypatch.setenv("SADIE_REASONER", "auto")
-    session = Session(Memory.open(memory_home, embedder=embedder), load_settings())
+    session = Session(Memory.open(learned_home, embedder=embedder), load_settings())
     try:
         with running(session) as served:
             yield served
@@ -229,6 +230,20 @@ def test_every_route_answers_as_documented(api: Running) -> None:
     episode = {"episode_id": searched["chunks"][0]["episode_id"]}
     c.call("GET", "/v1/episodes/{episode_id}", path_params=episode)
     c.call("GET", "/v1/soul")
+    c.call("PUT", "/v1/soul", json={"text": "Maya, 35, runs and writes."})
+    assert c.call("GET", "/v1/soul")["text"].startswith("Maya, 35")
+    c.call("POST", "/v1/soul/suggest", expect=502)  # no model here: the documented error
+    derived = c.call("GET", "/v1/beliefs", params={"origin": "derived"})
+    assert len(derived) == 3 and {b["status"] for b in derived} == {"active"}
+    B = "/v1/beliefs/{belief_id}"
+    first, second, third = ({"belief_id": b["id"][:8]} for b in derived)
+    shown = c.call("GET", B, path_params=first)
+    assert shown["belief"]["id"] == derived[0]["id"] and shown["evidence"][0]["verbatim"]
+    accepted = c.call("POST", f"{B}/accept", path_params=first, json={"reason": "true"})
+    assert accepted["belief"]["status"] == "accepted"
+    c.call("POST", f"{B}/reject", path_params=second, json={})
+    edited = c.call("POST", f"{B}/edit", path_params=third, json={"statement": "I run far"})
+    assert edited["belief"]["statement"] == "I run far"
     c.call("GET", "/v1/personas")
     c.call("GET", "/v1/stats")
     c.call("GET", "/v1/models", expect=502)  # no Ollama here: the documented error
@@ -240,6 +255,8 @@ def test_every_route_answers_as_documented(api: Running) -> None:
     c.call("GET", C, expect=404, path_params=ids)
     c.call("POST", "/v1/ask", expect=400, json={"question": 3})
     c.call("POST", f"{C}/rename", expect=400, path_params=ids, json={"title": " "})
+    c.call("GET", "/v1/beliefs", expect=400, params={"status": "believed"})
+    c.call("GET", B, expect=404, path_params={"belief_id": "ffffffff"})
 
     answered = {(method, path) for method, path, _ in c.seen}
     assert answered == {(r.method, r.path) for r in ROUTES}

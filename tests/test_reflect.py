@@ -360,6 +360,34 @@ def test_reflect_needs_a_model(memory_home: Path, embedder) -> None:
 # -- batches, budget, resuming --------------------------------------------------------------
 
 
+def test_a_stop_cancels_the_batch_in_flight(session, model, server) -> None:
+    """Stopped while the model is still answering: the request is dropped at once, nothing of
+    the batch is kept or counted, and its notes wait for the next run."""
+    import threading
+
+    asked = threading.Event()
+    stop = threading.Event()
+
+    def slow(body: dict) -> Reply:
+        asked.set()
+        return Reply(content="{}", delay=600.0)  # would answer in ten minutes
+
+    server.responder = slow
+    done: list = []
+    runner = threading.Thread(target=lambda: done.append(session.reflect(stop=stop.is_set)))
+    runner.start()
+    assert asked.wait(60)
+    stop.set()
+    runner.join(60)
+    assert not runner.is_alive(), "the stop did not cancel the request in flight"
+    (report,) = done
+    assert report.stopped == "stopped" and report.batches == 0 and report.new == 0
+    assert report.episodes == 0 and report.left > 0
+    server.responder = model
+    again = session.reflect()
+    assert again.new == 3 and again.left == 0
+
+
 def small_context(home: Path, tmp_home: Path, server) -> Session:  # type: ignore[no-untyped-def]
     shutil.copytree(home, tmp_home)
     return Session.open(tmp_home, Settings(ollama_host=server.url, reasoner="ollama", num_ctx=2048))
@@ -370,7 +398,13 @@ def test_budget_stops_between_batches(many_home, tmp_home, server, model) -> Non
     try:
         first = session.reflect(budget_minutes=1e-6)
         assert first.stopped == "budget" and first.batches == 0 and first.left == 15
-        stopped = session.reflect(stop=lambda: model.proposals >= 1)
+        committed: list[int] = []  # progress is told after each batch is committed
+
+        def told(stage: str, done: int, total: int) -> None:
+            if stage == "reflecting" and done:
+                committed.append(done)
+
+        stopped = session.reflect(progress=told, stop=lambda: bool(committed))
         assert stopped.stopped == "stopped" and stopped.batches == 1
         assert 0 < stopped.left < 15
         rest = session.reflect()

@@ -35,14 +35,15 @@ def test_reflect_and_decide_from_the_command_line(
     assert {b["statement"] for b in listed} == {RUN.statement, WORRY.statement, SLOW.statement}
     by = {b["statement"]: b["id"] for b in listed}
     shown = json.loads(sadie("beliefs", "show", by[RUN.statement][:8], "--json").stdout)
-    assert (
-        shown["evidence_items"][0]["quote"] == RUN.quote and shown["evidence_items"][0]["verbatim"]
-    )
+    assert shown["belief"]["id"] == by[RUN.statement]
+    assert shown["evidence"][0]["quote"] == RUN.quote and shown["evidence"][0]["verbatim"]
     table = sadie("beliefs", "show", by[RUN.statement])
     assert "“Ran 18 km along the Tagus with Ines” verbatim" in table.stdout
 
     assert (
-        json.loads(sadie("beliefs", "accept", by[RUN.statement], "--json").stdout)["status"]
+        json.loads(sadie("beliefs", "accept", by[RUN.statement], "--json").stdout)["belief"][
+            "status"
+        ]
         == "accepted"
     )
     assert (
@@ -52,7 +53,10 @@ def test_reflect_and_decide_from_the_command_line(
     edited = json.loads(
         sadie("beliefs", "edit", by[SLOW.statement], "I take my time", "--json").stdout
     )
-    assert (edited["statement"], edited["status"]) == ("I take my time", "accepted")
+    assert (edited["belief"]["statement"], edited["belief"]["status"]) == (
+        "I take my time",
+        "accepted",
+    )
     assert [
         b["statement"]
         for b in json.loads(sadie("beliefs", "list", "--status", "rejected", "--json").stdout)

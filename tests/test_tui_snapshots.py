@@ -1,6 +1,7 @@
 """SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
 clock and frozen timings: the chat mid-stream, checking its sources and finished (in each
-theme), the offline state and its banner given once, the model picker, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode and the too-small message.
+theme), the offline state and its banner given once, the model picker, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode, what sadie has learned and the
+too-small message.
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -253,6 +254,37 @@ def test_episode_with_the_quote_highlighted(snap_compare, ctx) -> None:
             pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen
         )
         await wait_until(pilot, lambda: episode.query(".-quoted"))
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_beliefs(snap_compare, ctx, ollama) -> None:
+    """What sadie has learned, after a reflection with the scripted model: one belief
+    accepted, one proposed."""
+    from sadie_tui.config import Settings
+    from sadie_tui.engine.session import Session
+    from sadie_tui.tui.learning import SEEN_FILE
+    from sadie_tui.tui.screens.beliefs import BeliefsScreen
+    from tests.support.reflect_model import ReflectModel
+    from tests.test_tui_learning import POTTERY, RIVER
+
+    ollama.responder = ReflectModel(beliefs=[POTTERY, RIVER])
+    session = Session.open(ctx.home, Settings(ollama_host=ollama.url, reasoner="ollama"))
+    try:
+        assert session.reflect().new == 2
+        pottery = next(b for b in session.beliefs() if b.statement == POTTERY.statement)
+        session.accept_belief(pottery.id)
+    finally:
+        session.close()
+    # Looked at since: no notice of new beliefs racing the screen into the picture.
+    (ctx.home / SEEN_FILE).write_text('{"seen_at": "2999-01-01T00:00:00"}')
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("f5")
+        await wait_until(pilot, lambda: isinstance(app.screen, BeliefsScreen) and app.screen.loaded)
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)

@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..engine.reflect.beliefs import ORIGINS, STATUSES, BeliefDetail
+from ..engine.wire import dump, dump_each
 from .context import Context
 from .output import console, print_json
 
@@ -35,7 +36,7 @@ def list_command(ctx: Context, status: str | None, origin: str | None, as_json: 
     """Every belief: accepted, active, contested, retired, rejected; most confident first."""
     found = ctx.session().beliefs(status=status, origin=origin)
     if as_json:
-        print_json([b.to_json() for b in found])
+        print_json(dump_each(found))
         return
     out = console()
     if not found:
@@ -99,14 +100,14 @@ def show(ctx: Context, belief_id: str, as_json: bool) -> None:
     """One belief (its id or a unique prefix) with its quotes, links and history."""
     detail = ctx.session().belief(belief_id)
     if as_json:
-        print_json(detail.to_json())
+        print_json(dump(detail))
         return
     _show(detail)
 
 
 def _decided(detail: BeliefDetail, as_json: bool, verb: str) -> None:
     if as_json:
-        print_json(detail.to_json())
+        print_json(dump(detail))
         return
     console().print(f"{verb} “{escape(detail.belief.statement)}”", soft_wrap=True)
 

@@ -93,7 +93,9 @@ def suggest(ctx: Context, yes: bool, as_json: bool) -> None:
     with err_console().status("drafting with the model…"):
         draft = session.suggest_soul()
     if as_json:
-        print_json(draft.to_json())
+        from ..engine.wire import dump  # lazy: pydantic loads for --json only
+
+        print_json(dump(draft))
         return
     out = console()
     if draft.proposed.strip() == draft.current.strip():

@@ -1,5 +1,5 @@
-"""Conversations, chips, search, stats, personas and health: each a blocking session call,
-run in a thread (the session's database serialises its statements)."""
+"""Conversations, chips, search, stats, personas, health, beliefs and the soul summary: each a
+blocking session call, run in a thread (the session's database serialises its statements)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,24 @@ from ..engine.chips import Candidate, Chip, NewChip
 from ..engine.conversations import Conversation, ConversationShow
 from ..engine.conversations.export_format import MAX_EXPORT_BYTES
 from ..engine.reasoners.ollama import ModelInfo
+from ..engine.reflect.beliefs import ORIGINS, STATUSES, Belief, BeliefDetail
+from ..engine.reflect.soul import SoulSuggestion
 from ..engine.retrieval.report import Search
 from ..engine.session import Episode, SessionProtocol
 from ..engine.wire import dump, dump_each
 from .body import body_as, query_bool, query_int, raw_body
 from .errors import HTTPProblem, error_response, json_response
 from .routing import Answer, Api, Param, Route, ok
-from .shapes import Health, PersonasAnswer, RenameRequest, Soul, Stats
+from .shapes import (
+    BeliefDecision,
+    BeliefEdit,
+    Health,
+    PersonasAnswer,
+    RenameRequest,
+    Soul,
+    SoulText,
+    Stats,
+)
 
 T = TypeVar("T")
 api = Api()
@@ -317,6 +328,117 @@ async def health(request: Request) -> Response:
     )
     found = Health(True, __version__, model, str(session.home), session.embedder_ready)
     return json_response(dump(found))
+
+
+# -- the learning loop ---------------------------------------------------------------------
+_B = "/v1/beliefs/{belief_id}"
+_BID = Param("belief_id", "path", "id or unique prefix", required=True)
+
+
+def _bid(request: Request) -> str:
+    return str(request.path_params["belief_id"])
+
+
+@api.get(
+    "/v1/beliefs",
+    "Every belief, accepted first, most confident first (as `sadie beliefs list --json`)",
+    ok(list[Belief]),
+    (
+        Param("status", "query", "only this status", Literal[STATUSES]),
+        Param("origin", "query", "stated or derived", Literal[ORIGINS]),
+    ),
+    errors=(400,),
+)
+async def list_beliefs(request: Request) -> Response:
+    """A status or origin that is none of the listed ones is the engine's one-line 400."""
+    found = await blocking(
+        _session(request).beliefs,
+        status=request.query_params.get("status") or None,
+        origin=request.query_params.get("origin") or None,
+    )
+    return json_response(dump_each(found))
+
+
+@api.get(
+    _B,
+    "One belief with its quotes, links and history (as `sadie beliefs show --json`)",
+    ok(BeliefDetail),
+    (_BID,),
+    errors=(404,),
+)
+async def show_belief(request: Request) -> Response:
+    return json_response(dump(await blocking(_session(request).belief, _bid(request))))
+
+
+@api.route(
+    "POST",
+    f"{_B}/accept",
+    "Keep a proposed belief: sadie never retires or contests it afterwards",
+    ok(BeliefDetail),
+    (_BID,),
+    request=BeliefDecision,
+    errors=(400, 404),
+)
+async def accept_belief(request: Request) -> Response:
+    reason = (await body_as(request, BeliefDecision)).reason
+    found = await blocking(_session(request).accept_belief, _bid(request), reason=reason)
+    return json_response(dump(found))
+
+
+@api.route(
+    "POST",
+    f"{_B}/reject",
+    "Reject a proposed belief: it is never proposed again",
+    ok(BeliefDetail),
+    (_BID,),
+    request=BeliefDecision,
+    errors=(400, 404),
+)
+async def reject_belief(request: Request) -> Response:
+    reason = (await body_as(request, BeliefDecision)).reason
+    found = await blocking(_session(request).reject_belief, _bid(request), reason=reason)
+    return json_response(dump(found))
+
+
+@api.route(
+    "POST",
+    f"{_B}/edit",
+    "Reword a proposed belief: its quotes stay, and it counts as accepted",
+    ok(BeliefDetail),
+    (_BID,),
+    request=BeliefEdit,
+    errors=(400, 404),
+)
+async def edit_belief(request: Request) -> Response:
+    statement = (await body_as(request, BeliefEdit)).statement
+    found = await blocking(_session(request).edit_belief, _bid(request), statement)
+    return json_response(dump(found))
+
+
+@api.route(
+    "POST",
+    "/v1/soul/suggest",
+    "A drafted update of the soul summary, with its diff; nothing is written",
+    ok(SoulSuggestion),
+    errors=(502,),
+)
+async def suggest_soul(request: Request) -> Response:
+    return json_response(dump(await blocking(_session(request).suggest_soul)))
+
+
+@api.route(
+    "PUT",
+    "/v1/soul",
+    "Write the soul summary (a draft the person accepted)",
+    ok(Soul),
+    request=SoulText,
+    errors=(400, 503),
+)
+async def save_soul(request: Request) -> Response:
+    text = (await body_as(request, SoulText)).text
+    session = _session(request)
+    await blocking(session.save_soul, text)
+    return json_response(dump(Soul(await blocking(session.soul))))
 
 
 for _verb in ("pin", "unpin", "archive", "unarchive"):

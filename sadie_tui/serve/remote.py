@@ -38,7 +38,18 @@ from ..engine.reasoners.ollama import ModelInfo
 from ..engine.session import Episode
 from ..engine.wire import ShapeError, dump, load
 from .errors import kind_of
-from .shapes import ApiChatRequest, AskRequest, Error, Health, RenameRequest, Soul, Stats
+from .shapes import (
+    ApiChatRequest,
+    AskRequest,
+    BeliefDecision,
+    BeliefEdit,
+    Error,
+    Health,
+    RenameRequest,
+    Soul,
+    SoulText,
+    Stats,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -417,38 +428,35 @@ class RemoteSession:
         # lazy: engine.reflect.beliefs loads only when beliefs runs, off the start-up path
         from ..engine.reflect.beliefs import Belief
 
-        found = self._get("/v1/beliefs", status=status, origin=origin)
-        return [Belief.from_json(b) for b in found]
+        return self._read(list[Belief], self._get("/v1/beliefs", status=status, origin=origin))
 
     def belief(self, belief_id: str) -> BeliefDetail:
         # lazy: engine.reflect.beliefs loads only when belief runs, off the start-up path
         from ..engine.reflect.beliefs import BeliefDetail
 
-        return BeliefDetail.from_json(self._get(f"/v1/beliefs/{belief_id}"))
+        return self._read(BeliefDetail, self._get(f"/v1/beliefs/{belief_id}"))
 
     def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "accept", {"reason": reason})
+        return self._decide(belief_id, "accept", dump(BeliefDecision(reason)))
 
     def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "reject", {"reason": reason})
+        return self._decide(belief_id, "reject", dump(BeliefDecision(reason)))
 
     def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
-        return self._decide(belief_id, "edit", {"statement": statement})
+        return self._decide(belief_id, "edit", dump(BeliefEdit(statement)))
 
     def _decide(self, belief_id: str, action: str, body: dict[str, Any]) -> BeliefDetail:
         # lazy: engine.reflect.beliefs loads only when _decide runs, off the start-up path
         from ..engine.reflect.beliefs import BeliefDetail
 
-        sent = {k: v for k, v in body.items() if v is not None}
-        return BeliefDetail.from_json(
-            self._request("POST", f"/v1/beliefs/{belief_id}/{action}", json=sent)
-        )
+        found = self._request("POST", f"/v1/beliefs/{belief_id}/{action}", json=body)
+        return self._read(BeliefDetail, found)
 
     def suggest_soul(self) -> SoulSuggestion:
         # lazy: engine.reflect.soul loads only when suggest_soul runs, off the start-up path
         from ..engine.reflect.soul import SoulSuggestion
 
-        return SoulSuggestion.from_json(self._request("POST", "/v1/soul/suggest", json={}))
+        return self._read(SoulSuggestion, self._request("POST", "/v1/soul/suggest"))
 
     def save_soul(self, text: str) -> None:
-        self._request("PUT", "/v1/soul", json={"text": text})
+        self._request("PUT", "/v1/soul", json=dump(SoulText(text)))

@@ -22,7 +22,7 @@ JSON = "application/json"
 NDJSON = "application/x-ndjson"
 SSE = "text/event-stream"
 
-Method = Literal["GET", "POST", "DELETE"]
+Method = Literal["GET", "POST", "PUT", "DELETE"]
 Handler = Callable[[Request], Awaitable[Response]]
 
 

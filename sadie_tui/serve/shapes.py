@@ -56,6 +56,27 @@ class RenameRequest:
     title: Text
 
 
+@dataclass(frozen=True)
+class BeliefDecision:
+    """``POST /v1/beliefs/{belief_id}/accept`` or ``/reject``: why, for the belief's history."""
+
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class BeliefEdit:
+    """``POST /v1/beliefs/{belief_id}/edit``: the belief's new wording."""
+
+    statement: Text
+
+
+@dataclass(frozen=True)
+class SoulText:
+    """``PUT /v1/soul``: the soul summary to write (a draft the person accepted)."""
+
+    text: Text
+
+
 # -- answers ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Error:

@@ -28,6 +28,7 @@ from textual.screen import Screen
 from ..display import safe
 from ..engine.errors import SadieError
 from .commands import system_commands
+from .learning import Learning
 from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
@@ -115,6 +116,14 @@ class SadieApp(App[None]):
             show=False,
             tooltip="Choose the model from those the Ollama server has pulled (remembered)",
         ),
+        Binding(
+            "f5",
+            "beliefs",
+            "Learned",
+            id="beliefs",
+            show=False,  # the chat's footer is full; F1 and the palette list it
+            tooltip="What sadie has learned about you from your notes: accept, reject, edit",
+        ),
     ]
 
     PROBE_SECONDS = 30.0  # how often the model server is asked again whether it answers
@@ -155,6 +164,7 @@ class SadieApp(App[None]):
         self._too_small: TooSmallScreen | None = None
         self._last_remembered: str | None = None
         self._signals: list[int] = []
+        self.learning = Learning(self)  # what is new since you last looked; idle reflection
 
     def notify(
         self,
@@ -302,6 +312,25 @@ class SadieApp(App[None]):
         except OSError as exc:
             self.call_from_thread(self.notify, f"cannot save {key}: {exc}", severity="warning")
 
+    # -- what sadie has learned ---------------------------------------------------------------
+    def action_beliefs(self) -> None:
+        # lazy: screens.beliefs loads only when action_beliefs runs, off the start-up path
+        from .screens.beliefs import BeliefsScreen
+
+        if isinstance(self.screen, BeliefsScreen):
+            return
+        if self.session is None:
+            self.notify("The memory is still opening — try again in a moment", timeout=3)
+            return
+        self.learning.mark_seen()
+        self.push_screen(BeliefsScreen(self))
+
+    async def on_event(self, event: events.Event) -> None:
+        """Every key pressed anywhere: the app is not idle, and idle reflection gives way."""
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            self.learning.touched()
+        await super().on_event(event)
+
     # -- palette and help ---------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from system_commands(self, screen)
@@ -326,9 +355,11 @@ class SadieApp(App[None]):
                 ("In the message box", class_bindings(self, PROMPT_KEYS)),
             ]
             items = [(heading, rows) for heading, rows in items if rows]
-        title = {"ChatScreen": "chat", "BrowserScreen": "conversations"}.get(
-            type(screen).__name__, type(screen).__name__
-        )
+        title = {
+            "ChatScreen": "chat",
+            "BrowserScreen": "conversations",
+            "BeliefsScreen": "what sadie has learned",
+        }.get(type(screen).__name__, type(screen).__name__)
         self.push_screen(HelpScreen(title, screen_bindings(screen), items))
 
     # -- signals -----------------------------------------------------------------------------
@@ -345,6 +376,7 @@ class SadieApp(App[None]):
         from ..signals import Terminated
 
         self.exit_error = Terminated(signum)
+        self.learning.stop()
         self.exit(return_code=128 + signum)
         if not self.is_headless:
             threading.Thread(
@@ -378,6 +410,7 @@ class SadieApp(App[None]):
         from ..signals import off_loop
 
         off_loop(asyncio.get_running_loop(), self._signals)
+        self.learning.stop()
 
     # -- startup ------------------------------------------------------------------------------
     def on_mount(self) -> None:
@@ -431,8 +464,22 @@ class SadieApp(App[None]):
         return found if isinstance(found, str) and found else None
 
     @property
+    def home(self) -> Path:
+        """The memory's home."""
+        return Path(self.ctx.home)
+
+    @property
+    def replying(self) -> bool:
+        """Whether a reply is being written."""
+        return self.chat_screen.streaming
+
+    @property
     def chat_screen(self) -> ChatScreen:
         return next(s for s in self.screen_stack if isinstance(s, ChatScreen))
+
+    def status_lines(self) -> list[StatusLine]:
+        """The status line of every screen on the stack."""
+        return self._status_lines()
 
     def _status_lines(self) -> list[StatusLine]:
         return [w for s in self.screen_stack for w in s.query(StatusLine)]
@@ -478,6 +525,7 @@ class SadieApp(App[None]):
         self._check_model()
         self.set_interval(self.PROBE_SECONDS, lambda: self._check_model(fresh=True))
         self._ask_personas()
+        self.learning.started()
         if self.settings.notes and not self.via:  # a client's holder keeps the notes current
             self._watch_notes()
 
@@ -600,4 +648,5 @@ class SadieApp(App[None]):
 
     # -- shutdown ------------------------------------------------------------------------------
     async def action_quit(self) -> None:
+        self.learning.stop()
         self.exit()

@@ -25,6 +25,10 @@ TITLES = {
     "help": ("Help", "Keys, sigils and citation labels"),
     "switch-persona": ("Switch persona…", "Choose the lens sadie replies through"),
     "switch-theme": ("Switch theme…", "Choose a colour theme (remembered)"),
+    "beliefs": (
+        "What sadie has learned",
+        "The beliefs sadie drew from your notes, with their quotes: accept, reject, edit",
+    ),
     "choose-model": ("Choose model…", "Pick one of the models the Ollama server has pulled"),
     "regenerate": ("Regenerate the last reply", "Answer your last message again (or retry it)"),
     "edit-last": ("Edit the last message", "Change your last message and resend it"),

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sadie_tui.config import Settings
-from sadie_tui.engine.errors import NotFoundError
+from sadie_tui.engine.errors import NotFoundError, UsageError
 from sadie_tui.engine.events import Event
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
@@ -43,6 +43,8 @@ class FakeSession:
     episodes: dict[str, Episode] = field(default_factory=dict)
     asked: list[str] = field(default_factory=list)
     waiting: asyncio.Event | None = None  # the gate the current turn waits at, if any
+    learned: dict[str, BeliefDetail] = field(default_factory=dict)  # belief id -> detail
+    decided: list[tuple[str, str]] = field(default_factory=list)  # (action, belief id)
 
     def chat(
         self,
@@ -176,19 +178,35 @@ class FakeSession:
         raise NotImplementedError
 
     def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
-        return []
+        return [
+            d.belief
+            for d in self.learned.values()
+            if status in (None, d.belief.status) and origin in (None, d.belief.origin)
+        ]
 
     def belief(self, belief_id: str) -> BeliefDetail:
-        raise NotFoundError(f"no belief {belief_id}")
+        found = [d for key, d in self.learned.items() if key.startswith(belief_id)]
+        if len(found) != 1:
+            raise NotFoundError(f"no belief {belief_id!r}")
+        return found[0]
+
+    def _decide(self, belief_id: str, action: str, **changes: str) -> BeliefDetail:
+        detail = self.belief(belief_id)
+        if detail.belief.origin == "stated":
+            raise UsageError("you stated this belief: change it in beliefs.jsonl")
+        self.decided.append((action, detail.belief.id))
+        decided = replace(detail, belief=replace(detail.belief, **changes))
+        self.learned[detail.belief.id] = decided
+        return decided
 
     def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        raise NotFoundError(f"no belief {belief_id}")
+        return self._decide(belief_id, "accept", status="accepted")
 
     def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        raise NotFoundError(f"no belief {belief_id}")
+        return self._decide(belief_id, "reject", status="rejected")
 
     def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
-        raise NotFoundError(f"no belief {belief_id}")
+        return self._decide(belief_id, "edit", status="accepted", statement=statement)
 
     def suggest_soul(self) -> SoulSuggestion:
         raise NotImplementedError

@@ -1,14 +1,12 @@
 """Beliefs as the faces see them: one belief, its checked evidence, its links, its history.
 
-A shape declared once: the CLI's ``--json``, the HTTP routes and the remote session's
-decoding all go through ``to_json`` / ``from_json`` here.
+A shape declared once: the CLI's ``--json``, the HTTP routes, the remote session's decoding
+and the OpenAPI document all come from these dataclasses, through ``engine.wire``.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, fields
-from datetime import datetime
-from typing import Any, TypeVar
+from dataclasses import dataclass
 
 #: A belief's state. ``active``: held; ``contested``: evidence on both sides; ``retired``:
 #: superseded (its successor linked); ``accepted`` / ``rejected``: the person decided.
@@ -28,18 +26,6 @@ KINDS = (
     "work",
 )
 
-T = TypeVar("T")
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat(timespec="seconds") if value is not None else None
-
-
-def _decoded(cls: type[T], data: Any) -> T:
-    """``cls`` from its JSON object (unknown keys ignored, missing ones left to defaults)."""
-    names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in dict(data or {}).items() if k in names})
-
 
 @dataclass(frozen=True)
 class Belief:
@@ -54,13 +40,6 @@ class Belief:
     evidence: int  # supporting evidence: checked quotes, or a stated belief's listed files
     created_at: str | None = None  # ISO 8601
     updated_at: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Belief:
-        return _decoded(cls, data)
 
 
 @dataclass(frozen=True)
@@ -79,13 +58,6 @@ class Evidence:
     stance: str = "supports"
     run_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Evidence:
-        return _decoded(cls, data)
-
 
 @dataclass(frozen=True)
 class Link:
@@ -97,13 +69,6 @@ class Link:
     target_kind: str  # belief | observation
     text: str
     quote: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Link:
-        return _decoded(cls, data)
 
 
 @dataclass(frozen=True)
@@ -118,13 +83,6 @@ class Change:
     before: str | None = None
     after: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> Change:
-        return _decoded(cls, data)
-
 
 @dataclass(frozen=True)
 class BeliefDetail:
@@ -134,21 +92,3 @@ class BeliefDetail:
     evidence: tuple[Evidence, ...]
     links: tuple[Link, ...]
     changes: tuple[Change, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            **self.belief.to_json(),
-            "evidence_items": [e.to_json() for e in self.evidence],
-            "links": [link.to_json() for link in self.links],
-            "changes": [c.to_json() for c in self.changes],
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> BeliefDetail:
-        data = dict(data or {})
-        return cls(
-            Belief.from_json(data),
-            tuple(Evidence.from_json(e) for e in data.get("evidence_items") or []),
-            tuple(Link.from_json(link) for link in data.get("links") or []),
-            tuple(Change.from_json(c) for c in data.get("changes") or []),
-        )

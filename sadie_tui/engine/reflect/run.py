@@ -6,14 +6,19 @@ decided is committed at once with the episodes marked as reflected. A run killed
 instant loses at most the batch in flight; the next run starts where it stopped.
 
 ``--budget`` is honoured between batches: a batch that would not finish in the time left is
-not started (its expected time is the mean of the batches so far).
+not started (its expected time is the mean of the batches so far). ``stop`` is asked between
+batches and, every ``STOP_POLL`` seconds, while a batch's requests are out: a stop then
+cancels them (the model server stops on the hang-up) and the batch is lost, as on a kill.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import copy
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
     from ..turns.context import TurnContext
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
+STOP_POLL = 0.1  # seconds between two questions to ``stop`` while a batch's requests are out
 
 
 async def reflect_memory(
@@ -125,7 +131,13 @@ async def reflect(
                     report.stopped, status = "budget", "stopped"
                     break
             began = time.monotonic()
-            marked = await step.batch(batch)
+            saved = copy.deepcopy((report, learner.counts, learner.new_ids))
+            marked = await _unless_stopped(step.batch(batch), stop)
+            if marked is None:  # stopped in flight: nothing of the batch is kept or counted
+                _restore(report, learner, saved)
+                learner.commit_ops()
+                report.stopped, status = "stopped", "stopped"
+                break
             ops = learner.commit_ops()
             with db.transaction():
                 for op in ops:
@@ -151,6 +163,37 @@ async def reflect(
             store.update_run(db, report.run_id, _counts(report), status=status, at=now())
         notify("done", len(episodes), len(episodes))
     return report
+
+
+async def _unless_stopped(
+    batch: Coroutine[Any, Any, bool], stop: Callable[[], bool] | None
+) -> bool | None:
+    """The batch's outcome, or None when ``stop`` said so before it ended (its requests are
+    cancelled)."""
+    task = asyncio.ensure_future(batch)
+    try:
+        while stop is not None:
+            done, _ = await asyncio.wait({task}, timeout=STOP_POLL)
+            if done:
+                break
+            if stop():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                return None
+        return await task
+    finally:
+        task.cancel()  # the run itself cancelled (ctrl+c): its batch goes with it
+
+
+def _restore(
+    report: ReflectReport, learner: Learner, saved: tuple[ReflectReport, Any, list[str]]
+) -> None:
+    """Put back the counts as they were before a batch that was stopped in flight."""
+    before, counts, new_ids = saved
+    for name in vars(before):
+        setattr(report, name, getattr(before, name))
+    learner.counts, learner.new_ids = counts, new_ids
 
 
 def _fold(report: ReflectReport, learner: Learner) -> None:

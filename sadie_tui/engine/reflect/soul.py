@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import difflib
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ModelNoAnswer, ModelUnreachable, StorageError
 from ..prompt import Briefing, strip_front_matter
@@ -45,14 +45,6 @@ class SoulSuggestion:
     proposed: str
     diff: str
     model: str
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-    @classmethod
-    def from_json(cls, data: Any) -> SoulSuggestion:
-        data = dict(data or {})
-        return cls(*(str(data.get(k) or "") for k in ("current", "proposed", "diff", "model")))
 
 
 def diff(current: str, proposed: str) -> str:

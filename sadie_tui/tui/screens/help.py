@@ -44,6 +44,7 @@ ORDER = (
     "switch-persona",
     "switch-theme",
     "choose-model",
+    "beliefs",
     "quit",
 )
 

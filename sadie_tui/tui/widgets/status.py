@@ -1,6 +1,6 @@
 """The status line: model and online/offline, persona, what went into the last briefing
 (chunks, messages, chips, retrieval time), tokens/s of the last reply, the sadie holding the
-memory when this one is its client, and loading states."""
+memory when this one is its client, idle reflection's progress, and loading states."""
 
 from __future__ import annotations
 
@@ -40,6 +40,7 @@ class StatusLine(Widget):
     memory_state: reactive[str] = reactive("opening")  # opening | ready | failed
     embedder_ready: reactive[bool] = reactive(False)
     via: reactive[str] = reactive("")  # the sadie holding the memory, when this is its client
+    reflecting: reactive[str] = reactive("")  # "reflecting… 2/5" while the app reflects idle
 
     def render(self) -> Text:
         text = Text(no_wrap=True, overflow="ellipsis")
@@ -75,6 +76,9 @@ class StatusLine(Widget):
         if self.via:
             text.append(SEP, style="dim")
             text.append(f"via {safe(self.via)}", style="italic")
+        if self.reflecting:
+            text.append(SEP, style="dim")
+            text.append(safe(self.reflecting), style="italic")
         if self.memory_state == "opening":
             text.append(SEP, style="dim")
             text.append("opening memory…", style="italic")
