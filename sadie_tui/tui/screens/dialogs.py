@@ -169,7 +169,7 @@ class ExportDialog(ModalScreen[Path | None]):
             yield Input(safe(str(self.default)), id="export-path")
             yield Static("", id="export-error", markup=False)
             yield Static(
-                Text("enter writes · .json for a file sadie can import again · escape cancels"),
+                Text("enter writes (.json: JSON sadie can import) · escape cancels"),
                 classes="dim",
             )
 
