@@ -85,6 +85,21 @@ def test_ingest_through_the_holder_with_progress(holding, tmp_path, monkeypatch)
     client.close()
 
 
+def test_two_terminals_ingesting_the_same_notes_at_once(holding, tmp_path) -> None:
+    """The holder takes one change of the notes at a time: the second reads them unchanged."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    session, _, told = holding
+    trip = _trip(tmp_path / "trip")
+    clients = [_client(session), _client(session)]
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(lambda c: c.ingest([trip]), clients))
+    assert sorted((r.added, r.unchanged) for r in reports) == [(0, 3), (3, 0)]
+    assert told == ["3 notes added from another terminal"]
+    for client in clients:
+        client.close()
+
+
 def test_a_csv_mapping_and_a_bad_one_through_the_holder(holding, tmp_path) -> None:
     from sadie_tui.engine.ingest.csvmap import parse_map
 
