@@ -5,7 +5,8 @@ search and stats commands work from a second terminal with the same output.
 
 Ingest, removing notes and reflect go through the holder too (``serve.job_routes``), with
 their progress; what needs the file to itself (compact) is a one-line ``StorageError``
-naming the holder, exit 3 as before. The TUI is a client the same way (``sadie`` while another holds).
+naming the holder, exit 3 as before. The TUI is a client the same way (``sadie`` while
+another holds).
 """
 
 from __future__ import annotations
