@@ -92,6 +92,12 @@ class Launch:
         if not answers(socket_path(self.home)):
             prewarm_embedder()
 
+    def on_change(self, listener: Callable[[str], None]) -> None:
+        """While this process holds the memory and serves it, ``listener`` hears in one line
+        what another sadie's ingest or reflection changed (from the server's threads)."""
+        if self._holder is not None:
+            self._holder.on_change(listener)
+
     def _serve(self, session: SessionProtocol) -> None:
         # lazy: serve.holder loads only when _serve runs, off the start-up path
         from .serve.holder import hold

@@ -23,6 +23,7 @@ from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.session import Session
 from sadie_tui.engine.wire import REF_TEMPLATE, WireSchema
 from sadie_tui.serve.app import create_app
+from sadie_tui.serve.holder import hold
 from sadie_tui.serve.openapi import ROUTES, Route, spec
 from sadie_tui.serve.shapes import Error
 from tests.support.fake_session import FakeSession
@@ -170,20 +171,27 @@ class Checker:
 
 
 @pytest.fixture
-def api(learned_home, embedder, monkeypatch) -> Iterator[Running]:
+def served(learned_home, embedder, monkeypatch) -> Iterator[tuple[Running, Session]]:
+    """The real server on loopback, and the session it serves."""
     # auto, with Ollama's address a closed port (conftest): turns answer offline, and the
     # model list fails with its documented 502 (offline by choice would list no models).
     # The memory has derived beliefs, for the learning loop's routes.
     monkeypatch.setenv("SADIE_REASONER", "auto")
     session = Session(Memory.open(learned_home, embedder=embedder), load_settings())
     try:
-        with running(session) as served:
-            yield served
+        with running(session) as api:
+            yield api, session
     finally:
         session.close()
 
 
-def test_every_route_answers_as_documented(api: Running) -> None:
+@pytest.fixture
+def api(served: tuple[Running, Session]) -> Running:
+    return served[0]
+
+
+def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> None:
+    api, session = served
     c = Checker(api)
     C = "/v1/conversations/{conversation_id}"
 
@@ -250,6 +258,33 @@ def test_every_route_answers_as_documented(api: Running) -> None:
     c.call("GET", "/v1/health")
     c.call("GET", "/openapi.json")
     c.call("DELETE", C, path_params=ids)
+
+    # The jobs read files on the holder's machine: refused over TCP, answered on its socket.
+    notes = Path(session.home).parent / "more-notes"
+    notes.mkdir()
+    (notes / "2026-04-01.md").write_text("Walked around Porto with Ines.\n", encoding="utf-8")
+    job = {"paths": [str(notes)]}
+    for path in ("/v1/ingest", "/v1/notes/remove", "/v1/reflect"):
+        c.call("POST", path, expect=403, json=job if path != "/v1/reflect" else {})
+    holder = hold(session)
+    assert holder is not None
+    tcp, c.client = (
+        c.client,
+        httpx.Client(
+            transport=httpx.HTTPTransport(uds=str(holder.listener.path)),
+            base_url="http://sadie",
+            timeout=TIMEOUT,
+        ),
+    )
+    try:
+        lines = c.call("POST", "/v1/ingest", json=job)
+        assert lines[-1]["type"] == "report" and lines[-1]["report"]["added"] == 1
+        assert c.call("POST", "/v1/notes/remove", json=job) == {"removed": 1}
+        assert c.call("POST", "/v1/reflect", json={})[-1]["type"] in ("report", "error")
+    finally:
+        c.client.close()
+        c.client = tcp
+        holder.stop()
 
     # Failures answer the documented Error shape too.
     c.call("GET", C, expect=404, path_params=ids)

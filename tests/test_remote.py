@@ -47,6 +47,7 @@ class Served:
     lines: queue.Queue[str]
     env: dict[str, str]
     sock: Path
+    url: str = ""
 
     def cli(self, *args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
@@ -105,7 +106,7 @@ def served(memory_home: Path, tmp_path: Path) -> Iterator[Served]:
     threading.Thread(target=pump, daemon=True).start()
     running = Served(process, lines, env, sock)
     try:
-        running.wait_for_line("serving on")
+        running.url = running.wait_for_line("serving on").split("serving on ", 1)[1].strip()
         assert is_live(sock)  # the stale file was replaced by a listening socket
         yield running
     finally:
@@ -167,6 +168,51 @@ def test_a_second_sadie_uses_the_holder_over_its_socket(served: Served) -> None:
 
     assert served.stop() == 0
     assert not served.sock.exists()
+
+
+def test_notes_go_in_through_the_holder(served: Served, tmp_path: Path) -> None:
+    """Issue #28, item 10: while `sadie serve` holds the memory, `sadie ingest PATH` in a
+    second terminal reads the notes in through it (same report, same exit codes), and
+    `sadie doctor` calls the held memory healthy."""
+    import re
+
+    import httpx
+
+    notes = tmp_path / "trip"
+    notes.mkdir()
+    for day, place in enumerate(("Porto", "Braga", "Faro"), 1):
+        (notes / f"2026-04-0{day}.md").write_text(
+            f"Walked around {place} with Ines all afternoon.\n", encoding="utf-8"
+        )
+    counted = served.cli("stats", "--json")
+    before = json.loads(counted.stdout)["counts"]["episodes"]
+
+    added = served.cli("ingest", str(notes))
+    assert added.returncode == 0, added.stderr
+    assert "needs the memory to itself" not in added.stderr
+    assert re.search(r"^added\s+3$", added.stdout, re.MULTILINE), added.stdout
+    assert json.loads(served.cli("stats", "--json").stdout)["counts"]["episodes"] == before + 3
+    found = served.cli("search", "Braga", "--json")
+    assert any("Braga" in c["text"] for c in json.loads(found.stdout)["chunks"])
+
+    again = served.cli("ingest", str(notes), "--json")
+    assert again.returncode == 0 and json.loads(again.stdout)["unchanged"] == 3
+
+    # A bad path: the line and the exit code of a local ingest (6: some files skipped).
+    missing = served.cli("ingest", "no-such-folder")
+    assert missing.returncode == 6, missing.stderr
+    assert "skipped no-such-folder: no such file or directory" in missing.stdout
+
+    # Over TCP the route that reads files on this machine is refused.
+    refused = httpx.post(f"{served.url}/v1/ingest", json={"paths": [str(notes)]}, timeout=30)
+    assert refused.status_code == 403 and refused.json()["kind"] == "forbidden"
+
+    doctor = served.cli("doctor", "--quick")
+    assert doctor.returncode == 0, doctor.stdout
+    pid = served.process.pid
+    assert f"✓ memory: held by sadie (pid {pid}), reachable" in doctor.stdout.splitlines()
+    assert "in use by" not in doctor.stdout
+    assert served.stop() == 0
 
 
 def test_a_live_socket_is_left_alone_and_a_stale_one_replaced(tmp_path: Path) -> None:

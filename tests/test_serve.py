@@ -338,9 +338,10 @@ def test_conversations_chips_search_stats_health_and_openapi(offline):
 
 
 def api_routes(c: httpx.Client) -> list[Any]:
-    from sadie_tui.serve import chat_routes, memory_routes, openapi
+    from sadie_tui.serve import chat_routes, job_routes, memory_routes, openapi
 
-    return [*chat_routes.api.routes, *memory_routes.api.routes, *openapi.api.routes]
+    rooms = (chat_routes, memory_routes, job_routes, openapi)
+    return [route for room in rooms for route in room.api.routes]
 
 
 def test_error_statuses_and_shapes(offline):

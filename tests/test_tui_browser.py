@@ -4,10 +4,12 @@ on a real memory with seeded conversations; unit tests of the previews' pure fun
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from datetime import datetime
 
 import pytest
+from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
 from sadie_tui.engine import conversations as conv
@@ -23,7 +25,7 @@ from sadie_tui.tui.screens.conversations import (
     ConversationList,
     conversation_prompt,
 )
-from sadie_tui.tui.screens.dialogs import Confirm, TextPrompt
+from sadie_tui.tui.screens.dialogs import Confirm, ExportDialog, TextPrompt
 from sadie_tui.tui.widgets.transcript import AssistantMessage, Transcript, UserMessage
 from tests.support.tui import (
     make_app,
@@ -167,22 +169,120 @@ async def test_d_forgets_after_confirmation(ctx, seeded) -> None:
         assert left[0] == 0
 
 
-async def test_e_exports_markdown_into_the_home(ctx, seeded) -> None:
+def _flag_the_date(app, cid: str) -> None:  # type: ignore[no-untyped-def]
+    """The Maya reply's date as the app flags it: a detail no note holds."""
+    reply = "On 2026-03-20 you wrote that you did not know what to say."
+    span = {"text": "2026-03-20", "start": 3, "end": 13, "kind": "date"}
+    app.session.db.execute(
+        "UPDATE messages SET metadata = ? WHERE conversation_id = ? AND content = ?",
+        [json.dumps({"unsupported": [span]}), cid, reply],
+    )
+
+
+async def test_e_asks_where_and_keeps_the_warnings(ctx, seeded, tmp_path, monkeypatch) -> None:
+    """Issue #28, item 11: `e` in the browser asks where (a default, editable), writes there,
+    says where it went, refuses an existing file unless confirmed, keeps a bad place in the
+    dialog with one line, and the export keeps the reply's "details not found" marks."""
+    monkeypatch.setenv("HOME", str(tmp_path / "person"))
+    (tmp_path / "person" / "Documents").mkdir(parents=True)
     app = make_app(ctx)
     async with app.run_test(size=(100, 30)) as pilot:
         browser = await open_browser(pilot)
-        select(browser, seeded["Maya's move to Leeds"])
+        cid = seeded["Maya's move to Leeds"]
+        _flag_the_date(app, cid)
+        select(browser, cid)
         await pilot.press("e")
-        exports = ctx.home / "exports"
-        await wait_until(pilot, lambda: exports.is_dir() and list(exports.glob("*.md")))
-        path = next(exports.glob("*.md"))
-        assert path.name.startswith("2026-04-05-maya-s-move-to-leeds-")
-        text = path.read_text(encoding="utf-8")
-        assert text.startswith("# Maya's move to Leeds")
-        assert "Leeds in May" in text
-        await wait_until(
-            pilot, lambda: any(str(path) in str(n.message) for n in app._notifications)
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
         )
+        box = dialog.query_one("#export-path", Input)
+        documents = tmp_path / "person" / "Documents"
+        assert box.value.startswith(f"{documents}/2026-04-05-maya-s-move-to-leeds-")
+        assert box.value.endswith(".md")
+
+        # A folder that is not there: one line, the dialog stays, nothing written.
+        box.value = str(tmp_path / "nowhere" / "maya.md")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: dialog.error)
+        assert dialog.error == f"no such folder: {tmp_path / 'nowhere'}"
+        assert app.screen is dialog and not (tmp_path / "nowhere").exists()
+
+        # Somewhere chosen: written there, and the notice gives the full path.
+        target = tmp_path / "out" / "maya.md"
+        target.parent.mkdir()
+        box.value = str(target)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is browser, what="the dialog closed")
+        text = target.read_text(encoding="utf-8")
+        assert text.startswith("# Maya's move to Leeds")
+        assert "On <u>2026-03-20</u> you wrote" in text
+        assert "⚠ 1 detail not found in your notes (underlined): 2026-03-20" in text
+        await wait_until(
+            pilot, lambda: any(str(target) in str(n.message) for n in app._notifications)
+        )
+        assert not (ctx.home / "exports").exists()  # never silently into the memory's home
+
+        # The same file again: refused unless confirmed.
+        target.write_text("mine", encoding="utf-8")
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        dialog.query_one("#export-path", Input).value = str(target)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("n")
+        await wait_until(pilot, lambda: app.screen is dialog and dialog.error)
+        assert dialog.error == f"{target} exists: not replaced (change the name)"
+        assert target.read_text(encoding="utf-8") == "mine"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, Confirm))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.screen is browser)
+        assert "⚠ 1 detail not found" in target.read_text(encoding="utf-8")
+
+        # .json: the JSON export, with the marks, which imports again with them.
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "out")  # a folder
+        await pilot.press("enter")  # takes the default name
+        await wait_until(pilot, lambda: app.screen is browser)
+        written = next((tmp_path / "out").glob("2026-04-05-maya-*.md"))
+        assert "⚠ 1 detail not found" in written.read_text(encoding="utf-8")
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "out" / "maya.json")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is browser)
+        data = json.loads((tmp_path / "out" / "maya.json").read_text(encoding="utf-8"))
+        reply = data["messages"][1]
+        assert reply["metadata"]["unsupported"][0]["text"] == "2026-03-20"
+        copy = app.session.import_conversation(json.dumps(data))
+        kept = app.session.messages(copy.id)[1].metadata["unsupported"]
+        assert [s["text"] for s in kept] == ["2026-03-20"]
+
+
+async def test_a_place_that_is_a_file_is_one_line(ctx, seeded, tmp_path) -> None:
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        browser = await open_browser(pilot)
+        select(browser, seeded["Pottery disasters"])
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        (tmp_path / "a-file").write_text("", encoding="utf-8")
+        dialog.query_one("#export-path", Input).value = str(tmp_path / "a-file" / "x.md")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: dialog.error)
+        assert dialog.error == f"no such folder: {tmp_path / 'a-file'}"
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is browser)
+        assert not [n for n in app._notifications if n.title == "Exported"]
 
 
 async def test_slash_searches_titles_and_message_text(ctx, seeded) -> None:
@@ -273,8 +373,9 @@ async def test_a_row_is_highlighted_from_a_new_conversation_and_after_t(ctx, see
         browser = await open_browser(pilot)  # from a new conversation: the first row
         await wait_until(pilot, lambda: highlighted_title(browser) == "Maya's move to Leeds")
         await pilot.press("e")  # and e exports it, no "Choose a conversation first"
-        exports = ctx.home / "exports"
-        await wait_until(pilot, lambda: exports.is_dir() and list(exports.glob("*.md")))
+        await wait_until(pilot, lambda: isinstance(app.screen, ExportDialog))
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is browser)
         await pilot.press("t")
         await wait_until(pilot, lambda: browser.archived and highlighted_title(browser))
         assert highlighted_title(browser) == "Old plans"

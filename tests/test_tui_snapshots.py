@@ -1,7 +1,8 @@
 """SVG snapshots (pytest-textual-snapshot) of every screen, on the real engine with a frozen
 clock and frozen timings: the chat mid-stream, checking its sources and finished (in each
-theme), the offline state and its banner given once, the model picker, the chip picker, the chip bar (and its overflow), the browser (and its search), help, an opened episode, what sadie has learned and the
-too-small message.
+theme), the offline state and its banner given once, the model picker, the chip picker, the
+chip bar (and its overflow), the browser (and its search, and its export dialog), help, an
+opened episode, what sadie has learned and the too-small message.
 
 Update after an intended change with ``pytest tests/test_tui_snapshots.py --snapshot-update``
 and look at the report before committing.
@@ -16,6 +17,7 @@ from textual.widgets import Input, TextArea
 
 from sadie_tui.tui.screens.chip_picker import ChipPickerScreen
 from sadie_tui.tui.screens.conversations import BrowserScreen
+from sadie_tui.tui.screens.dialogs import ExportDialog
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.screens.help import HelpScreen
 from sadie_tui.tui.widgets.citations import CitationItem
@@ -230,6 +232,31 @@ def test_browser_search_shows_the_match(snap_compare, ctx) -> None:
                 and "queue" in str(browser.query_one("#browser-list").get_option_at_index(0).prompt)
             ),
         )
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+
+
+def test_export_dialog_with_a_bad_place(snap_compare, ctx, monkeypatch) -> None:
+    seed_conversations(ctx.home)
+    monkeypatch.setenv("HOME", "/home/you")  # no Documents there: the offer is ~
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("ctrl+l")
+        browser = await wait_until(
+            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
+        )
+        await wait_until(pilot, lambda: browser.conversations)
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        assert dialog.query_one(Input).value.startswith("/home/you/")
+        dialog.query_one(Input).value = "/no/such/folder/maya.md"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: dialog.error)
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)

@@ -13,6 +13,16 @@ from .output import console, error_line, print_json
 MARKS = {"ok": "[green]✓[/]", "warn": "[yellow]![/]", "fail": "[red]✗[/]"}
 
 
+def _holder_answers(ctx: Context) -> bool:
+    """Whether a sadie answers ``/v1/health`` on the home's socket (asked only when the memory
+    is held)."""
+    # lazy: httpx's client and the socket helpers load only when the memory is held
+    from ..serve.remote import answers
+    from ..serve.socket import socket_path
+
+    return answers(socket_path(ctx.home))
+
+
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--quick", is_flag=True, help="Do not load the embedding model.")
@@ -38,6 +48,7 @@ def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
         ctx.settings.model,
         load_model=not quick,
         settings=ctx.settings,
+        holder=lambda: _holder_answers(ctx),
     )
     if as_json:
         print_json([c.__dict__ for c in checks])

@@ -114,7 +114,9 @@ def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
     from ..engine.ingest.watch import watch_notes
 
     out = console()
-    where = f" ({escape(ctx.sharing)})" if ctx.sharing else ""
+    # Through a holder, each batch goes through it (its app shows a notice per batch).
+    via = f"through {ctx.via}" if ctx.via else ctx.sharing
+    where = f" ({escape(via)})" if via else ""
     count = f"{len(paths)} path{'s' if len(paths) != 1 else ''}"
     # watchfiles turns any signal its handler raises for into KeyboardInterrupt: remember
     # which one came, so SIGTERM and SIGHUP still end the way they do everywhere (128 + n).

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +15,14 @@ from typing import TYPE_CHECKING
 import httpx
 
 from ..paths import OTHERS, db_path
-from .errors import BrokenLogError, ModelError, ModelTimeout, ModelUnreachable, SadieError
+from .errors import (
+    BrokenLogError,
+    LockedError,
+    ModelError,
+    ModelTimeout,
+    ModelUnreachable,
+    SadieError,
+)
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -51,7 +59,22 @@ def _mode(path: Path) -> int:
         return 0
 
 
-def check_database(home: Path) -> list[Check]:
+#: Whether the sadie holding the memory answers on its socket (the CLI asks ``/v1/health``).
+HolderProbe = Callable[[], bool]
+
+
+def check_holder(locked: LockedError, answers: HolderProbe | None) -> Check:
+    """A memory held by another sadie is healthy when that sadie answers on its socket: every
+    command then works through it. Only a holder that does not answer is a fault."""
+    pid = f" (pid {locked.holder})" if locked.holder else ""
+    if answers is not None and answers():
+        return Check("memory", "ok", f"held by sadie{pid}, reachable")
+    return Check("memory", "fail", f"{locked.message}, which does not answer", locked.fix)
+
+
+def check_database(home: Path, holder: HolderProbe | None = None) -> list[Check]:
+    """The vss extension, the memory file and its indexes; a memory another sadie holds is
+    checked through ``holder`` (see ``check_holder``)."""
     # lazy: store.db loads only when check_database runs, off the start-up path
     from .store.db import vss_extension_path
 
@@ -71,6 +94,10 @@ def check_database(home: Path) -> list[Check]:
         return checks
     try:
         db = _open_for_checks(path)
+    except LockedError as exc:
+        checks.append(check_holder(exc, holder))
+        checks.append(check_keyword_index(home))
+        return checks
     except SadieError as exc:
         checks.append(Check("database", "fail", exc.message, exc.fix))
         return checks
@@ -306,11 +333,12 @@ def run_checks(
     *,
     load_model: bool = True,
     settings: Settings | None = None,
+    holder: HolderProbe | None = None,
 ) -> list[Check]:
     """Every check; the model server's from ``settings`` when given (Ollama at ``host``
-    otherwise)."""
+    otherwise); ``holder`` asks the sadie holding the memory, if any, whether it answers."""
     checks = [check_home(home)]
-    checks.extend(check_database(home))
+    checks.extend(check_database(home, holder))
     checks.extend(check_personas())
     checks.append(check_embedder(load=load_model))
     if settings is not None:

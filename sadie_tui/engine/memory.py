@@ -7,6 +7,7 @@ ingest, stats, compaction, the soul summary.
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,9 @@ class Memory:
         self.db = db
         self.embedder = embedder
         self.interrupted = 0  # replies a process that ended had left streaming, found on open
+        # One change of the notes at a time: the app's own watch and another terminal's
+        # ingest (through the holder's socket) may both read the same files.
+        self.writing = threading.Lock()
 
     @classmethod
     def open(
@@ -60,15 +64,20 @@ class Memory:
         csv_map: CsvMap | None = None,
     ) -> IngestReport:
         """Read ``paths`` into the memory (CSV files by ``csv_map``); the keyword index follows."""
-        report = ingest(self.db, paths, self.embedder, progress, csv_map)
-        if report.changed:
-            rebuild_keyword_index(self)
+        with self.writing:
+            report = ingest(self.db, paths, self.embedder, progress, csv_map)
+            if report.changed:
+                rebuild_keyword_index(self)
         return report
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take what was read from these files (or folders), now deleted, out of the memory:
         their episodes with chunks, vectors and mentions, and their beliefs and observations;
         the keyword index is rebuilt. Returns how many episodes left."""
+        with self.writing:
+            return self._remove_notes(paths)
+
+    def _remove_notes(self, paths: Sequence[Path]) -> int:
         keys = [str(Path(p).expanduser().resolve()) for p in paths]
         ids = episodes.episodes_under(self.db, keys)
         episodes.delete_episodes(self.db, ids)

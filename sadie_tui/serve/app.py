@@ -19,7 +19,7 @@ from starlette.routing import Route
 from ..engine.errors import SadieError
 from ..engine.session import SessionProtocol
 from ..mcp_server import HttpEndpoint
-from . import chat_routes, memory_routes, openapi
+from . import chat_routes, job_routes, memory_routes, openapi
 from .errors import (
     HTTPProblem,
     error_response,
@@ -98,6 +98,7 @@ def create_app(
         routes=[
             *chat_routes.api.routes,
             *memory_routes.api.routes,
+            *job_routes.api.routes,
             *openapi.api.routes,
             Route("/mcp", mcp),
         ],
@@ -107,4 +108,5 @@ def create_app(
     )
     app.state.session = session
     app.state.turns = turns
+    app.state.on_change = None  # the holder's listener for what jobs changed (job_routes)
     return app

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import uvicorn
+from starlette.applications import Starlette
 
 from .app import create_app
 from .server import GRACEFUL_SECONDS, Server
@@ -41,6 +43,7 @@ class Holder:
 
     listener: Listener
     server: Server
+    app: Starlette
     thread: threading.Thread = field(init=False)
 
     def __post_init__(self) -> None:
@@ -54,6 +57,11 @@ class Holder:
     @property
     def started(self) -> bool:
         return bool(self.server.started)
+
+    def on_change(self, listener: Callable[[str], None]) -> None:
+        """Have ``listener`` told, in one line, what a client's job changed ("3 notes added
+        from another terminal"); it is called from the server's threads."""
+        self.app.state.on_change = listener
 
     def stop(self) -> None:
         """Stop serving: running turns are kept as ``interrupted`` (the app's lifespan)."""
@@ -80,6 +88,6 @@ def hold(session: SessionProtocol) -> Holder | None:
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
-    holder = Holder(listener, Server(config))
+    holder = Holder(listener, Server(config), app)
     holder.thread.start()
     return holder

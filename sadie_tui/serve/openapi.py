@@ -18,7 +18,7 @@ from starlette.responses import Response
 
 from .. import __version__
 from ..engine.wire import Mode, components
-from . import chat_routes, memory_routes
+from . import chat_routes, job_routes, memory_routes
 from .errors import json_response
 from .routing import JSON, Api, Route, ok
 from .shapes import Error
@@ -48,6 +48,7 @@ async def openapi(request: Request) -> Response:
 ROUTES: tuple[Route, ...] = (
     *chat_routes.api.documented,
     *memory_routes.api.documented,
+    *job_routes.api.documented,
     *api.documented,
 )
 

@@ -3,15 +3,19 @@ the home's Unix socket (``serve.socket``). ``Launch`` hands one to a CLI command
 the memory locked by a server, so ``sadie --ask``, ``sadie chat`` and the conversation, chip,
 search and stats commands work from a second terminal with the same output.
 
-What needs the file to itself (compact, ingest) is a one-line ``StorageError`` naming the
-holder, exit 3 as before. The TUI is a client the same way (``sadie`` while another holds).
+Ingest, removing notes and reflect go through the holder too (``serve.job_routes``), with
+their progress; what needs the file to itself (compact) is a one-line ``StorageError``
+naming the holder, exit 3 as before. The TUI is a client the same way (``sadie`` while
+another holds).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import AsyncGenerator, Sequence
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -103,6 +107,27 @@ def answers(path: Path, timeout: float = HEALTH_SECONDS) -> bool:
     except httpx.HTTPError:
         return False
     return response.status_code == 200 and bool(_json(response).get("ok"))
+
+
+def _line(text: str) -> Any:
+    """One NDJSON line parsed; a broken one reads as nothing (``_read`` then says so)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _as_given(name: str, given: Sequence[tuple[str, str]]) -> str:
+    """A file name the holder reported (under an absolute path sent) as under the path the
+    person gave, so a skipped file is named as a local ingest names it."""
+    for original, sent in given:
+        if name == sent:
+            return original
+        prefix = sent.rstrip(os.sep) + os.sep
+        if name.startswith(prefix):
+            rest = name[len(prefix) :]
+            return rest if original == "." else os.path.join(original, rest)
+    return name
 
 
 def _json(response: httpx.Response) -> Any:
@@ -403,11 +428,59 @@ class RemoteSession:
         progress: Progress | None = None,
         csv_map: CsvMap | None = None,
     ) -> IngestReport:
-        raise self._refuse("ingest")
+        """Through the holder, which reads the files itself (the socket is on this machine,
+        so the paths are the same there, made absolute here); its progress drives
+        ``progress``, and the report names files as they were given here."""
+        # lazy: the ingest's shapes load only when a client ingests, not at its start
+        from .job_shapes import IngestDone, IngestLine, IngestRequest
+
+        given = [(str(p), os.path.abspath(p)) for p in paths]
+        body = dump(IngestRequest([sent for _, sent in given], csv_map))
+        done: IngestDone = self._job("/v1/ingest", body, IngestLine, progress)
+        report = done.report
+        for found in (report.skipped, report.ignored):
+            found[:] = [replace(s, name=_as_given(s.name, given)) for s in found]
+        return report
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
-        """Refused like ``ingest``: the holder keeps its own folders current."""
-        raise self._refuse("removing notes")
+        """Through the holder (``sadie ingest --watch`` in a second terminal)."""
+        # lazy: as ingest
+        from .job_shapes import NotesRemoved, RemoveNotesRequest
+
+        body = dump(RemoveNotesRequest([os.path.abspath(p) for p in paths]))
+        return self._read(
+            NotesRemoved, self._request("POST", "/v1/notes/remove", json=body)
+        ).removed
+
+    def _job(self, url: str, body: Any, shape: Any, progress: Progress | None) -> Any:
+        """A job's NDJSON lines: each progress line to ``progress``, the report returned,
+        the error raised as the session would raise it. ctrl+c here hangs up, which stops a
+        reflection between batches (an ingest finishes the files it began)."""
+        try:
+            with self._client.stream("POST", url, json=body) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise _error(response.status_code, _json(response))
+                for text in response.iter_lines():
+                    if not text.strip():
+                        continue
+                    line = self._read(shape, _line(text))
+                    if line.type == "progress":
+                        if progress is not None:
+                            progress(line.stage, line.done, line.total)
+                    elif line.type == "error":
+                        cls = _ERRORS.get(line.kind, StorageError)
+                        raise cls(line.error, fix=line.fix)
+                    else:
+                        return line
+        except httpx.HTTPError as exc:
+            raise StorageError(
+                f"lost the memory's holder, {self.holder}: {exc}", fix="run the command again"
+            ) from exc
+        raise StorageError(
+            f"lost the memory's holder, {self.holder}, before the job ended",
+            fix="run the command again",
+        )
 
     def close(self) -> None:
         self._client.close()
@@ -422,7 +495,14 @@ class RemoteSession:
         progress: Progress | None = None,
         stop: Stop | None = None,
     ) -> ReflectReport:
-        raise self._refuse("reflect")
+        """Through the holder, with its model; ``stop`` is not sent: hanging up (ctrl+c)
+        stops the holder's run between batches, as ``stop`` would."""
+        # lazy: the reflection's shapes load only when a client reflects, not at its start
+        from .job_shapes import ReflectDone, ReflectLine, ReflectRequest
+
+        body = dump(ReflectRequest(everything, since, budget_minutes))
+        done: ReflectDone = self._job("/v1/reflect", body, ReflectLine, progress)
+        return done.report
 
     def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
         # lazy: engine.reflect.beliefs loads only when beliefs runs, off the start-up path

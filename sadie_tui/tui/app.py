@@ -29,7 +29,7 @@ from ..display import safe
 from ..engine.errors import SadieError
 from .commands import system_commands
 from .learning import Learning
-from .messages import EmbedderReady, MemoryFailed, MemoryReady, ModelChecked
+from .messages import EmbedderReady, MemoryChanged, MemoryFailed, MemoryReady, ModelChecked
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
 from .themes import DEFAULT_THEME, load_themes, resolve_defaults
@@ -528,6 +528,17 @@ class SadieApp(App[None]):
         self.learning.started()
         if self.settings.notes and not self.via:  # a client's holder keeps the notes current
             self._watch_notes()
+        if not self.via:  # the holder: another terminal's ingest comes through its socket
+            self.ctx.on_change(self._changed_elsewhere)
+
+    def _changed_elsewhere(self, line: str) -> None:
+        self.post_message(MemoryChanged(line))  # from the holder's threads: post, never call
+
+    def on_memory_changed(self, message: MemoryChanged) -> None:
+        """Another terminal changed the memory: say what, and let open screens refresh."""
+        self.notify(message.line, title="Memory", timeout=6)
+        for screen in self.screen_stack:
+            screen.post_message(MemoryChanged(message.line))
 
     @work(thread=True, exclusive=True, group="notes", exit_on_error=False)
     def _watch_notes(self) -> None:

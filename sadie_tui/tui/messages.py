@@ -33,3 +33,15 @@ class ModelChecked(Message):
     def __init__(self, status: Any) -> None:
         super().__init__()
         self.status = status
+
+
+class MemoryChanged(Message):
+    """Another sadie's ingest or reflection, through this app's socket, changed the memory:
+    ``line`` says what ("3 notes added from another terminal"). The app shows it and hands
+    it to each open screen; it does not bubble back up."""
+
+    bubble = False
+
+    def __init__(self, line: str) -> None:
+        super().__init__()
+        self.line = line

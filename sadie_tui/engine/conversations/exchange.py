@@ -129,12 +129,57 @@ def _markdown(
             head += f" · as {_persona_of(message)}"
         if message.status != "complete":
             head += f" ({message.status})"
-        lines += [head, "", message.content.rstrip(), ""]
+        flagged = flagged_spans(message) if message.role == "assistant" else []
+        lines += [head, "", marked(message.content, flagged).rstrip(), ""]
+        if flagged:
+            lines += [f"⚠ {not_found_line(flagged)}", ""]
         for n, citation in enumerate(message.citations, start=1):
             lines.append(f"{n}. {citation_line(citation)}")
         if message.citations:
             lines.append("")
     return "\n".join(lines).rstrip() + "\n"
+
+
+def flagged_spans(message: Message) -> list[dict[str, Any]]:
+    """The reply's details no note holds (``metadata["unsupported"]``), as the app underlines
+    them: each span that is still exactly its text's ``content[start:end]``, in order."""
+    spans = (message.metadata or {}).get("unsupported") or []
+    fits = []
+    for span in spans:
+        try:
+            start, end = int(span["start"]), int(span["end"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if 0 <= start < end <= len(message.content) and message.content[start:end] == span.get(
+            "text"
+        ):
+            fits.append({**span, "start": start, "end": end})
+    return sorted(fits, key=lambda sp: sp["start"])
+
+
+def marked(text: str, spans: list[dict[str, Any]]) -> str:
+    """``text`` with each flagged span underlined (``<u>…</u>``, which Markdown viewers
+    show), as the app shows them; overlapping spans after the first are left as they are."""
+    out: list[str] = []
+    at = 0
+    for span in spans:
+        if span["start"] < at:
+            continue
+        out += [text[at : span["start"]], f"<u>{span['text']}</u>"]
+        at = span["end"]
+    out.append(text[at:])
+    return "".join(out)
+
+
+def not_found_line(spans: list[dict[str, Any]]) -> str:
+    """ "2 details not found in your notes (underlined): 3:15, Tomás", as the app's sidebar
+    and ``sadie chat`` say it."""
+    seen: list[str] = []
+    for span in spans:
+        if span["text"] not in seen:
+            seen.append(span["text"])
+    noun = "detail" if len(spans) == 1 else "details"
+    return f"{len(spans)} {noun} not found in your notes (underlined): " + ", ".join(seen)
 
 
 def _persona_of(message: Message) -> str:

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from ...display import safe
 from ...engine.errors import SadieError
+from ..messages import MemoryChanged
 from ..widgets.chip_bar import KIND_NAMES
 
 LIMIT = 30
@@ -78,6 +79,10 @@ class ChipPickerScreen(ModalScreen[Any]):
     def on_mount(self) -> None:
         self.query_one(Input).focus()
         self._search("")
+
+    def on_memory_changed(self, _: MemoryChanged) -> None:
+        """Notes came in from another terminal: search again, so they can be attached."""
+        self._search(self.query_one(Input).value)
 
     @on(Input.Changed, "#picker-query")
     def _changed(self, event: Input.Changed) -> None:

@@ -23,9 +23,10 @@ from textual.worker import get_current_worker
 
 from ...display import safe
 from ...engine.errors import SadieError
+from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
-from .dialogs import Confirm, TextPrompt
+from .dialogs import Confirm, ExportDialog, TextPrompt
 
 if TYPE_CHECKING:
     from ..host import SadieHost
@@ -74,6 +75,14 @@ def conversation_prompt(
 def export_name(title: str, conversation_id: str, now: datetime) -> str:
     slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or "conversation"
     return f"{now:%Y-%m-%d}-{slug}-{conversation_id[:8]}.md"
+
+
+def export_folder() -> Path:
+    """Where an export is offered first: ``~/Documents`` if there is one, else ``~`` (never
+    the memory's home, which is hidden in the platform's data folder)."""
+    home = Path.home()
+    documents = home / "Documents"
+    return documents if documents.is_dir() else home
 
 
 class ConversationList(OptionList):
@@ -172,7 +181,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             "export",
             "Export",
             id="browser.export",
-            tooltip="Export as Markdown into the home's exports/ folder",
+            tooltip="Export as Markdown or JSON, to a file you choose",
         ),
         Binding(
             "t",
@@ -448,21 +457,19 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             self.app.call_from_thread(self.refresh_list, None, row)
 
     def action_export(self) -> None:
-        if (c := self._need_selection()) is not None:
-            self._export(c.id, c.title)
-
-    @work(thread=True, group="browser-change", exit_on_error=False)
-    def _export(self, conversation_id: str, title: str) -> None:
+        """Ask where, then write the highlighted conversation there and say where it went."""
+        if (c := self._need_selection()) is None:
+            return
         session = self.host.session
         assert session is not None
-        try:
-            text = session.export(conversation_id, "md")
-            folder = Path(session.home) / "exports"
-            folder.mkdir(parents=True, exist_ok=True)
-            path = folder / export_name(title, conversation_id, self.host.clock())
-            path.write_text(text, encoding="utf-8")
-        except (SadieError, OSError) as exc:
-            message = exc.one_line() if isinstance(exc, SadieError) else str(exc)
-            self.app.call_from_thread(self.notify, message, title="Export failed", severity="error")
-            return
-        self.app.call_from_thread(self.notify, str(path), title="Exported", timeout=8)
+        name = export_name(c.title, c.id, self.host.clock())
+
+        def write(path: Path, fmt: str) -> None:
+            write_private(path, session.export(c.id, fmt))  # a journal: 0600 when new
+
+        def written(path: Path | None) -> None:
+            if path is not None:
+                self.notify(f"“{c.title}” written to {path}", title="Exported", timeout=8)
+
+        dialog = ExportDialog(f"Export “{c.title}” to", export_folder() / name, write)
+        self.app.push_screen(dialog, written)

@@ -1,0 +1,203 @@
+"""The long jobs a holder runs for another sadie of the same user: ``sadie ingest`` (and its
+``--watch`` batches), removing deleted notes, and ``sadie reflect``. Each streams NDJSON: the
+engine's progress as lines, then its report (or its error) as the last line.
+
+An ingest reads files on the holder's machine, with the holder's rights: these routes are
+served only on a Unix socket (mode 0600: the person's own processes); over TCP they answer
+403. When a job changed the memory, the holder is told in one line (``app.state.on_change``,
+set by ``Holder.on_change``): the app shows it as a notice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ..engine.errors import SadieError
+from ..engine.ingest.pipeline import IngestReport
+from ..engine.reflect.report import ReflectReport
+from ..engine.session import Progress, SessionProtocol, Stop
+from ..engine.wire import dump
+from .body import body_as
+from .errors import HTTPProblem, json_response, kind_of
+from .guard import over_unix_socket
+from .job_shapes import (
+    IngestDone,
+    IngestLine,
+    IngestRequest,
+    JobFailed,
+    JobProgress,
+    NotesRemoved,
+    ReflectDone,
+    ReflectLine,
+    ReflectRequest,
+    RemoveNotesRequest,
+)
+from .routing import NDJSON, Answer, Api, ok
+from .streams import NDJSONResponse, dumps
+
+api = Api()
+Job = Callable[[Progress, Stop], Any]  # runs in a thread; its result becomes the last line
+
+
+def _session(request: Request) -> SessionProtocol:
+    return request.app.state.session
+
+
+def _socket_only(request: Request, what: str) -> None:
+    """403 unless the request came over a Unix socket (an ingest reads files with the
+    holder's rights: only the person's own processes may ask for that)."""
+    if not over_unix_socket(request.scope):
+        raise HTTPProblem(
+            403,
+            f"{what} is served only on the memory's Unix socket, to the same user's sadie",
+            kind="forbidden",
+            fix=f"run `sadie {what}` on the machine that holds the memory",
+        )
+
+
+def _tell(request: Request, line: str | None) -> None:
+    """Tell the holder what changed (a notice in the app); nothing when nobody listens."""
+    listener = getattr(request.app.state, "on_change", None)
+    if line and listener is not None:
+        listener(line)
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def ingest_notice(report: IngestReport) -> str | None:
+    """ "3 notes added from another terminal", or None when nothing changed."""
+    parts = []
+    if report.added:
+        parts.append(f"{_plural(report.added, 'note')} added")
+    if report.updated:
+        parts.append(f"{report.updated} updated")
+    records = sum(report.derived.values())
+    if records:
+        parts.append(f"{_plural(records, 'record')} read")
+    return f"{', '.join(parts)} from another terminal" if parts else None
+
+
+def reflect_notice(report: ReflectReport) -> str | None:
+    """ "2 new beliefs from another terminal's reflection", or None when none is new."""
+    if not report.new:
+        return None
+    return f"{_plural(report.new, 'new belief')} from another terminal's reflection"
+
+
+async def _lines(job: Job, finish: Callable[[Any], Any]) -> AsyncIterator[str]:
+    """Run ``job`` in a thread; yield its progress, then ``finish(result)`` or its error, one
+    JSON object a line. A client that hangs up stops it at its next ``stop`` check (a
+    reflection between batches); an ingest finishes the files it started."""
+    loop = asyncio.get_running_loop()
+    queue: asyncio.Queue[Any] = asyncio.Queue()
+    hung_up = threading.Event()
+
+    def put(item: Any) -> None:
+        with contextlib.suppress(RuntimeError):  # the server's loop closed: nobody reads
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+
+    def progress(stage: str, done: int, total: int) -> None:
+        put(dump(JobProgress(stage, done, total)))
+
+    def work() -> None:
+        try:
+            put(dump(finish(job(progress, hung_up.is_set))))
+        except SadieError as exc:
+            put(dump(JobFailed(exc.message, exc.fix, kind_of(exc))))
+        except Exception as exc:  # noqa: BLE001 - the client gets one line, as from any route
+            put(dump(JobFailed(f"internal error: {type(exc).__name__}", None, "error")))
+        finally:
+            put(None)
+
+    worker = asyncio.ensure_future(asyncio.to_thread(work))
+    try:
+        while (line := await queue.get()) is not None:
+            yield dumps(line) + "\n"
+    finally:
+        hung_up.set()
+        if worker.done():
+            worker.result()
+
+
+def _streamed(job: Job, finish: Callable[[Any], Any]) -> Response:
+    return NDJSONResponse(_lines(job, finish), headers={"Cache-Control": "no-store"})
+
+
+@api.route(
+    "POST",
+    "/v1/ingest",
+    "Read files and folders on this machine into the memory (the Unix socket only)",
+    (Answer(IngestLine, media=NDJSON, text="progress lines, then the report (or the error)"),),
+    request=IngestRequest,
+    errors=(400, 413),
+)
+async def ingest(request: Request) -> Response:
+    """``sadie ingest`` from another terminal: the holder reads the files itself."""
+    _socket_only(request, "ingest")
+    body = await body_as(request, IngestRequest)
+    session = _session(request)
+    paths = [Path(p) for p in body.paths]
+
+    def job(progress: Progress, stop: Stop) -> IngestReport:
+        report = session.ingest(paths, progress, body.csv_map)
+        _tell(request, ingest_notice(report))
+        return report
+
+    return _streamed(job, IngestDone)
+
+
+@api.route(
+    "POST",
+    "/v1/notes/remove",
+    "Take deleted files or folders out of the memory (the Unix socket only)",
+    ok(NotesRemoved),
+    request=RemoveNotesRequest,
+    errors=(400, 413),
+)
+async def remove_notes(request: Request) -> Response:
+    """``sadie ingest --watch`` from another terminal, when a note is deleted."""
+    _socket_only(request, "ingest")
+    body = await body_as(request, RemoveNotesRequest)
+    session = _session(request)
+    removed = await asyncio.to_thread(session.remove_notes, [Path(p) for p in body.paths])
+    if removed:
+        _tell(request, f"{_plural(removed, 'note')} removed from another terminal")
+    return json_response(dump(NotesRemoved(removed)))
+
+
+@api.route(
+    "POST",
+    "/v1/reflect",
+    "Reflect on the notes waiting, with progress (the Unix socket only)",
+    (Answer(ReflectLine, media=NDJSON, text="progress lines, then the report (or the error)"),),
+    request=ReflectRequest,
+    errors=(400, 413),
+)
+async def reflect(request: Request) -> Response:
+    """``sadie reflect`` from another terminal; hanging up stops it between batches."""
+    _socket_only(request, "reflect")
+    body = await body_as(request, ReflectRequest)
+    session = _session(request)
+
+    def job(progress: Progress, stop: Stop) -> ReflectReport:
+        report = session.reflect(
+            everything=body.everything,
+            since=body.since,
+            budget_minutes=body.budget_minutes,
+            progress=progress,
+            stop=stop,
+        )
+        _tell(request, reflect_notice(report))
+        return report
+
+    return _streamed(job, ReflectDone)
