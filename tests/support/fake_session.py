@@ -81,6 +81,14 @@ class FakeSession:
 
         return [ModelInfo("fake:1b", 1_000_000_000, "fake", "1B", "Q4_K_M")]
 
+    def model_server(self) -> Any:
+        from sadie_tui.engine.reasoners.choose import ServerSource
+
+        return ServerSource("ollama", "http://fake", "ollama_host", "OLLAMA_HOST", "default")
+
+    def use_model_server(self, address: str) -> Any:
+        raise NotImplementedError
+
     def warm(self) -> None:
         pass
 
