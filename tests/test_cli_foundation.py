@@ -69,10 +69,12 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "keyword index",
         "personas",
         "embedding model",
+        "model server",
         "ollama",
         "model",
     }
     assert all(line.startswith("✓") for line in lines.values()), result.stdout
+    assert lines["model server"] == f"✓ model server: {srv.url} (from OLLAMA_HOST in the environment)"
     assert lines["ollama"] == f"✓ ollama: {srv.url} (version 0.12.0)"
     assert lines["model"] == "✓ model: qwen3:1.7b is pulled"
     assert "(384 dimensions, onnx)" in lines["embedding model"]
