@@ -271,6 +271,7 @@ class TurnController:
         with self.owner.app.batch_update():
             await reply.end_text()
             reply.checking = False
+            reply.in_tail = False  # the tail is in: a stop from here is an ordinary one
             reply.unsupported = list(event.unsupported)
             reply.set_sources(
                 Sources(
@@ -324,6 +325,8 @@ class TurnController:
 
     async def _show_reloaded(self, reply: AssistantMessage, sources: Sources, stored: Any) -> None:
         reply.set_sources(sources)
+        if stored.status == "interrupted" and reply.status == "complete":
+            await reply.interrupted()  # the engine could not keep it complete after all
         if sources.stopped is not None:
             # Kept complete: its final text (an echo or a policy may have changed it), the
             # note saying how many sources were checked, and the details no note holds.
