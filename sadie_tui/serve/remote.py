@@ -9,6 +9,7 @@ holder, exit 3 as before. The TUI is a client the same way (``sadie`` while anot
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from collections.abc import AsyncGenerator, Sequence
@@ -284,12 +285,10 @@ class RemoteSession:
         """The holder's model server is its own: this process's settings say where a sadie
         started here would look, and the origin says whose it is."""
         # lazy: reasoners.choose loads only when model_server runs, off the start-up path
-        from dataclasses import replace
-
         from ..engine.reasoners.choose import server_source
 
         origin = f"this process's settings; {self.holder} uses its own"
-        return replace(server_source(self.settings), origin=origin)
+        return dataclasses.replace(server_source(self.settings), origin=origin)
 
     def use_model_server(self, address: str) -> ServerSource:
         raise UsageError(
