@@ -36,9 +36,7 @@ def test_each_source_is_named_and_a_disagreement_said(tmp_home, monkeypatch) -> 
         "http://127.0.0.1:11500 (from config.toml)"
     )
     path.write_text("")
-    assert server_source(load_settings(path)).describe() == (
-        "http://127.0.0.1:11434 (from the default)"
-    )
+    assert server_source(load_settings(path)).describe() == ("http://127.0.0.1:11434 (the default)")
     path.write_text('ollama_host = "http://127.0.0.1:11500"\n')
     monkeypatch.setenv("OLLAMA_HOST", OLD)
     source = server_source(load_settings(path))
@@ -55,7 +53,7 @@ def test_an_address_set_in_the_app_wins_for_its_run(tmp_home, monkeypatch) -> No
     settings = load_settings(config_at(tmp_home, ""))
     source = use_server(settings, "127.0.0.1:11500")
     assert settings.ollama_host == "http://127.0.0.1:11500"
-    assert source.describe() == "http://127.0.0.1:11500 (from set in the app)"
+    assert source.describe() == "http://127.0.0.1:11500 (set in the app)"
     assert source.conflict == (
         f"OLLAMA_HOST={OLD} in the environment wins again at the next launch"
         " (unset it to keep http://127.0.0.1:11500)"

@@ -67,7 +67,7 @@ async def test_f4_changes_the_address_lists_the_new_servers_models_and_saves_it(
             await wait_until(pilot, lambda: picker.names, what="the new server's models")
             assert sorted(picker.names) == ["gemma3:270m", "qwen3:1.7b"]
             assert ("GET", "/api/tags") in moved.hits
-            assert text(picker, "#server-source") == f"Model server: {moved.url} (from set in the app)"
+            assert text(picker, "#server-source") == f"Model server: {moved.url} (set in the app)"
             assert picker.query_one(OptionList).has_focus
             await wait_until(pilot, lambda: status.online is True, what="online at once")
             await pilot.press("enter")  # the highlighted (current) model

@@ -68,12 +68,14 @@ class ServerSource:
     conflict: str = ""
 
     def describe(self) -> str:
-        """``http://127.0.0.1:11434 (from OLLAMA_HOST)``: the address and where it came from."""
+        """``http://127.0.0.1:11434 (from OLLAMA_HOST in the environment)``: the address and
+        where it came from."""
         where = {
             "default": "the default",
-            self.variable: f"{self.variable} in the environment",
+            "config.toml": "from config.toml",
+            self.variable: f"from {self.variable} in the environment",
         }.get(self.origin, self.origin)
-        return f"{self.address} (from {where})"
+        return f"{self.address} ({where})"
 
 
 _SETTING = {
