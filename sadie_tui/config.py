@@ -2,7 +2,8 @@
 validated here and nowhere else.
 
 Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_REASONER``,
-``OPENAI_BASE_URL`` (``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``). A value of the
+``OPENAI_BASE_URL`` (``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``); each setting
+remembers where it came from (``Settings.origin``), so a screen can say which source won. A value of the
 wrong type or out of range is a ``ConfigError`` naming the file and the field, never silently
 ignored. An API key is never kept in the file: it is read from the environment when a reasoner
 is made (``Settings.openai_key``), and a key written into the file is refused.
@@ -65,6 +66,16 @@ class Settings:
     reflect_idle_minutes: float = 10.0  # ... once nothing has been typed for this long
     keymap: dict[str, str] = field(default_factory=dict)
     config_path: Path | None = None
+    # Where each setting that is not a default came from: "config.toml", the environment
+    # variable's name, or "set in the app" (``origin``); and what config.toml says of each
+    # one the environment overrode (``file_value``), so a screen can say which one wins.
+    origins: dict[str, str] = field(default_factory=dict)
+    file_values: dict[str, Any] = field(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        """Where ``key``'s value came from: ``default``, ``config.toml``, an environment
+        variable's name, or ``set in the app``."""
+        return self.origins.get(key, "default")
 
     @property
     def openai_url(self) -> str:
@@ -266,14 +277,23 @@ def load_settings(path: Path | None = None) -> Settings:
     for key, check in FIELDS.items():
         if key in data:
             setattr(settings, key, _checked(check, data[key], f"{path}: {key}"))
+            settings.origins[key] = "config.toml"
     keys = data.get("keys", data.get("keymap", {}))
     if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
         raise ConfigError(f"{path}: [keys] must map binding ids to key names")
     settings.keymap = {str(k): str(v) for k, v in keys.items()}
     for variable, key in ENVIRONMENT.items():
         if os.environ.get(variable, "").strip():
+            if settings.origin(key) == "config.toml":
+                settings.file_values[key] = getattr(settings, key)
             setattr(settings, key, _checked(FIELDS[key], os.environ[variable], variable))
+            settings.origins[key] = variable
     return settings
+
+
+def variable_for(key: str) -> str | None:
+    """The environment variable that overrides setting ``key``, if any."""
+    return next((v for v, k in ENVIRONMENT.items() if k == key), None)
 
 
 def _checked(check: Callable[[Any], Any], value: Any, where: str) -> Any:

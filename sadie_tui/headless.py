@@ -103,9 +103,10 @@ def chat(
     code = int(ExitCode.OK)
     reply_id: str | None = None
     ended = False  # the stream's done or error event is out
+    in_tail = False  # the prose is complete: a stop keeps the reply (``WRITING_SOURCES``)
 
     async def run() -> None:
-        nonlocal code, reply_id, ended
+        nonlocal code, reply_id, ended, in_tail
         streamed_any = False
         thinking_shown = False
         stream = session.chat(message, conversation_id=conversation_id, persona=persona, new=new)
@@ -113,6 +114,7 @@ def chat(
             if isinstance(event, Meta):
                 reply_id = event.message_id
             ended = isinstance(event, Done | ErrorEvent)
+            in_tail = in_tail or (isinstance(event, Status) and event.writing_sources)
             if ndjson:
                 print_ndjson(to_json(event))
                 if isinstance(event, ErrorEvent):
@@ -161,9 +163,14 @@ def chat(
         """Every NDJSON stream ends with ``done`` or ``error``: one stopped by ctrl+c or a
         signal too (its reply is kept as interrupted)."""
         if ndjson and not ended:
+            kept = (
+                "the reply is kept complete, with the sources that had arrived checked"
+                if in_tail
+                else "the reply so far is kept as interrupted"
+            )
             with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no line
                 event = ErrorEvent(
-                    f"{why}: the reply so far is kept as interrupted",
+                    f"{why}: {kept}",
                     code=ErrorKind.INTERRUPTED,
                     message_id=reply_id,
                 )
@@ -173,7 +180,10 @@ def chat(
         signals.run(run())
     except KeyboardInterrupt:  # ctrl+c (a signal's Terminated is no KeyboardInterrupt)
         stopped("interrupted")
-        error_line("interrupted: the reply so far is kept and marked interrupted")
+        if in_tail:
+            error_line("interrupted: the reply is kept, with the sources that had arrived checked")
+        else:
+            error_line("interrupted: the reply so far is kept and marked interrupted")
         return 130
     except signals.Terminated as exc:
         stopped(exc.one_line())

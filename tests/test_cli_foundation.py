@@ -69,10 +69,14 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "keyword index",
         "personas",
         "embedding model",
+        "model server",
         "ollama",
         "model",
     }
     assert all(line.startswith("✓") for line in lines.values()), result.stdout
+    assert (
+        lines["model server"] == f"✓ model server: {srv.url} (from OLLAMA_HOST in the environment)"
+    )
     assert lines["ollama"] == f"✓ ollama: {srv.url} (version 0.12.0)"
     assert lines["model"] == "✓ model: qwen3:1.7b is pulled"
     assert "(384 dimensions, onnx)" in lines["embedding model"]
@@ -135,7 +139,7 @@ def test_doctor_subprocess_one_line_per_check(tmp_home: Path) -> None:
     assert "Traceback" not in result.stderr
     lines = result.stdout.strip().splitlines()
     # Piped output is not wrapped: every check is exactly one line.
-    assert len(lines) == len(_lines(result.stdout)) == 7
+    assert len(lines) == len(_lines(result.stdout)) == 8  # model server: the address and why
     assert "→ start it with `ollama serve`, or set OLLAMA_HOST" in _lines(result.stdout)["ollama"]
 
 

@@ -132,6 +132,9 @@ def test_chat_sse_events_in_order_and_the_messages_stored(model, server):
         first_delta = names.index("delta")
         last_delta = len(names) - 1 - names[::-1].index("delta")
         assert 0 < first_delta and last_delta < names.index("citations") < names.index("done")
+        # The marker ends the prose: SSE says so at once, as `chat --ndjson` does.
+        status = events.index(("status", {"value": "writing its sources…"}))
+        assert last_delta < status < names.index("citations")
         meta, done = events[0][1], events[-1][1]
         assert meta["model"] == "qwen3:1.7b" and meta["conversation_id"]
         citations = dict(events)["citations"]

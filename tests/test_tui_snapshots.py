@@ -128,14 +128,23 @@ def test_checking_sources(snap_compare, ctx, ollama) -> None:
 
 
 def test_model_picker(snap_compare, ctx, ollama) -> None:
-    from sadie_tui.tui.screens.dialogs import Choose
+    from textual.widgets import Input, Static
+
+    from sadie_tui.tui.screens.model_picker import ModelPicker
 
     ollama.models.extend(["gemma3:270m", "llama3.2:3b"])
 
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
-        await wait_until(pilot, pilot.app.memory_ready.is_set)
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
         await pilot.press("f4")
-        await wait_until(pilot, lambda: isinstance(pilot.app.screen, Choose))
+        picker = await wait_until(
+            pilot, lambda: isinstance(app.screen, ModelPicker) and app.screen.names and app.screen
+        )
+        # The test server's port changes from run to run: shown as Ollama's usual one.
+        usual = "http://127.0.0.1:11434"
+        picker.query_one("#server-source", Static).update("Model server: " + usual)
+        picker.query_one(Input).value = usual
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)

@@ -240,7 +240,8 @@ def check_ollama(host: str, model: str, timeout: float = 2.0) -> list[Check]:
                 "ollama",
                 "warn",
                 f"not reachable at {host} ({reason}); answers will be offline extracts",
-                "start it with `ollama serve`, or set OLLAMA_HOST",
+                "start it with `ollama serve`, or set OLLAMA_HOST (or ollama_host in"
+                " config.toml, or F4 in the app)",
             ),
             Check("model", "warn", f"{model} not checked (Ollama unreachable)"),
         ]
@@ -296,17 +297,38 @@ def check_openai(
     return checks
 
 
+def check_server_source(settings: Settings) -> Check:
+    """Which address the model server is looked for at, and where it came from: a warning
+    when config.toml and the environment both set it and differ (the environment wins)."""
+    # lazy: reasoners.choose loads only when check_server_source runs, off the start-up path
+    from .reasoners.choose import server_source
+
+    source = server_source(settings)
+    if not source.conflict:
+        return Check("model server", "ok", source.describe())
+    return Check(
+        "model server",
+        "warn",
+        f"{source.describe()}; {source.conflict}",
+        f"unset {source.variable}, or make it and `{source.setting}` in config.toml agree",
+    )
+
+
 def check_model_server(settings: Settings) -> list[Check]:
-    """The server the settings point at: an OpenAI-compatible endpoint with ``reasoner =
-    "openai"``, else Ollama."""
+    """The server the settings point at (an OpenAI-compatible endpoint with ``reasoner =
+    "openai"``, else Ollama), after the line saying which address that is and why."""
+    source = check_server_source(settings)
     if settings.reasoner == "openai":
-        return check_openai(
-            settings.openai_url,
-            settings.model,
-            settings.openai_key(),
-            settings.openai_api_key_env,
-        )
-    return check_ollama(settings.ollama_host, settings.model)
+        return [
+            source,
+            *check_openai(
+                settings.openai_url,
+                settings.model,
+                settings.openai_key(),
+                settings.openai_api_key_env,
+            ),
+        ]
+    return [source, *check_ollama(settings.ollama_host, settings.model)]
 
 
 def check_personas() -> list[Check]:

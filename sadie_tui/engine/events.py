@@ -5,9 +5,12 @@ derived from the fields (``wire``), so a new field is on the wire, in the OpenAP
 read back by a remote session without another edit.
 
 Order: ``Meta`` → ``EmotionEvent`` → ``ContextBudget`` → ``Waiting``* → ``Thinking``* → ``Token``*
-→ ``Checking``? → ``CitationsEvent`` → ``Replace``? → ``Done``; or ``ErrorEvent`` in place of
-the tail.
-``Status`` may appear anywhere before the first token (e.g. the embedder still loading).
+→ ``Status(WRITING_SOURCES)``? → ``Checking``? → ``CitationsEvent`` → ``Replace``? → ``Done``;
+or ``ErrorEvent`` in place of the tail.
+``Status`` may appear anywhere before the first token (e.g. the embedder still loading). After
+the tokens it comes at two points only: once with ``WRITING_SOURCES`` when the model's
+citations marker is seen (the prose is complete; no ``Token`` follows it), and before
+``CitationsEvent`` when a policy was skipped.
 """
 
 from __future__ import annotations
@@ -79,10 +82,22 @@ class Meta:
     type: Literal["meta"] = field(default="meta", init=False)
 
 
+#: The ``Status`` a chat turn sends when the model's prose is complete and it is writing its
+#: citations: a screen says so instead of "replying…", and a stop keeps the reply.
+WRITING_SOURCES = "writing its sources…"
+
+
 @dataclass(frozen=True)
 class Status:
+    """A notice about the turn (see the module docstring for where it may come)."""
+
     value: str
     type: Literal["status"] = field(default="status", init=False)
+
+    @property
+    def writing_sources(self) -> bool:
+        """The prose is complete and the model is writing its citations."""
+        return self.value == WRITING_SOURCES
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .memory import Memory
     from .personas import Personas
     from .reasoners.base import Reasoner
+    from .reasoners.choose import ServerSource
     from .reasoners.ollama import ModelInfo
     from .reflect.beliefs import Belief, BeliefDetail
     from .reflect.report import ReflectReport
@@ -103,6 +104,8 @@ class SessionProtocol(Protocol):
         self, *, fresh: bool = False, model: str | None = None
     ) -> ModelStatus: ...
     async def models(self) -> list[ModelInfo]: ...
+    def model_server(self) -> ServerSource: ...
+    def use_model_server(self, address: str) -> ServerSource: ...
     def warm(self) -> None: ...
     @property
     def embedder_ready(self) -> bool: ...
@@ -270,6 +273,22 @@ class Session:
         from .turns.context import models  # lazy: see __init__
 
         return await models(self.context)
+
+    def model_server(self) -> ServerSource:
+        """The model server's address in use and where it came from (the environment,
+        config.toml, the default, or set in the app), with any disagreement between them."""
+        from .reasoners.choose import server_source  # lazy: see __init__
+
+        return server_source(self.settings)
+
+    def use_model_server(self, address: str) -> ServerSource:
+        """Use the model server at ``address`` from the next check and turn on, whatever the
+        environment says (a ``ConfigError`` for a malformed one). The caller saves it."""
+        from .reasoners.choose import use_server  # lazy: see __init__
+
+        source = use_server(self.settings, address)
+        self.context.checks.forget()
+        return source
 
     def warm(self) -> None:
         """Load the embedding model and the emotion prototypes (blocking; run it in a

@@ -11,6 +11,7 @@ another holds).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
     from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
+    from ..engine.reasoners.choose import ServerSource
     from ..engine.reflect.beliefs import Belief, BeliefDetail
     from ..engine.reflect.report import ReflectReport
     from ..engine.reflect.soul import SoulSuggestion
@@ -314,6 +316,21 @@ class RemoteSession:
 
     async def models(self) -> list[ModelInfo]:
         return self._read(list[ModelInfo], self._get("/v1/models"))
+
+    def model_server(self) -> ServerSource:
+        """The holder's model server is its own: this process's settings say where a sadie
+        started here would look, and the origin says whose it is."""
+        # lazy: reasoners.choose loads only when model_server runs, off the start-up path
+        from ..engine.reasoners.choose import server_source
+
+        origin = f"this process's settings; {self.holder} uses its own"
+        return dataclasses.replace(server_source(self.settings), origin=origin)
+
+    def use_model_server(self, address: str) -> ServerSource:
+        raise UsageError(
+            "the sadie holding the memory talks to the model server, not this one",
+            fix=f"set the address in that sadie ({self.holder}), or close it first",
+        )
 
     def warm(self) -> None:
         """The holder warms its own embedder: wait (bounded) until it says it is ready, so a

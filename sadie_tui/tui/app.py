@@ -30,12 +30,14 @@ from ..engine.errors import SadieError
 from .commands import system_commands
 from .learning import Learning
 from .messages import EmbedderReady, MemoryChanged, MemoryFailed, MemoryReady, ModelChecked
+from .probe import Prober
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
 from .themes import DEFAULT_THEME, load_themes, resolve_defaults
 from .widgets.status import StatusLine
 
 if TYPE_CHECKING:
+    from ..engine.reasoners.choose import ServerSource
     from ..engine.session import SessionProtocol
     from ..launch import Launch
 
@@ -43,17 +45,6 @@ MIN_SIZE = (50, 12)
 STATE_FILE = "tui-state.json"  # in the memory home: the conversation to reopen
 
 SessionFactory = Callable[["Launch"], "SessionProtocol"]
-
-
-def describe(model: Any) -> str:
-    """A picker line for a ``ModelInfo``: size, parameters, family, quantisation."""
-    parts = []
-    if model.size:
-        parts.append(
-            f"{model.size / 1e9:.1f} GB" if model.size >= 1e8 else f"{model.size / 1e6:.0f} MB"
-        )
-    parts += [x for x in (model.parameter_size, model.family, model.quantization) if x]
-    return " · ".join(parts)
 
 
 # Seconds an orderly exit after SIGTERM/SIGHUP may take before the process ends anyway.
@@ -126,7 +117,7 @@ class SadieApp(App[None]):
         ),
     ]
 
-    PROBE_SECONDS = 30.0  # how often the model server is asked again whether it answers
+    PROBE_TICK = 1.0  # how often the app looks whether the model server is due a probe
 
     def __init__(
         self,
@@ -161,6 +152,7 @@ class SadieApp(App[None]):
         self.theme = wanted if wanted in self.available_themes else DEFAULT_THEME
         self.set_keymap(self.keymap)
         self.persona_offer: dict[str, str] = {}  # name -> description, from the session
+        self.prober = Prober()  # when the model server is asked again whether it answers
         self._too_small: TooSmallScreen | None = None
         self._last_remembered: str | None = None
         self._signals: list[int] = []
@@ -260,33 +252,35 @@ class SadieApp(App[None]):
 
     # -- the model ----------------------------------------------------------------------------
     def action_choose_model(self) -> None:
+        self.choose_model()
+
+    def choose_model(self, *, address: bool = False) -> None:
+        """The model picker (F4): the server's models, its address and where that came from;
+        with ``address``, the cursor starts in the address box (the palette's "Model server
+        address…")."""
         if self.session is None:
             self.notify("The memory is still opening — try again in a moment", timeout=3)
             return
-        self._list_models()
-
-    @work(exclusive=True, group="models", exit_on_error=False)
-    async def _list_models(self) -> None:
         # lazy: the dialogs load only when a picker opens, off the start-up path
-        from .screens.dialogs import Choose
-
-        assert self.session is not None
-        try:
-            found = await self.session.models()
-        except SadieError as exc:
-            self.notify(exc.one_line(), title="Cannot list the models", severity="error")
-            return
-        if not found:
-            self.notify("The Ollama server has no models pulled", severity="warning")
-            return
+        from .screens.model_picker import ModelPicker
 
         def chosen(name: str | None) -> None:
             if name:
                 self.set_model(name)
 
-        self.push_screen(
-            Choose("Model", [(m.name, describe(m)) for m in found], self.model), chosen
-        )
+        self.push_screen(ModelPicker(self, self.model, edit_address=address), chosen)
+
+    def use_model_server(self, address: str) -> ServerSource:
+        """Use the model server at ``address`` now (this run, whatever OLLAMA_HOST says),
+        save it to config.toml for the next launches, and ask it at once whether the model
+        answers. A malformed address is a ``SadieError`` and changes nothing."""
+        assert self.session is not None
+        source = self.session.use_model_server(address)
+        self._remember(source.setting, source.address)
+        for status in self._status_lines():
+            status.online = None
+        self._check_model(fresh=True)
+        return source
 
     def set_model(self, name: str) -> None:
         self.model = self.model_choice = name
@@ -523,7 +517,8 @@ class SadieApp(App[None]):
         elif self.session.embedder_ready:
             self.post_message(EmbedderReady())
         self._check_model()
-        self.set_interval(self.PROBE_SECONDS, lambda: self._check_model(fresh=True))
+        self.prober.asked()
+        self.set_interval(self.PROBE_TICK, self.probe_tick)
         self._ask_personas()
         self.learning.started()
         if self.settings.notes and not self.via:  # a client's holder keeps the notes current
@@ -608,6 +603,14 @@ class SadieApp(App[None]):
         for status in self._status_lines():
             status.embedder_ready = message.error is None
 
+    def probe_tick(self) -> None:
+        """Ask the model server again when the prober says it is due: never while a reply
+        streams (the reply itself says when the server goes)."""
+        busy = any(s.streaming for s in self.screen_stack if isinstance(s, ChatScreen))
+        if self.session is not None and self.prober.due(busy=busy):
+            self.prober.asked()
+            self._check_model(fresh=True)
+
     @work(exclusive=True, group="model", exit_on_error=False)
     async def _check_model(self, fresh: bool = False) -> None:
 
@@ -616,12 +619,14 @@ class SadieApp(App[None]):
         try:
             status = await self.session.check_model(fresh=fresh, model=self.model_choice)
         except SadieError:
+            self.prober.checked(False)
             return  # the holder went away: the next reply says so
         self.post_message(ModelChecked(status))
 
     def on_model_checked(self, message: ModelChecked) -> None:
         """Show the model's state; a change after the first check is a toast each way."""
         status = message.status
+        self.prober.checked(status.online)
         was, self.online = self.online, status.online
         for line in self._status_lines():
             line.online = status.online
@@ -635,7 +640,7 @@ class SadieApp(App[None]):
             gone = "went away" if was else "is not available"
             self.notify(
                 f"{status.detail}{fix}\nUntil it is back sadie answers offline, quoting your"
-                " notes; it checks again every half minute.",
+                " notes; it checks again every few seconds. F4 changes the server's address.",
                 title=f"The model {gone}",
                 severity="warning",
                 timeout=12,

@@ -29,7 +29,10 @@ TITLES = {
         "What sadie has learned",
         "The beliefs sadie drew from your notes, with their quotes: accept, reject, edit",
     ),
-    "choose-model": ("Choose model…", "Pick one of the models the Ollama server has pulled"),
+    "choose-model": (
+        "Choose model…",
+        "Pick one of the models the server has pulled, or change the server's address",
+    ),
     "regenerate": ("Regenerate the last reply", "Answer your last message again (or retry it)"),
     "edit-last": ("Edit the last message", "Change your last message and resend it"),
     "scroll-up": ("Scroll up", "Scroll the conversation up a page"),
@@ -55,6 +58,11 @@ def system_commands(app: SadieHost, screen: Screen) -> Iterator[SystemCommand]:
             f"{help_text} ({app.get_key_display(binding)})",
             partial(app.run_action, binding.action, active.node),
         )
+    yield SystemCommand(
+        "Model server address…",
+        "Where sadie finds the model server: used at once, saved to config.toml",
+        partial(app.choose_model, address=True),
+    )
     for name, description in app.personas().items():
         yield SystemCommand(
             f"Persona: {name}",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from textual.binding import Binding
 
+    from ..engine.reasoners.choose import ServerSource
     from ..engine.session import SessionProtocol
 
 
@@ -39,6 +40,12 @@ class SadieHost(Protocol):
         ...
 
     def model_failed(self, code: str) -> None: ...
+
+    def set_model(self, name: str) -> None: ...
+
+    def choose_model(self, *, address: bool = False) -> None: ...
+
+    def use_model_server(self, address: str) -> ServerSource: ...
 
     def remember_conversation(self, conversation_id: str | None) -> None: ...
 

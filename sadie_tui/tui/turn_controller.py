@@ -35,7 +35,7 @@ from .chat_widgets import ChatWidgets
 from .conversation_controller import ConversationController
 from .host import from_thread
 from .widgets.chip_bar import ChipItem
-from .widgets.citations import Sources
+from .widgets.citations import Sources, stopped_note
 from .widgets.transcript import CUT_NOTES, AssistantMessage, UserMessage
 
 if TYPE_CHECKING:
@@ -193,7 +193,10 @@ class TurnController:
             await showing.wait()
         except asyncio.CancelledError:
             await showing.wait()
-            await reply.interrupted()
+            if reply.in_tail:  # the engine kept it complete, with what had arrived checked
+                await reply.stopped_in_sources()
+            else:
+                await reply.interrupted()
             self.owner.run_worker(
                 partial(self._reload_sources, reply),
                 thread=True,
@@ -217,6 +220,9 @@ class TurnController:
             case EmotionEvent(value=emotion):
                 self.widgets.sigil.emotion = emotion
                 reply.set_emotion(emotion)
+            case Status() if event.writing_sources:
+                await reply.writing_sources()
+                await self.widgets.sources.sources_changed(reply)
             case Status(value=note):
                 if reply.text:  # after the reply (a policy skipped): the placeholder is gone
                     self.owner.notify(note, severity="warning", timeout=6)
@@ -265,6 +271,7 @@ class TurnController:
         with self.owner.app.batch_update():
             await reply.end_text()
             reply.checking = False
+            reply.in_tail = False  # the tail is in: a stop from here is an ordinary one
             reply.unsupported = list(event.unsupported)
             reply.set_sources(
                 Sources(
@@ -314,8 +321,19 @@ class TurnController:
             return
         if stored is not None:
             sources = Sources.stored(stored.citations, stored.metadata or {}, stored.status)
-            from_thread(self.owner.app, self._show_reloaded, reply, sources)
+            from_thread(self.owner.app, self._show_reloaded, reply, sources, stored)
 
-    async def _show_reloaded(self, reply: AssistantMessage, sources: Sources) -> None:
+    async def _show_reloaded(self, reply: AssistantMessage, sources: Sources, stored: Any) -> None:
         reply.set_sources(sources)
+        if stored.status == "interrupted" and reply.status == "complete":
+            await reply.interrupted()  # the engine could not keep it complete after all
+        if sources.stopped is not None:
+            # Kept complete: its final text (an echo or a policy may have changed it), the
+            # note saying how many sources were checked, and the details no note holds.
+            if stored.content != reply.text:
+                await reply.replace(stored.content, "", blocked=False, quiet=True)
+            reply.show_note(stopped_note(sources.stopped))
+            unsupported = (stored.metadata or {}).get("unsupported") or []
+            if unsupported:
+                await reply.flag(list(unsupported))
         await self.widgets.sources.sources_changed(reply)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from sadie_tui.engine.conversations import Conversation, Message
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
+    from sadie_tui.engine.reasoners.choose import ServerSource
     from sadie_tui.engine.reasoners.ollama import ModelInfo
     from sadie_tui.engine.reflect.beliefs import Belief, BeliefDetail
     from sadie_tui.engine.reflect.report import ReflectReport
@@ -82,6 +83,14 @@ class FakeSession:
         from sadie_tui.engine.reasoners.ollama import ModelInfo
 
         return [ModelInfo("fake:1b", 1_000_000_000, "fake", "1B", "Q4_K_M")]
+
+    def model_server(self) -> ServerSource:
+        from sadie_tui.engine.reasoners.choose import ServerSource
+
+        return ServerSource("ollama", "http://fake", "ollama_host", "OLLAMA_HOST", "default")
+
+    def use_model_server(self, address: str) -> ServerSource:
+        raise NotImplementedError
 
     def warm(self) -> None:
         pass

@@ -118,6 +118,8 @@ class Reply:
     stream:       ``None`` follows the request's ``"stream"`` field (Ollama
                   defaults to streaming when it is absent); True/False forces it.
     done_reason:  ``done_reason`` of the final line (``"stop"``, ``"length"`` ...).
+    gate_after:   after this many content pieces, wait until ``gate`` is set (or the server
+                  stops) before sending the rest: a test releases a slow tail when it wants.
     """
 
     content: Sequence[str] = ()
@@ -130,6 +132,8 @@ class Reply:
     status: int = 200
     stream: bool | None = None
     done_reason: str = "stop"
+    gate_after: int | None = None
+    gate: threading.Event | None = None
     # Set by a ``CpuModel``: the wait before the first line (reading the prompt), before each
     # content piece (writing), and the done line's counters.
     read_seconds: float = 0.0
@@ -277,11 +281,7 @@ def default_responder(body: dict) -> Reply:
     a ``format`` that is neither ``"json"`` nor a schema object fails the way
     Ollama's runner does (an error line, or HTTP 500 when not streaming).
     """
-    thinking = (
-        split_pieces(_THINKING_TEXT, _DEFAULT_PIECE_SIZES)
-        if _wants_thinking(body)
-        else []
-    )
+    thinking = split_pieces(_THINKING_TEXT, _DEFAULT_PIECE_SIZES) if _wants_thinking(body) else []
     if _format_of(body) is not None:
         try:
             text = _structured_text(body)
@@ -341,8 +341,7 @@ def instance_for(schema: Any, body: dict | None = None) -> Any:
         return {}
     if not isinstance(schema, dict):
         raise ValueError(
-            f"invalid format: {json.dumps(schema)}; "
-            'expected "json" or a valid JSON Schema object'
+            f'invalid format: {json.dumps(schema)}; expected "json" or a valid JSON Schema object'
         )
     return _Instance(schema, body or {}).value(schema, 0)
 
@@ -556,9 +555,7 @@ class _Instance:
         out: dict[str, Any] = {"episode": episode, "quote": quote}
         if "support" in props:
             support = self.choices(self.resolve(props["support"]))
-            out["support"] = (
-                "verbatim" if support is None or "verbatim" in support else support[0]
-            )
+            out["support"] = "verbatim" if support is None or "verbatim" in support else support[0]
         return out
 
 
@@ -690,9 +687,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _send_bytes(
-        self, status: int, body: bytes, content_type: str, head: bool = False
-    ) -> None:
+    def _send_bytes(self, status: int, body: bytes, content_type: str, head: bool = False) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
@@ -727,9 +722,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_HEAD(self) -> None:
         self.server.fake._hit("HEAD", self.path)
         if self.path in ("/", ""):
-            self._send_bytes(
-                200, b"Ollama is running", "text/plain; charset=utf-8", head=True
-            )
+            self._send_bytes(200, b"Ollama is running", "text/plain; charset=utf-8", head=True)
         else:
             self._send_bytes(404, b"404 page not found", "text/plain", head=True)
 
@@ -776,9 +769,7 @@ class _Handler(BaseHTTPRequestHandler):
         if not name:
             self._send_error_json(400, "model is required")
         elif not fake._has_model(name):
-            self._send_error_json(
-                404, f'model "{name}" not found, try pulling it first'
-            )
+            self._send_error_json(404, f'model "{name}" not found, try pulling it first')
         else:
             self._send_json(200, fake._show(name))
 
@@ -789,9 +780,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(400, "model is required")
             return
         if not fake._has_model(model):
-            self._send_error_json(
-                404, f'model "{model}" not found, try pulling it first'
-            )
+            self._send_error_json(404, f'model "{model}" not found, try pulling it first')
             return
         fake._mark_loaded(model, body)
 
@@ -810,9 +799,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error_json(reply.status, reply.error_message)
             return
         streaming = (
-            reply.stream
-            if reply.stream is not None
-            else body.get("stream", True) is not False
+            reply.stream if reply.stream is not None else body.get("stream", True) is not False
         )
         prompt_tokens = _prompt_tokens(body)
         if fake.cpu is not None and chat:
@@ -825,9 +812,7 @@ class _Handler(BaseHTTPRequestHandler):
     # -- completion bodies --------------------------------------------------
 
     @staticmethod
-    def _frame(
-        model: str, chat: bool, content: str, thinking: str | None = None
-    ) -> dict:
+    def _frame(model: str, chat: bool, content: str, thinking: str | None = None) -> dict:
         frame: dict[str, Any] = {"model": model, "created_at": _now_iso()}
         if chat:
             message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -880,6 +865,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.server.fake._stopping.wait(max(reply.stall_seconds, 0.0))
         raise _Dropped
 
+    def _gated(self, gate: threading.Event) -> None:
+        """Wait for a test to release the rest of the reply (or for the server to stop)."""
+        stopping = self.server.fake._stopping
+        while not gate.wait(0.05):
+            if stopping.is_set():
+                raise _Dropped
+
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
@@ -912,6 +904,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if reply.stall_after is not None and index == reply.stall_after:
                 self._stall(reply)
+            if reply.gate is not None and index == reply.gate_after:
+                self._gated(reply.gate)
             if piece is None:
                 break
             self._wait(
@@ -1105,9 +1099,7 @@ class FakeOllama:
     def _mark_loaded(self, name: str, body: dict) -> None:
         options = body.get("options") if isinstance(body.get("options"), dict) else {}
         num_ctx = (
-            options.get("num_ctx")
-            if isinstance(options.get("num_ctx"), int)
-            else DEFAULT_NUM_CTX
+            options.get("num_ctx") if isinstance(options.get("num_ctx"), int) else DEFAULT_NUM_CTX
         )
         with self._lock:
             self._loaded[name] = num_ctx
@@ -1203,9 +1195,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--delay", type=float, default=0.0, help="seconds before each streamed line"
     )
-    parser.add_argument(
-        "--model", action="append", dest="models", help="served model (repeatable)"
-    )
+    parser.add_argument("--model", action="append", dest="models", help="served model (repeatable)")
     args = parser.parse_args(argv)
 
     if args.tokens is not None:

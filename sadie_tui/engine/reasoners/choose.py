@@ -9,8 +9,11 @@ offline: the fallback itself is the companion's, which has the status cache and 
 
 from __future__ import annotations
 
+import os
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..errors import SadieError, UsageError
 from .offline import OfflineReasoner
 from .ollama import ModelInfo, OllamaReasoner
 from .ollama import list_models as ollama_models
@@ -24,7 +27,19 @@ if TYPE_CHECKING:
     from ...config import Settings
     from .base import Reasoner
 
-__all__ = ["backend", "endpoint", "list_models", "make_reasoner", "model_status"]
+__all__ = [
+    "ServerSource",
+    "backend",
+    "endpoint",
+    "list_models",
+    "make_reasoner",
+    "model_status",
+    "server_source",
+    "use_server",
+]
+
+# The origin of an address the person set in a running app (``use_server``).
+SET_IN_APP = "set in the app"
 
 
 def backend(settings: Settings) -> str:
@@ -37,6 +52,84 @@ def backend(settings: Settings) -> str:
 def endpoint(settings: Settings) -> str:
     """The URL of the model server the settings point at (for a status line or doctor)."""
     return settings.openai_url if backend(settings) == "openai" else settings.ollama_host
+
+
+@dataclass(frozen=True)
+class ServerSource:
+    """The model server's address in use, and which source won: ``origin`` is ``default``,
+    ``config.toml``, the environment variable's name, or ``set in the app``. ``conflict``
+    says when two sources are set and differ (empty when they agree)."""
+
+    kind: str  # ollama | openai | offline
+    address: str
+    setting: str  # the config.toml key: ollama_host | openai_base_url
+    variable: str  # the environment variable: OLLAMA_HOST | OPENAI_BASE_URL
+    origin: str
+    conflict: str = ""
+
+    def describe(self) -> str:
+        """``http://127.0.0.1:11434 (from OLLAMA_HOST in the environment)``: the address and
+        where it came from."""
+        where = {
+            "default": "the default",
+            "config.toml": "from config.toml",
+            self.variable: f"from {self.variable} in the environment",
+        }.get(self.origin, self.origin)
+        return f"{self.address} ({where})"
+
+
+_SETTING = {
+    "ollama": ("ollama_host", "OLLAMA_HOST"),
+    "openai": ("openai_base_url", "OPENAI_BASE_URL"),
+}
+
+
+def _normalise(kind: str, address: str) -> str:
+    # lazy: config sits a floor above the engine (it imports engine.errors)
+    from ...config import normalise_base_url, normalise_host
+
+    return normalise_base_url(address) if kind == "openai" else normalise_host(address)
+
+
+def server_source(settings: Settings) -> ServerSource:
+    """The address of the server the settings point at, where it came from, and whether
+    config.toml and the environment disagree about it."""
+    kind = backend(settings)
+    setting, variable = _SETTING.get(kind, _SETTING["ollama"])
+    address = endpoint(settings)
+    origin = settings.origin(setting)
+    conflict = ""
+    in_file = settings.file_values.get(setting)
+    if origin == variable and in_file and in_file != address:
+        conflict = f"config.toml says {in_file}, and {variable} in the environment wins over it"
+    elif origin == SET_IN_APP:
+        raw = os.environ.get(variable, "").strip()
+        try:
+            env = _normalise(kind, raw) if raw else ""
+        except SadieError:
+            env = raw
+        if env and env != address:
+            conflict = (
+                f"{variable}={env} in the environment wins again at the next launch"
+                f" (unset it to keep {address})"
+            )
+    return ServerSource(kind, address, setting, variable, origin, conflict)
+
+
+def use_server(settings: Settings, address: str) -> ServerSource:
+    """Point the settings at the model server at ``address`` from now on (this process),
+    whatever the environment or config.toml said; a malformed address is a ``ConfigError``
+    and changes nothing. Saving it for the next launch is the caller's (``config``)."""
+    kind = backend(settings)
+    if kind == "offline":
+        raise UsageError(
+            "sadie answers offline by choice: there is no model server to set",
+            fix='set reasoner = "auto" in config.toml',
+        )
+    setting, _ = _SETTING[kind]
+    setattr(settings, setting, _normalise(kind, address))
+    settings.origins[setting] = SET_IN_APP
+    return server_source(settings)
 
 
 def make_reasoner(

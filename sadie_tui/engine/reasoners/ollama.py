@@ -86,7 +86,8 @@ def translate(exc: BaseException, host: str, model: str) -> ModelError:
     if isinstance(exc, httpx.ConnectError | ConnectionError):
         return ModelUnreachable(
             f"Ollama is not reachable at {host}",
-            fix="start it with `ollama serve`, or set OLLAMA_HOST",
+            fix="start it with `ollama serve`, or give sadie its address (OLLAMA_HOST, or"
+            " ollama_host in config.toml)",
         )
     if isinstance(exc, httpx.HTTPError):
         return ModelStreamError(f"the connection to Ollama broke mid-reply ({type(exc).__name__})")

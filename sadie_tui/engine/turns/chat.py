@@ -33,6 +33,7 @@ from .. import conversations as conv
 from ..chips import add_chip
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
+    WRITING_SOURCES,
     Checking,
     CitationsEvent,
     ContextBudget,
@@ -224,7 +225,8 @@ class _ChatRun:
                 self.ctx, opened, briefed, streamed, reply, self.steps, self.started
             )
         except (asyncio.CancelledError, GeneratorExit):
-            self._keep("interrupted")
+            if not self._keep_with_sources():
+                self._keep("interrupted")
             raise
         except ModelError as exc:
             self.ctx.checks.forget()
@@ -256,6 +258,20 @@ class _ChatRun:
     def _keep(self, status: str, error: str | None = None) -> None:
         if self.reply is not None:
             self.reply.keep(status, error)
+
+    def _keep_with_sources(self) -> bool:
+        """Stopped while the model wrote its citations: the prose was complete, so the reply
+        is kept as complete, with the citations that had arrived checked like a whole
+        reply's (``keep_stopped_in_tail``). False when the stop came before that point (or
+        the keeping failed): the caller keeps it as interrupted."""
+        reply = self.reply
+        if reply is None or not reply.in_tail or reply.final is not None:
+            return False
+        try:
+            keep_stopped_in_tail(self.ctx, reply, self.steps, self.started)
+        except SadieError:
+            return False
+        return True
 
 
 # -- open: the reasoner, the conversation, its history and the register ----------------------
@@ -466,6 +482,7 @@ async def stream(
                 thought = True
             else:
                 count += 1
+                reply.pieces = count
                 visible = filtered.feed(piece.text)
                 thinking = filtered.filter.thinking
             if thinking and not reply.shown:
@@ -481,6 +498,11 @@ async def stream(
                 if now - last_save >= SAVE_EVERY:
                     last_save = now
                     await asyncio.to_thread(reply.save, reply.shown)
+            if filtered.filter.diverted and not reply.in_tail and reply.shown.strip():
+                # The prose is complete; the model writes its citations next, which on a
+                # slow model takes seconds: say so, and from here a stop keeps the reply.
+                reply.in_tail = True
+                yield Status(WRITING_SOURCES)
             if filtered.guard.stopped:
                 break  # closes the model's stream: a loop or a runaway reply
     await reply.written()
@@ -688,6 +710,37 @@ def _store(
     record(ctx, opened.reasoner, telemetry)
 
 
+def keep_stopped_in_tail(ctx: TurnContext, reply: Reply, steps: Steps, started: float) -> None:
+    """A reply stopped after its prose, while the model wrote its citations (or while the
+    citation pass ran after a tail that gave nothing): kept as complete, its citations — the
+    complete entries of the tail so far — policed and settled as ``finish`` does, without
+    the citation pass; ``metadata.stopped_in_sources`` counts the entries that had arrived.
+    Blocking, and synchronous on purpose: it runs while the turn is being cancelled."""
+    opened, briefed, filtered = reply.opened, reply.briefed, reply.filtered
+    if briefed is None or filtered is None or not reply.shown.strip():
+        raise UsageError("nothing of the reply to keep")
+    reply.write_rows()
+    text = filtered.unecho(reply.shown)
+    if not text.strip():
+        raise UsageError("nothing of the reply to keep")
+    grounded = reply.grounded
+    if grounded is None:
+        tail = filtered.filter
+        grounded = own_citations(text, closed_list(tail.tail), True, briefed.briefing.shown)
+    arrived = len(grounded.policed.citations) + len(grounded.policed.dropped)
+    sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached, reply.encode)
+    outcome = lint(grounded.text, briefed.rules.policies)
+    final = judge(opened, briefed.briefing, grounded, sources, filtered, outcome)
+    reply.grounded, reply.final = grounded, final
+    seconds = max(1e-6, time.perf_counter() - started)
+    streamed = Streamed(reply.shown, filtered, reply.pieces, seconds, 0.0, None)
+    rate = tokens_per_second(opened.reasoner, reply.pieces, seconds)
+    metadata = _metadata(opened, briefed, streamed, grounded, final, steps, reply.pieces, rate)
+    metadata["stopped_in_sources"] = arrived
+    latency = (time.perf_counter() - started) * 1000
+    _store(ctx, opened, briefed, grounded, final, latency, metadata)
+
+
 # -- the reply so far: its two rows, and what a stopped turn keeps ----------------------------
 class Reply:
     """What a turn has of its reply so far, so that a turn stopped or failing at any point
@@ -702,6 +755,8 @@ class Reply:
         self.grounded: Grounded | None = None
         self.final: Final | None = None
         self.shown = ""
+        self.pieces = 0  # the model's pieces so far
+        self.in_tail = False  # the prose is complete: the model is writing its citations
         self._lock = threading.Lock()
         self._written = False
         self._writing: asyncio.Future[None] | None = None
@@ -791,9 +846,7 @@ class Reply:
             grounded = own_citations(
                 self.shown, closed_list(tail.tail), tail.diverted, briefed.briefing.shown
             )
-        sources = settled(
-            briefed.briefing, grounded, briefed.result, briefed.attached, self.encode
-        )
+        sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached, self.encode)
         return [v.as_json() for v in sources.views], [v.as_json() for v in sources.found]
 
 

@@ -75,6 +75,7 @@ class Filtered:
         self._instructions = briefing.instructions()
         self.guard = ReplyGuard(self._instructions, max_chars=max_chars)
         self.near_echoes: list[str] = []  # the sentences ``unecho`` took out
+        self._prose_done = False
 
     def unecho(self, text: str) -> str:
         """The finished ``text`` without the instruction sentences the model wrote back in
@@ -88,12 +89,27 @@ class Filtered:
         return len(self.guard.dropped) + len(self.near_echoes)
 
     def feed(self, piece: str) -> str:
-        return self.guard.feed(self.filter.feed(piece))
+        shown = self.guard.feed(self.filter.feed(piece))
+        if self.filter.diverted and not self._prose_done and not self.guard.stopped:
+            # The citations marker ends the prose: what the guard still holds shows now, not
+            # after the tail has streamed (no visible text can follow the marker).
+            self._prose_done = True
+            shown += self.guard.finish()
+        return shown
+
+    @property
+    def prose_done(self) -> bool:
+        """The citations marker was seen: the visible reply is complete, the tail streams."""
+        return self._prose_done
 
     def finish(self) -> str:
         if self.guard.stopped:
             return ""
-        return self.guard.feed(self.filter.finish()) + self.guard.finish()
+        rest = self.filter.finish()
+        if self._prose_done:
+            return ""
+        self._prose_done = True
+        return self.guard.feed(rest) + self.guard.finish()
 
     def whole(self, text: str) -> str:
         visible = self.feed(text)

@@ -42,15 +42,24 @@ EMPTY_NOTES = {
 STATE_NOTES = {
     "waiting": "The sources of this reply appear when it is complete.",
     "checking": "checking sources…",
+    "writing": "The reply is complete; the model is writing its sources…",
     "stopped": "This reply was stopped before its sources were checked.",
     "failed": "This reply failed: it has no checked sources.",
 }
 
 
+def stopped_note(arrived: int) -> str:
+    """What a reply stopped while the model wrote its sources says under it: how many of
+    its citations had arrived (each was checked; the citation pass did not run)."""
+    return f"■ stopped while writing its sources: {arrived} checked"
+
+
 @dataclass
 class Sources:
     """What one reply rests on, as the sidebar shows it. ``state``: waiting (streaming),
-    checking (the citation pass runs), done, stopped (esc before the check), failed."""
+    writing (the prose is complete, the model writes its citations), checking (the citation
+    pass runs), done, stopped (esc before the check), failed. ``stopped``: the reply was
+    stopped while the model wrote its sources, and this many citations had arrived."""
 
     citations: tuple[CitationView, ...] = ()
     found: tuple[CitationView, ...] = ()
@@ -59,6 +68,7 @@ class Sources:
     repaired: bool = False
     note: str = ""  # why the citation pass gave nothing, if it ran
     state: str = "done"
+    stopped: int | None = None
 
     @property
     def count(self) -> int:
@@ -76,6 +86,9 @@ class Sources:
             repaired=bool(metadata.get("repaired")),
             note="" if passed in (None, "ok") else str(passed),
         )
+        arrived = metadata.get("stopped_in_sources")
+        if isinstance(arrived, int) and not isinstance(arrived, bool):
+            sources.stopped = arrived
         if status == "interrupted" and not sources.count:
             sources.state = "stopped"
         elif status == "error" and not sources.count:
@@ -251,18 +264,30 @@ class CitationSidebar(VerticalScroll, can_focus=False):
         flagged.update(Text(f"⚠ {sources.unsupported} {noun} not found in your notes (underlined)"))
         state = self.query_one("#sources-state", Static)
         note = ""
-        if sources.repaired:
+        if sources.stopped is not None:
+            n = sources.stopped
+            note = (
+                f"Stopped while the model wrote its sources: {n} had arrived and"
+                f" {'was' if n == 1 else 'were'} checked (no second pass)."
+                if n
+                else "Stopped while the model wrote its sources: none had arrived whole."
+            )
+            if sources.found and not sources.citations:
+                note += " sadie matched these notes to the reply itself:"
+        elif sources.repaired:
             note = "The model skipped the citation format; these came from a second, checked pass."
         elif sources.found and not sources.citations:
             note = "The model gave no citations. sadie matched these notes to the reply itself:"
-        elif sources.state == "checking":
-            note = STATE_NOTES["checking"]
+        elif sources.state in ("checking", "writing"):
+            note = STATE_NOTES[sources.state]
         elif sources.note and not sources.citations:
             note = f"The citation check gave nothing: {safe(sources.note)}."
         state.display = bool(note)
         state.update(Text(note))
         empty = self.query_one("#sources-empty", Static)
-        empty.display = not shown and sources.state != "checking"
+        empty.display = (
+            not shown and sources.state not in ("checking", "writing") and sources.stopped is None
+        )
         if sources.state in ("waiting", "stopped", "failed"):
             empty_text = STATE_NOTES[sources.state]
         else:

@@ -23,7 +23,7 @@ from textual.widgets import Static
 
 from ...display import safe
 from ..registers import colour, glyph
-from .citations import Sources
+from .citations import Sources, stopped_note
 
 if TYPE_CHECKING:
     # lazy: markdown-it loads with the first reply that needs Markdown
@@ -194,6 +194,7 @@ class AssistantMessage(MessageView):
         self.sources = Sources(state="waiting") if live else Sources()
         self.checking = False
         self.checking_for = 0.0  # seconds the citation pass has run
+        self.in_tail = False  # the prose is complete: the model is writing its sources
         self.unsupported: list[dict] = []
         self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
@@ -229,6 +230,8 @@ class AssistantMessage(MessageView):
     def on_mount(self) -> None:
         if not self.live and self.status != "complete":
             self.show_note(STATUS_NOTES.get(self.status, self.status), error=self.status == "error")
+        elif not self.live and self.sources.stopped is not None:
+            self.show_note(stopped_note(self.sources.stopped))
 
     def header_text(self) -> Text:
         text = Text()
@@ -247,6 +250,8 @@ class AssistantMessage(MessageView):
             if self.checking:
                 spent = f" {self.checking_for:.0f} s" if self.checking_for >= 1 else ""
                 text.append(f" · checking sources…{spent}", style="italic")
+            elif self.in_tail:
+                text.append(" · writing its sources… esc keeps the reply", style="italic")
             else:
                 text.append(" · replying… esc stops", style="italic")
         return text
@@ -348,6 +353,22 @@ class AssistantMessage(MessageView):
             self.show_note(f"⊘ blocked by {reason}: the reply was replaced by this note")
         else:
             self.show_note(f"✎ changed by {reason}")
+
+    async def writing_sources(self) -> None:
+        """The prose is complete and the model writes its citations: all of it shows now,
+        and the header and the sidebar say what is being waited for."""
+        await self.end_text()
+        self.in_tail = True
+        self.sources.state = "writing"
+        self.update_header()
+
+    async def stopped_in_sources(self) -> None:
+        """Stopped while the model wrote its sources: the reply is kept complete (the engine
+        checked the citations that had arrived; they are read back next)."""
+        await self._stop()
+        self.in_tail = False
+        self.status = "complete"
+        self.update_header()
 
     async def interrupted(self) -> None:
         await self._stop()
