@@ -14,6 +14,7 @@ from .. import signals
 from ..engine.errors import ExitCode, UsageError
 from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
+from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
 from .progress import progress_bar
@@ -88,7 +89,7 @@ def command(
     session = ctx.session(hold=True)
     report = run_ingest(session, list(paths), quiet=quiet or as_json, csv_map=csv_map)
     if as_json:
-        print_json(report.as_dict())
+        print_json(dump(report.summary()))
     else:
         out = console()
         out.print(summary(report))

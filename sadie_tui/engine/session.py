@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from .reflect.report import ReflectReport
     from .reflect.soul import SoulSuggestion
     from .retrieval.report import Search
+    from .stats import Stats
     from .turns.ask import AskResult
     from .turns.context import ModelStatus
 
@@ -135,7 +136,7 @@ class SessionProtocol(Protocol):
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None: ...
     def soul(self) -> str: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats(self) -> Stats: ...
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
     def ingest(
@@ -350,7 +351,7 @@ class Session:
     def soul(self) -> str:
         return self.memory.soul()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self.memory.stats()
 
     def compact(self) -> tuple[int, int]:

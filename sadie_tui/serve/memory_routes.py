@@ -181,7 +181,7 @@ async def soul(request: Request) -> Response:
 
 
 async def stats(request: Request) -> Response:
-    return json_response(await blocking(_session(request).stats))
+    return json_response(dump(await blocking(_session(request).stats)))
 
 
 async def personas(request: Request) -> Response:

@@ -373,7 +373,7 @@ class RemoteSession:
     def soul(self) -> str:
         return self._read(Soul, self._get("/v1/soul")).text
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self._read(Stats, self._get("/v1/stats"))
 
     def compact(self) -> tuple[int, int]:

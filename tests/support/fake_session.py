@@ -18,6 +18,7 @@ from sadie_tui.engine.errors import NotFoundError
 from sadie_tui.engine.events import Event
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
+from sadie_tui.engine.stats import Stats
 from sadie_tui.engine.turns.context import ModelStatus
 
 if TYPE_CHECKING:
@@ -141,8 +142,8 @@ class FakeSession:
     def soul(self) -> str:
         return ""
 
-    def stats(self) -> dict[str, Any]:
-        return {}
+    def stats(self) -> Stats:
+        return Stats(str(self.home), "", 0, {}, {}, None, None, {}, [], {}, False)
 
     def compact(self) -> tuple[int, int]:
         return (0, 0)

@@ -29,6 +29,7 @@ from .embedder import Embedder
 from .entities import KINDS, EntityIndex, entity_key
 from .markup import page_key
 from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
+from .summary import IngestSummary, SkippedFile
 
 if TYPE_CHECKING:
     from ..store.db import Database
@@ -57,20 +58,21 @@ class IngestReport:
     def changed(self) -> bool:
         return bool(self.added or self.updated or any(self.derived.values()))
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": [{"path": s.name, "reason": s.reason} for s in self.skipped],
-            "ignored": [{"path": s.name, "reason": s.reason} for s in self.ignored],
-            "chunks": self.chunks,
-            "entities": self.entities,
-            "derived": self.derived,
-            "elapsed": round(self.elapsed, 3),
-            "files": self.files,
-            "moved": self.moved,
-        }
+    def summary(self) -> IngestSummary:
+        """The report as it stands, frozen (``sadie ingest --json``)."""
+        return IngestSummary(
+            added=self.added,
+            updated=self.updated,
+            unchanged=self.unchanged,
+            skipped=[SkippedFile(s.name, s.reason) for s in self.skipped],
+            ignored=[SkippedFile(s.name, s.reason) for s in self.ignored],
+            chunks=self.chunks,
+            entities=self.entities,
+            derived=dict(self.derived),
+            elapsed=round(self.elapsed, 3),
+            files=self.files,
+            moved=self.moved,
+        )
 
 
 def _arrow_vectors(vectors: np.ndarray):
