@@ -16,10 +16,10 @@ import pytest
 from sadie_tui.engine.ingest.readers import read_all
 from sadie_tui.engine.ingest.vault import rules_for, template_reason
 from sadie_tui.engine.memory import Memory
-from sadie_tui.engine.wire import dump
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, retrieve
 from sadie_tui.engine.store.episodes import episode_metadata
+from sadie_tui.engine.wire import dump
 
 VAULT = Path(__file__).resolve().parent / "data" / "vault"
 HENRIK_MTIME = datetime(2025, 11, 3, 18, 30)

@@ -259,25 +259,62 @@ class Report:
             self.by_category.setdefault(cat, {}).setdefault(channel, Tally()).add(m)
             self.by_conversation.setdefault(conv, {}).setdefault(channel, Tally()).add(m)
 
-    def as_dict(self) -> dict[str, Any]:
-        def block(tallies: Mapping[str, Tally]) -> dict[str, Any]:
-            out: dict[str, Any] = {ch: tallies[ch].means() for ch in CHANNELS if ch in tallies}
-            out["questions"] = next(iter(tallies.values())).n if tallies else 0
-            return out
-
+    def result(self) -> LocomoResult:
+        """The report's means, frozen (``wire.dump`` prints them)."""
         overall = {ch: self.overall[ch].means() for ch in CHANNELS if ch in self.overall}
-        return {
-            "questions": self.questions,
-            "overall": overall,
-            "by_category": {
-                name: block(self.by_category[name])
+        return LocomoResult(
+            questions=self.questions,
+            overall=overall,
+            by_category={
+                name: ChannelBlock.of(self.by_category[name])
                 for name in CATEGORIES.values()
                 if name in self.by_category
             },
-            "by_conversation": {c: block(t) for c, t in self.by_conversation.items()},
-            "chunks": dict(self.chunks),
-            "one_memory": self.one_memory,
+            by_conversation={c: ChannelBlock.of(t) for c, t in self.by_conversation.items()},
+            chunks=dict(self.chunks),
+            one_memory=self.one_memory,
+        )
+
+
+@dataclass(frozen=True)
+class ChannelBlock:
+    """Each channel's mean metrics over some questions, and how many questions (``add``
+    tallies every channel for every question, so none is ever missing)."""
+
+    vector: dict[str, float]
+    keyword: dict[str, float]
+    graph: dict[str, float]
+    fused: dict[str, float]
+    questions: int
+
+    @classmethod
+    def of(cls, tallies: Mapping[str, Tally]) -> ChannelBlock:
+        """The block of one category's or conversation's tallies."""
+        means = {ch: tallies[ch].means() if ch in tallies else {} for ch in CHANNELS}
+        n = next(iter(tallies.values())).n if tallies else 0
+        return cls(means["vector"], means["keyword"], means["graph"], means["fused"], n)
+
+    def by_channel(self) -> dict[str, dict[str, float]]:
+        """Channel name → its means, as the overall figures are kept."""
+        return {
+            "vector": self.vector,
+            "keyword": self.keyword,
+            "graph": self.graph,
+            "fused": self.fused,
         }
+
+
+@dataclass(frozen=True)
+class LocomoResult:
+    """``sadie eval locomo --json``: questions, each channel's means overall, by category and
+    by conversation, chunks per conversation, and whether they shared one memory."""
+
+    questions: int
+    overall: dict[str, dict[str, float]]
+    by_category: dict[str, ChannelBlock]
+    by_conversation: dict[str, ChannelBlock]
+    chunks: dict[str, int]
+    one_memory: bool
 
 
 Progress = Callable[[str], None]
