@@ -12,11 +12,13 @@ the tail.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, computed_field
 
+from .jsonvalue import JSONObject
 from .wire import dump, load
 
 
@@ -43,16 +45,17 @@ class CitationView:
             return "found by sadie"
         return "reading between the lines" if self.support == "inference" else self.support
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """The one stored and printed shape (messages, NDJSON, ``--ask --json``, exports)."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CitationView:
+    def from_json(cls, data: Mapping[str, object]) -> CitationView:
         """A citation as stored on a message (or an imported file) back as a view. Forgiving
         where the wire's ``load`` is strict: rows older than a field lack it, and a
         hand-edited export may say ``episode`` for ``episode_id``."""
+        unbacked = data.get("unbacked")
         return cls(
             episode_id=str(data.get("episode_id") or data.get("episode") or ""),
             quote=str(data.get("quote") or ""),
@@ -62,7 +65,9 @@ class CitationView:
             date=str(data.get("date") or ""),
             origin=str(data.get("origin") or "model"),
             backs=str(data.get("backs") or ""),
-            unbacked=tuple(str(d) for d in data.get("unbacked") or () if isinstance(d, str)),
+            unbacked=tuple(d for d in unbacked if isinstance(d, str))
+            if isinstance(unbacked, (list, tuple))
+            else (),
         )
 
 
@@ -146,7 +151,7 @@ class CitationsEvent:
     """
 
     value: tuple[CitationView, ...]
-    unsupported: tuple[dict[str, Any], ...] = ()
+    unsupported: tuple[JSONObject, ...] = ()
     repaired: bool = False
     tail: str = "ok"
     found: tuple[CitationView, ...] = ()
@@ -208,10 +213,10 @@ Event = (
 WireEvent = Annotated[Event, Field(discriminator="type")]
 
 
-def to_json(event: Event) -> dict[str, Any]:
+def to_json(event: Event) -> JSONObject:
     """The ``--ndjson`` shape: ``{"type": …, …}``, then the fields in declaration order (the
     citations' derived ``label`` included)."""
-    data: dict[str, Any] = dump(event)
+    data: JSONObject = dump(event)
     return {"type": data.pop("type"), **data}
 
 
@@ -236,7 +241,7 @@ _BY_TYPE: dict[str, type] = {
 }
 
 
-def from_json(data: dict[str, Any]) -> Event:
+def from_json(data: Mapping[str, object]) -> Event:
     """An event back from its ``--ndjson`` shape (``to_json``'s inverse; unknown keys are
     dropped). Raises ``ValueError`` for an unknown type, ``wire.ShapeError`` for a field that
     does not fit."""

@@ -358,7 +358,9 @@ class RemoteSession:
         url = f"/v1/conversations/{conversation_id}/chips/{chip_id}"
         return self._read(Chip, self._request("DELETE", url))
 
-    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Candidate]:
         found = self._get("/v1/chips/find", q=query, kind=kind, limit=limit)
         return self._read(list[Candidate], found)
 

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import StrictBool
 
 from ..engine.chips import NewChip
-from ..engine.stats import Stats as Stats  # re-exported: the route table and the client name it here
+from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
 from ..engine.turns.context import ModelStatus
 from ..engine.wire import Text
 
@@ -110,5 +110,3 @@ class PersonasAnswer:
 
     personas: list[dict[str, Any]]
     problems: list[PersonaFault]
-
-

@@ -11,7 +11,7 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import NotFoundError
@@ -22,7 +22,7 @@ from sadie_tui.engine.stats import Stats
 from sadie_tui.engine.turns.context import ModelStatus
 
 if TYPE_CHECKING:
-    from sadie_tui.engine.chips import Chip, NewChip
+    from sadie_tui.engine.chips import Candidate, Chip, NewChip
     from sadie_tui.engine.conversations import Conversation, Message
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
@@ -133,7 +133,9 @@ class FakeSession:
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
         raise NotImplementedError
 
-    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Candidate]:
         return []
 
     def episode(self, episode_id: str) -> Episode | None:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ModelError
 from ..events import CitationView
+from ..jsonvalue import JSONObject
 from ..prompt import EMPTY_ASK, Briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
 from ..reply.backing import Evidence, declines, evidence
@@ -85,9 +86,9 @@ class AskResult:
     notices: list[str] = field(default_factory=list)
     found_by_sadie: list[CitationView] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """Its JSON (``wire``): what `sadie --ask --json` prints and ``POST /v1/ask`` answers."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
