@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 from datetime import datetime
-from typing import Any, TypeVar
+from typing import TypeVar
+
+from ..jsonvalue import JSON, JSONObject
 
 #: A belief's state. ``active``: held; ``contested``: evidence on both sides; ``retired``:
 #: superseded (its successor linked); ``accepted`` / ``rejected``: the person decided.
@@ -35,10 +37,16 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat(timespec="seconds") if value is not None else None
 
 
-def _decoded(cls: type[T], data: Any) -> T:
+def _decoded(cls: type[T], data: JSON) -> T:
     """``cls`` from its JSON object (unknown keys ignored, missing ones left to defaults)."""
     names = {f.name for f in fields(cls)}  # type: ignore[arg-type]
-    return cls(**{k: v for k, v in dict(data or {}).items() if k in names})
+    found = data if isinstance(data, dict) else {}
+    return cls(**{k: v for k, v in found.items() if k in names})
+
+
+def _items(value: JSON) -> list[JSON]:
+    """A JSON list, or none for anything else (a missing or null key)."""
+    return value if isinstance(value, list) else []
 
 
 @dataclass(frozen=True)
@@ -55,11 +63,11 @@ class Belief:
     created_at: str | None = None  # ISO 8601
     updated_at: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Belief:
+    def from_json(cls, data: JSON) -> Belief:
         return _decoded(cls, data)
 
 
@@ -79,11 +87,11 @@ class Evidence:
     stance: str = "supports"
     run_id: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Evidence:
+    def from_json(cls, data: JSON) -> Evidence:
         return _decoded(cls, data)
 
 
@@ -98,11 +106,11 @@ class Link:
     text: str
     quote: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Link:
+    def from_json(cls, data: JSON) -> Link:
         return _decoded(cls, data)
 
 
@@ -118,11 +126,11 @@ class Change:
     before: str | None = None
     after: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Change:
+    def from_json(cls, data: JSON) -> Change:
         return _decoded(cls, data)
 
 
@@ -135,7 +143,7 @@ class BeliefDetail:
     links: tuple[Link, ...]
     changes: tuple[Change, ...]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return {
             **self.belief.to_json(),
             "evidence_items": [e.to_json() for e in self.evidence],
@@ -144,11 +152,11 @@ class BeliefDetail:
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> BeliefDetail:
-        data = dict(data or {})
+    def from_json(cls, data: JSON) -> BeliefDetail:
+        found = data if isinstance(data, dict) else {}
         return cls(
-            Belief.from_json(data),
-            tuple(Evidence.from_json(e) for e in data.get("evidence_items") or []),
-            tuple(Link.from_json(link) for link in data.get("links") or []),
-            tuple(Change.from_json(c) for c in data.get("changes") or []),
+            Belief.from_json(found),
+            tuple(Evidence.from_json(e) for e in _items(found.get("evidence_items"))),
+            tuple(Link.from_json(link) for link in _items(found.get("links"))),
+            tuple(Change.from_json(c) for c in _items(found.get("changes"))),
         )

@@ -15,7 +15,9 @@ import json
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeGuard
+
+import numpy as np
 
 from ..errors import ModelUnreachable
 from ..reasoners.rates import Rates
@@ -27,8 +29,9 @@ from .report import ReflectReport
 from .step import Step
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSONObject
     from ..memory import Memory
-    from ..reasoners.base import StructuredReasoner
+    from ..reasoners.base import Reasoner, StructuredReasoner
     from ..reply.closeness import Encode
     from ..turns.context import TurnContext
 
@@ -50,15 +53,15 @@ async def reflect_memory(
     from ..turns.context import pick_reasoner
 
     choice = await pick_reasoner(ctx)
-    reasoner: Any = choice.reasoner
-    if getattr(reasoner, "offline", True) or not hasattr(reasoner, "structured"):
+    reasoner = choice.reasoner
+    if not _answers_structured(reasoner):
         raise ModelUnreachable(
             "sadie reflect needs a model: " + (choice.notice or "the offline reasoner cannot"),
             fix="start Ollama (or set OLLAMA_HOST), then run it again",
         )
     memory = ctx.memory
 
-    def encode(texts: Sequence[str]) -> Any:
+    def encode(texts: Sequence[str]) -> np.ndarray:
         return memory.embedder.encode(list(texts))
 
     try:
@@ -175,7 +178,13 @@ def _fold(report: ReflectReport, learner: Learner) -> None:
     report.new_ids = list(learner.new_ids)
 
 
-def _counts(report: ReflectReport) -> dict[str, Any]:
+def _counts(report: ReflectReport) -> JSONObject:
     data = report.as_dict()
     data.pop("new_ids", None)
-    return json.loads(json.dumps(data))
+    counts: JSONObject = json.loads(json.dumps(data))
+    return counts
+
+
+def _answers_structured(reasoner: Reasoner) -> TypeGuard[StructuredReasoner]:
+    """Whether ``reasoner`` is a model that answers in a schema (the offline one is not)."""
+    return not getattr(reasoner, "offline", True) and hasattr(reasoner, "structured")

@@ -12,7 +12,7 @@ import difflib
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ModelNoAnswer, ModelUnreachable, StorageError
 from ..prompt import Briefing, strip_front_matter
@@ -21,6 +21,7 @@ from ..store import beliefs as belief_store
 from ..store import reflection as reflection_store
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSON, JSONObject
     from ..turns.context import TurnContext
 
 MAX_BELIEFS = 24
@@ -46,13 +47,13 @@ class SoulSuggestion:
     diff: str
     model: str
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> SoulSuggestion:
-        data = dict(data or {})
-        return cls(*(str(data.get(k) or "") for k in ("current", "proposed", "diff", "model")))
+    def from_json(cls, data: JSON) -> SoulSuggestion:
+        found = data if isinstance(data, dict) else {}
+        return cls(*(str(found.get(k) or "") for k in ("current", "proposed", "diff", "model")))
 
 
 def diff(current: str, proposed: str) -> str:

@@ -6,9 +6,10 @@ speak to are judged against them. The writes wait in the ``Learner`` for the run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ModelTimeout
 from ..prompt import Briefing
@@ -25,6 +26,7 @@ from .report import ReflectReport
 if TYPE_CHECKING:
     from ..reasoners.base import StructuredReasoner
     from ..reply.closeness import Encode
+    from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
 
@@ -194,7 +196,7 @@ class Step:
             learner.apply(belief, verdicts, successors)
 
 
-def _known(learner: Learner) -> Any:
+def _known(learner: Learner) -> Known:
     """The learner's wordings in the shape ``judge.items_for`` reads."""
     # lazy: store.beliefs loads only when _known runs, off the start-up path
     from ..store.beliefs import Known
@@ -210,7 +212,7 @@ def _known(learner: Learner) -> Any:
     )
 
 
-def _unit(vectors: Any) -> np.ndarray:
+def _unit(vectors: npt.ArrayLike) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
