@@ -11,10 +11,10 @@ from __future__ import annotations
 import json
 import uuid
 from dataclasses import replace
-from typing import Any
 
 from ..errors import SadieError
 from ..events import CitationView
+from ..jsonvalue import JSON, JSONObject
 from ..reply.citations import grade
 from ..store import chips as chip_repo
 from ..store import conversations as repo
@@ -58,16 +58,16 @@ def export(db: Database, conversation_id: str, fmt: str) -> str:
 
 def _policed(
     db: Database,
-    items: list[dict[str, Any]],
+    items: list[JSONObject],
     episodes: dict[str, episode_repo.EpisodeRecord | None],
     *,
     found: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """Citations from a file, checked against this memory: one whose episode is not here is
     dropped; support (and a label) is graded again against the episode's text, so
     ``verbatim`` stays a guarantee; title and date are the episode's own. ``found``
     (sentences sadie matched in a note): kept only where they are in it word for word."""
-    kept: list[dict[str, Any]] = []
+    kept: list[JSONObject] = []
     for item in items:
         view = CitationView.from_json(item)
         if view.episode_id not in episodes:
@@ -78,7 +78,7 @@ def _policed(
         support = grade(view.support, view.quote, [episode.text])
         if found and support != "verbatim":
             continue
-        checked = {
+        checked: JSONObject = {
             **item,
             "episode_id": episode.id,
             "support": support,
@@ -92,12 +92,14 @@ def _policed(
 
 
 def _policed_metadata(
-    db: Database, metadata: dict[str, Any], episodes: dict[str, episode_repo.EpisodeRecord | None]
-) -> dict[str, Any]:
+    db: Database, metadata: JSONObject, episodes: dict[str, episode_repo.EpisodeRecord | None]
+) -> JSONObject:
     """The message's metadata with its "found by sadie" sentences policed (``_policed``)."""
-    if not metadata.get("found_by_sadie"):
+    listed = metadata.get("found_by_sadie")
+    if not listed or not isinstance(listed, list):
         return metadata
-    found = _policed(db, metadata["found_by_sadie"], episodes, found=True)
+    items = [item for item in listed if isinstance(item, dict)]
+    found: list[JSON] = [*_policed(db, items, episodes, found=True)]
     return {**metadata, "found_by_sadie": found}
 
 

@@ -52,7 +52,9 @@ class Catalogue:
     def __post_init__(self) -> None:
         self._order = np.argsort(self.chunk_ids, kind="stable")
         n = len(self.chunk_ids)
-        starts: Any = np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
+        starts: Any = (
+            np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
+        )
         self.episode_starts = np.asarray(starts, dtype=np.int64)
         self._episodes: list[EpisodeInfo] | None = None  # by episode code, made on first use
         self._title_tokens: dict[int, frozenset[str]] = {}  # by episode code, made on first use
