@@ -273,9 +273,7 @@ def render_beliefs(beliefs: Sequence[BeliefLine]) -> str:
     return "\n".join(lines)
 
 
-def render_observations(
-    observations: Sequence[ObservationLine], weigh_above: bool = False
-) -> str:
+def render_observations(observations: Sequence[ObservationLine], weigh_above: bool = False) -> str:
     if not observations:
         return ""
     head = OBSERVATIONS_HEADING

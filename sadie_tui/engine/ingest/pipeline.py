@@ -445,7 +445,7 @@ def _store_derived(
             rid = str(uuid.uuid5(uuid.NAMESPACE_URL, item.source_key))
             f = item.fields
             cols = ["id", "title", "text", "source_key"]
-            vals = [rid, f["title"], f["text"], item.source_key]
+            vals: list[object] = [rid, f["title"], f["text"], item.source_key]
             if "kind" in f:
                 cols.append("kind")
                 vals.append(f["kind"])
