@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -39,7 +38,7 @@ class OnnxEncoder:
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         options.log_severity_level = 3  # errors only: nothing printed into a terminal UI
-        self._session: Any = ort.InferenceSession(
+        self._session: ort.InferenceSession = ort.InferenceSession(
             str(onnx_path), options, providers=["CPUExecutionProvider"]
         )
         # ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 64 chunks of
