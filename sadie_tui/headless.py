@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
     from .commands.context import Context
     from .engine.jsonvalue import JSONObject
-    from .engine.turns.ask import Stage
     from .engine.session import SessionProtocol
+    from .engine.turns.ask import Stage
 
 
 def _session(ctx: Context) -> SessionProtocol:

@@ -116,7 +116,7 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def atomic_write(target: Path, write: Callable[[Path], None]) -> None:
+def atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     """``write(tmp_path)`` fills a temporary file beside ``target``, which then replaces it."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
