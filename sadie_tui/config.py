@@ -17,7 +17,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from .engine.errors import ConfigError
 from .paths import config_dir
@@ -104,13 +104,13 @@ def normalise_host(host: str) -> str:
     return f"{scheme}://{netloc}" + (f"/{path.rstrip('/')}" if path.strip("/") else "")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a non-empty string")
     return value.strip()
 
 
-def _seconds(value: Any) -> float:
+def _seconds(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("must be a number of seconds")
     if not math.isfinite(value) or value <= 0 or value > 86400:
@@ -118,8 +118,8 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
-def _count(low: int, high: int) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
+def _count(low: int, high: int) -> Callable[[object], int]:
+    def check(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"must be a whole number from {low} to {high}")
         return value
@@ -127,20 +127,20 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
     return check
 
 
-def _flag(value: Any) -> bool:
+def _flag(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError("must be true or false")
     return value
 
 
-def _reasoner(value: Any) -> str:
+def _reasoner(value: object) -> str:
     choice = _text(value).lower()
     if choice not in REASONERS:
         raise ValueError("must be one of " + ", ".join(REASONERS))
     return choice
 
 
-def _think(value: Any) -> str:
+def _think(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     choice = _text(value).lower()
@@ -149,7 +149,7 @@ def _think(value: Any) -> str:
     return choice
 
 
-def _duration(value: Any) -> str:
+def _duration(value: object) -> str:
     """Ollama's keep_alive: a duration ("30m", "2h", "90s") or a number of seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{int(value)}s"
@@ -159,11 +159,11 @@ def _duration(value: Any) -> str:
     return text
 
 
-def _host(value: Any) -> str:
+def _host(value: object) -> str:
     return normalise_host(_text(value))
 
 
-def _paths(value: Any) -> list[Path]:
+def _paths(value: object) -> list[Path]:
     """A list of paths (``~`` expanded), once each; an empty list watches nothing."""
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError('must be a list of paths, such as ["~/vault"]')
@@ -191,19 +191,21 @@ def normalise_base_url(url: str) -> str:
     return f"{scheme}://{netloc}/{path or 'v1'}"
 
 
-def _base_url(value: Any) -> str:
+def _base_url(value: object) -> str:
     return normalise_base_url(_text(value))
 
 
-def _variable(value: Any) -> str:
+def _variable(value: object) -> str:
     name = _text(value)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError("must be the name of an environment variable")
     return name
 
 
+T = TypeVar("T")
+
 # Every field the file may set, and how it is checked.
-FIELDS: dict[str, Callable[[Any], Any]] = {
+FIELDS: dict[str, Callable[[object], object]] = {
     "model": _text,
     "ollama_host": _host,
     "ask_persona": _text,
@@ -239,7 +241,7 @@ ENVIRONMENT = {
 
 def load_settings(path: Path | None = None) -> Settings:
     path = path or config_file()
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if path.is_file():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -266,7 +268,7 @@ def load_settings(path: Path | None = None) -> Settings:
     return settings
 
 
-def _checked(check: Callable[[Any], Any], value: Any, where: str) -> Any:
+def _checked(check: Callable[[object], T], value: object, where: str) -> T:
     try:
         return check(value)
     except ValueError as exc:

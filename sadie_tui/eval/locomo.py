@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.errors import ConfigError, NotFoundError
 from ..engine.memory import Memory
@@ -35,6 +35,9 @@ from ..engine.retrieval import graph, keyword
 from ..engine.retrieval.pipeline import Candidates, fetch_vectors, gather, prepare_query, rank
 from ..engine.retrieval.timewords import MONTHS
 from ..engine.store.episodes import chunk_texts
+
+if TYPE_CHECKING:
+    from ..engine.ingest.embedder import Embedder
 
 CHANNELS = ("vector", "keyword", "graph", "fused")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -89,7 +92,7 @@ def parse_session_date(value: str) -> datetime | None:
         return None
 
 
-def parse_conversation(data: Mapping[str, Any], conv_id: str) -> Conversation:
+def parse_conversation(data: Mapping[str, object], conv_id: str) -> Conversation:
     """One LoCoMo sample (either the flat form or ``{"conversation": {...}, "qa": [...]}``)."""
     body = data.get("conversation", data)
     if not isinstance(body, Mapping):
@@ -112,9 +115,10 @@ def parse_conversation(data: Mapping[str, Any], conv_id: str) -> Conversation:
             if isinstance(t, Mapping)
         ]
         sessions.append(Session(n, f"Session {n} — {a} and {b}", when, "\n".join(lines)))
+    qa = data.get("qa", body.get("qa", []))
     questions = [
         Question(str(q.get("question", "")), int(q.get("category", 0)), tuple(map(str, ev)))
-        for q in data.get("qa", body.get("qa", [])) or []
+        for q in (qa if isinstance(qa, list) else [])
         if isinstance(q, Mapping)
         and int(q.get("category", 0) or 0) in CATEGORIES
         and (ev := q.get("evidence"))
@@ -415,7 +419,7 @@ def run_memory(
     namespace: bool,
     k: int = 10,
     persona_name: str = "analyst",
-    embedder: Any = None,
+    embedder: Embedder | None = None,
 ) -> None:
     """Ingest ``convs`` into one memory in ``home`` (a scratch folder) and score each question
     against it. ``namespace``: prefix the dialogue ids by conversation, which several in one
@@ -449,7 +453,7 @@ def run_locomo(
     k: int = 10,
     persona: str = "analyst",
     progress: Progress | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     one_memory: bool = False,
 ) -> Report:
     """The whole benchmark, each conversation in its own temporary home (or, ``one_memory``,

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
 
@@ -52,8 +51,10 @@ class Catalogue:
     def __post_init__(self) -> None:
         self._order = np.argsort(self.chunk_ids, kind="stable")
         n = len(self.chunk_ids)
-        starts: Any = (
-            np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
+        starts = (
+            np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]])
+            if n
+            else np.zeros(0, dtype=np.int64)
         )
         self.episode_starts = np.asarray(starts, dtype=np.int64)
         self._episodes: list[EpisodeInfo] | None = None  # by episode code, made on first use
