@@ -158,12 +158,17 @@ def support_label(support: str | None) -> str:
     return "reading between the lines" if support == "inference" else (support or "")
 
 
-def citation_line(citation: dict) -> str:
+def citation_line(citation: JSONObject) -> str:
     """One citation as plain text: source, support label, quote."""
     view = CitationView.from_json(citation)
     title = view.title or f"episode {view.episode_id[:8]}"
     source = f"{title} ({view.date})" if view.date else title
-    label = "found by sadie" if view.origin == "sadie" else support_label(citation.get("support"))
+    claimed = citation.get("support")
+    label = (
+        "found by sadie"
+        if view.origin == "sadie"
+        else support_label(claimed if isinstance(claimed, str) else None)
+    )
     quote = " ".join(view.quote.split())
     text = f"{source} — {label}" if label else source
     return f"{text}: “{quote}”" if quote else text

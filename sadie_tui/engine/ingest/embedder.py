@@ -189,12 +189,12 @@ class Embedder:
             if vector is not None:
                 self._recent.move_to_end(text)
                 return vector.copy()
-        vector = self._encode([text], 1)[0]
+        fresh: np.ndarray = self._encode([text], 1)[0]
         with self._recent_lock:
-            self._recent[text] = vector.copy()
+            self._recent[text] = fresh.copy()
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
-        return vector
+        return fresh
 
     def forget_recent(self) -> None:
         """Drop the remembered vectors (benchmarks that must time every encoding)."""
@@ -202,10 +202,12 @@ class Embedder:
             self._recent.clear()
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        return np.asarray(self._load().encode(texts, batch_size), dtype=np.float32)
+        vectors: np.ndarray = np.asarray(self._load().encode(texts, batch_size), np.float32)
+        return vectors
 
     def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        vector: np.ndarray = self.encode([text])[0]
+        return vector
 
     def encode_fixed(self, texts: Sequence[str], label: str) -> np.ndarray:
         """``encode(texts)`` for texts that never change between runs, kept in the cache

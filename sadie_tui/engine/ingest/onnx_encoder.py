@@ -75,4 +75,4 @@ class OnnxEncoder:
         summed = (tokens * weights).sum(axis=1)
         pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)

@@ -156,7 +156,8 @@ def export(model_dir: Path, target: OnnxFile) -> None:
             out = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             )
-            return out.last_hidden_state
+            hidden: torch.Tensor = out.last_hidden_state
+            return hidden
 
     # lazy: only the one-time export needs onnx
     import onnx

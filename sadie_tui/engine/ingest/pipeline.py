@@ -12,6 +12,7 @@ import hashlib
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -206,7 +207,7 @@ def _store_episodes(
     replaced: list[str],
     pieces: list[tuple[str, int, str]],
     vectors: np.ndarray,
-    mentions: list,
+    mentions: list[Counter[str]],
     entity_index: EntityIndex,
 ) -> None:
     # lazy: pyarrow loads only when _store_episodes runs, off the start-up path
@@ -269,7 +270,7 @@ def _store_entities(
     db: Database,
     chunk_ids: list[int],
     pieces: list[tuple[str, int, str]],
-    mentions: list,
+    mentions: list[Counter[str]],
     entity_index: EntityIndex,
 ) -> None:
     # lazy: pyarrow loads only when _store_entities runs, off the start-up path

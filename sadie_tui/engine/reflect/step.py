@@ -24,6 +24,7 @@ from .prompt import Item, Shown, propose_messages, propose_schema
 from .report import ReflectReport
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSONObject
     from ..reasoners.base import StructuredReasoner
     from ..reply.closeness import Encode
     from ..store.beliefs import Known
@@ -56,7 +57,7 @@ class Step:
         )
         return Budget(first=max(measured.first, self.wait), stall=measured.stall, cap=self.cap)
 
-    async def _ask(self, messages: list[dict[str, str]], schema: dict, tokens: int) -> str:
+    async def _ask(self, messages: list[dict[str, str]], schema: JSONObject, tokens: int) -> str:
         briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
         budget = self.budget(sum(len(m["content"]) for m in messages))
         try:
@@ -216,4 +217,4 @@ def _unit(vectors: npt.ArrayLike) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    return (matrix / norms[:, None]).astype(np.float32)
+    return np.asarray(matrix / norms[:, None], dtype=np.float32)

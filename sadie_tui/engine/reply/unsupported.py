@@ -409,7 +409,7 @@ def _year(text: str | None) -> int | None:
     return year + 2000 if len(text) == 2 else year
 
 
-def _date_readings(m: re.Match[str], group: str) -> frozenset | None:
+def _date_readings(m: re.Match[str], group: str) -> frozenset[tuple[int | None, int, int]] | None:
     if group == "iso":
         month, day = int(m["im"]), int(m["id"])
         return frozenset([(int(m["iy"]), month, day)]) if _valid(month, day) else None

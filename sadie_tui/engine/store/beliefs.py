@@ -141,7 +141,7 @@ def _filled(column: pa.ChunkedArray) -> np.ndarray:
 def _unit(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    return (matrix / norms[:, None]).astype(np.float32)
+    return np.asarray(matrix / norms[:, None], dtype=np.float32)
 
 
 # --------------------------------------------------------------------------- evidence, links, log

@@ -296,10 +296,10 @@ def insert_message(
     content: str,
     status: str,
     emotion: str | None,
-    citations: list[dict],
+    citations: list[JSONObject],
     model: str | None,
     latency_ms: float | None,
-    metadata: dict,
+    metadata: JSONObject,
     created_at: datetime,
 ) -> None:
     db.execute(

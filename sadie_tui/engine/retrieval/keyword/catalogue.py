@@ -113,7 +113,7 @@ class Catalogue:
         if self.size == 0:
             return np.zeros(0, dtype=np.float32)
         if rows is None:
-            return np.maximum.reduceat(scores, self.episode_starts)[self.episode]
+            return np.asarray(np.maximum.reduceat(scores, self.episode_starts)[self.episode])
         episodes, where = np.unique(self.episode[rows], return_inverse=True)
         ends = np.r_[self.episode_starts[1:], self.size]
         best = [scores[self.episode_starts[e] : ends[e]].max() for e in episodes]
