@@ -57,6 +57,7 @@ sys.path.insert(0, str(ROOT))
 from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.personas import Persona, get_persona  # noqa: E402
 from sadie_tui.engine.retrieval import fusion, pipeline  # noqa: E402
+from sadie_tui.engine.wire import dump  # noqa: E402
 from sadie_tui.eval import locomo as ev  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "eval" / "locomo"
@@ -212,7 +213,7 @@ def channel_report(items: Sequence[Item], persona: Persona, k: int) -> dict[str,
         cands = item.with_graph if persona.weights.get("graph", 0) > 0 else item.without_graph
         ranked = ev.rankings(item.memory, cands, persona, item.evidence, k)
         report.add(item.conv, item.question, ranked, item.all_chunks, k)
-    return report.as_dict()
+    return dump(report.result())
 
 
 def best(scores: dict[Setting, np.ndarray], mask: np.ndarray, current: Setting) -> Setting:

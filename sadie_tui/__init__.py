@@ -1,2 +1,3 @@
 """sadie: a terminal companion grounded in your own memory."""
+
 __version__ = "0.1.0"

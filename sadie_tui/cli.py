@@ -61,6 +61,7 @@ class Text(click.ParamType):
 
     name = "text"
 
+    # Any: click.ParamType.convert's own signature (a value of any type in, the type's out)
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and not _is_utf8(value):
             # lazy: display loads only when convert runs, off the start-up path
@@ -225,7 +226,7 @@ def _silence_stdout() -> None:
         pass
 
 
-def main(argv: list[str] | None = None) -> Any:
+def main(argv: list[str] | None = None) -> Any:  # Any: what click's Command.main returns
     # lazy: commands.output loads only when main runs, off the start-up path
     from .commands.output import error_line
 

@@ -18,7 +18,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from .engine.errors import ConfigError
 from .paths import config_dir
@@ -70,7 +70,7 @@ class Settings:
     # variable's name, or "set in the app" (``origin``); and what config.toml says of each
     # one the environment overrode (``file_value``), so a screen can say which one wins.
     origins: dict[str, str] = field(default_factory=dict)
-    file_values: dict[str, Any] = field(default_factory=dict)
+    file_values: dict[str, object] = field(default_factory=dict)
 
     def origin(self, key: str) -> str:
         """Where ``key``'s value came from: ``default``, ``config.toml``, an environment
@@ -116,13 +116,13 @@ def normalise_host(host: str) -> str:
     return f"{scheme}://{netloc}" + (f"/{path.rstrip('/')}" if path.strip("/") else "")
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     if not isinstance(value, str) or not value.strip():
         raise ValueError("must be a non-empty string")
     return value.strip()
 
 
-def _seconds(value: Any) -> float:
+def _seconds(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("must be a number of seconds")
     if not math.isfinite(value) or value <= 0 or value > 86400:
@@ -130,7 +130,7 @@ def _seconds(value: Any) -> float:
     return float(value)
 
 
-def _minutes(value: Any) -> float:
+def _minutes(value: object) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("must be a number of minutes")
     if not math.isfinite(value) or value <= 0 or value > 1440:
@@ -138,8 +138,8 @@ def _minutes(value: Any) -> float:
     return float(value)
 
 
-def _count(low: int, high: int) -> Callable[[Any], int]:
-    def check(value: Any) -> int:
+def _count(low: int, high: int) -> Callable[[object], int]:
+    def check(value: object) -> int:
         if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
             raise ValueError(f"must be a whole number from {low} to {high}")
         return value
@@ -147,20 +147,20 @@ def _count(low: int, high: int) -> Callable[[Any], int]:
     return check
 
 
-def _flag(value: Any) -> bool:
+def _flag(value: object) -> bool:
     if not isinstance(value, bool):
         raise ValueError("must be true or false")
     return value
 
 
-def _reasoner(value: Any) -> str:
+def _reasoner(value: object) -> str:
     choice = _text(value).lower()
     if choice not in REASONERS:
         raise ValueError("must be one of " + ", ".join(REASONERS))
     return choice
 
 
-def _think(value: Any) -> str:
+def _think(value: object) -> str:
     if isinstance(value, bool):
         return "on" if value else "off"
     choice = _text(value).lower()
@@ -169,7 +169,7 @@ def _think(value: Any) -> str:
     return choice
 
 
-def _duration(value: Any) -> str:
+def _duration(value: object) -> str:
     """Ollama's keep_alive: a duration ("30m", "2h", "90s") or a number of seconds."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return f"{int(value)}s"
@@ -179,11 +179,11 @@ def _duration(value: Any) -> str:
     return text
 
 
-def _host(value: Any) -> str:
+def _host(value: object) -> str:
     return normalise_host(_text(value))
 
 
-def _paths(value: Any) -> list[Path]:
+def _paths(value: object) -> list[Path]:
     """A list of paths (``~`` expanded), once each; an empty list watches nothing."""
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError('must be a list of paths, such as ["~/vault"]')
@@ -211,19 +211,21 @@ def normalise_base_url(url: str) -> str:
     return f"{scheme}://{netloc}/{path or 'v1'}"
 
 
-def _base_url(value: Any) -> str:
+def _base_url(value: object) -> str:
     return normalise_base_url(_text(value))
 
 
-def _variable(value: Any) -> str:
+def _variable(value: object) -> str:
     name = _text(value)
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
         raise ValueError("must be the name of an environment variable")
     return name
 
 
+T = TypeVar("T")
+
 # Every field the file may set, and how it is checked.
-FIELDS: dict[str, Callable[[Any], Any]] = {
+FIELDS: dict[str, Callable[[object], object]] = {
     "model": _text,
     "ollama_host": _host,
     "ask_persona": _text,
@@ -260,7 +262,7 @@ ENVIRONMENT = {
 
 def load_settings(path: Path | None = None) -> Settings:
     path = path or config_file()
-    data: dict[str, Any] = {}
+    data: dict[str, object] = {}
     if path.is_file():
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -296,7 +298,7 @@ def variable_for(key: str) -> str | None:
     return next((v for v, k in ENVIRONMENT.items() if k == key), None)
 
 
-def _checked(check: Callable[[Any], Any], value: Any, where: str) -> Any:
+def _checked(check: Callable[[object], T], value: object, where: str) -> T:
     try:
         return check(value)
     except ValueError as exc:

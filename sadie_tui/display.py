@@ -15,7 +15,6 @@ stored data keeps what came in; only what is shown changes. One ``str.translate`
 from __future__ import annotations
 
 import json
-from typing import Any
 
 _KEEP = {0x09, 0x0A}  # tab, newline
 _DIRECTION = [*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C]
@@ -47,7 +46,7 @@ def is_safe(text: str) -> bool:
     return not any(ord(ch) in TABLE for ch in text)
 
 
-def safe_json(data: Any, **kwargs: Any) -> str:
+def safe_json(data: object, *, indent: int | None = None) -> str:
     """``json.dumps`` whose output is safe to print: JSON already escapes C0 controls; DEL,
     C1 and direction overrides are escaped too (``\\u009b``), which is the same JSON."""
-    return json.dumps(data, ensure_ascii=False, default=str, **kwargs).translate(_JSON_TABLE)
+    return json.dumps(data, ensure_ascii=False, default=str, indent=indent).translate(_JSON_TABLE)

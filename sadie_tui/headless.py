@@ -10,8 +10,12 @@ from . import signals
 from .engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from .commands.context import Context
+    from .engine.jsonvalue import JSONObject
     from .engine.session import SessionProtocol
+    from .engine.turns.ask import Stage
 
 
 def _session(ctx: Context) -> SessionProtocol:
@@ -46,7 +50,8 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
             line.append(f" — {c.label}: ", style="dim")
             line.append(f"“{c.quote}”")
             out.print(line)
-    spans = result.grounding.get("unsupported") or []
+    found = result.grounding.get("unsupported")
+    spans = [s for s in found if isinstance(s, dict)] if isinstance(found, list) else []
     if spans and not result.abstained:
         out.print(Text(not_found_line(spans), style="yellow"))
     timing = stages_line(result.stages, result.latency_ms)
@@ -54,23 +59,21 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
         out.print(Text(timing, style="dim"))
 
 
-def stages_line(stages: list[dict], latency_ms: float) -> str:
+def stages_line(stages: Sequence[Stage], latency_ms: float) -> str:
     """ "took 97 s: draft 90 s, citation pass 7.2 s" — the stages a person waits on."""
-    slow = [s for s in stages if s.get("ms", 0) >= 100]
+    slow = [s for s in stages if s.ms >= 100]
     if latency_ms < 1000 or not slow:
         return ""
-    parts = [f"{s['name'].replace('_', ' ')} {s['ms'] / 1000:.1f} s" for s in slow]
+    parts = [f"{s.name.replace('_', ' ')} {s.ms / 1000:.1f} s" for s in slow]
     return f"took {latency_ms / 1000:.0f} s: " + ", ".join(parts)
 
 
-def not_found_line(spans: list[dict]) -> str:
-    """ "Not found in your notes: 3:15, Tomás" for the details no source holds."""
-    seen: list[str] = []
-    for span in spans:
-        if span["text"] not in seen:
-            seen.append(span["text"])
-    noun = "detail" if len(spans) == 1 else "details"
-    return f"{len(spans)} {noun} not found in your notes: " + ", ".join(seen)
+def not_found_line(spans: Sequence[JSONObject]) -> str:
+    """The line under a reply for the details no source holds (``events.not_found_line``)."""
+    # lazy: engine.events loads only when a reply had such details, off the start-up path
+    from .engine.events import not_found_line as line
+
+    return line([str(span.get("text", "")) for span in spans])
 
 
 def chat(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Self
 
 from .config import Settings, load_settings
 from .engine.errors import LockedError
@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from .engine.session import SessionProtocol
     from .serve.holder import Holder
 
-DemoBuilder = Callable[[Path], Any]
+DemoBuilder = Callable[[Path], object]
 
 
 @dataclass

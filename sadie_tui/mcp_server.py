@@ -15,17 +15,34 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar
 
 from . import __version__
 from .engine.errors import NotFoundError, SadieError, UsageError
 
 if TYPE_CHECKING:
+    import mcp.types
     from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+    from starlette.types import Receive, Scope, Send
 
+    from .engine.jsonvalue import JSON, JSONObject
     from .engine.session import SessionProtocol
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class ToolSpec(TypedDict):
+    """One tool as ``tools/list`` describes it: what it does, and its input's JSON Schema."""
+
+    description: str
+    properties: JSONObject
+    required: list[str]
+
 
 NOTES = "notes"  # the memory's folder for notes added by other assistants
 MAX_NOTE = 100_000
@@ -36,8 +53,8 @@ INSTRUCTIONS = (
     "'unsupported' lists details of the answer that no shown note holds)."
 )
 
-_TEXT = {"type": "string", "minLength": 1}
-TOOLS: dict[str, dict[str, Any]] = {
+_TEXT: JSONObject = {"type": "string", "minLength": 1}
+TOOLS: dict[str, ToolSpec] = {
     "search_memory": {
         "description": "The passages of the memory that best match a query (hybrid retrieval: "
         "vectors, keywords, the people and places named), each with its episode id, date, "
@@ -84,7 +101,7 @@ TOOLS: dict[str, dict[str, Any]] = {
 }
 
 
-async def _blocking(fn: Any, *args: Any, **kwargs: Any) -> Any:
+async def _blocking(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """A blocking session call, in a thread (the session's database serialises them)."""
     return await asyncio.to_thread(lambda: fn(*args, **kwargs))
 
@@ -99,7 +116,7 @@ class Tools:
     def names(self) -> list[str]:
         return [n for n in TOOLS if n != "add_note" or self.write]
 
-    def definitions(self) -> list[Any]:
+    def definitions(self) -> list[mcp.types.Tool]:
         """The tools as ``tools/list`` describes them."""
         # lazy: mcp.types loads only when definitions runs, off the start-up path
         import mcp.types as types
@@ -124,7 +141,7 @@ class Tools:
             for name in self.names()
         ]
 
-    async def call(self, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    async def call(self, name: str, args: Mapping[str, object]) -> JSONObject:
         """One tool's structured answer; a ``SadieError`` when it cannot give one."""
         if name == "add_note" and not self.write:
             raise UsageError(
@@ -133,14 +150,17 @@ class Tools:
             )
         if name not in TOOLS:
             raise UsageError(f"no tool {name!r}; the tools are {', '.join(self.names())}")
-        return await getattr(self, name)(**args)
+        answer: JSONObject = await getattr(self, name)(**args)
+        return answer
 
-    async def search_memory(self, query: str, k: int | None = None) -> dict[str, Any]:
+    async def search_memory(self, query: str, k: int | None = None) -> JSONObject:
         found = (await _blocking(self.session.search, query, k=k)).as_json()
         keep = ("rank", "episode_id", "date", "title", "kind", "text")
-        chunks = [
-            {**{key: c.get(key) for key in keep}, "score": round(float(c.get("final") or 0), 4)}
-            for c in found.get("chunks") or []
+        listed = found.get("chunks")
+        chunks: list[JSON] = [
+            {**{key: c.get(key) for key in keep}, "score": _score(c.get("final"))}
+            for c in (listed if isinstance(listed, list) else [])
+            if isinstance(c, dict)
         ]
         return {
             "query": query,
@@ -150,19 +170,19 @@ class Tools:
             "chunks": chunks,
         }
 
-    async def ask_memory(self, question: str, persona: str | None = None) -> dict[str, Any]:
+    async def ask_memory(self, question: str, persona: str | None = None) -> JSONObject:
         result = await self.session.ask(question, persona=persona)
         return result.as_json()
 
     async def list_conversations(
         self, archived: bool = False, search: str | None = None, limit: int | None = 50
-    ) -> dict[str, Any]:
+    ) -> JSONObject:
         found = await _blocking(
             self.session.conversations, archived=archived, search=search or None, limit=limit
         )
         return {"conversations": [c.to_json() for c in found]}
 
-    async def get_episode(self, id: str) -> dict[str, Any]:
+    async def get_episode(self, id: str) -> JSONObject:
         episode = await _blocking(self.session.episode, id.strip())
         if episode is None:
             raise NotFoundError(f"no episode {id.strip()!r} in this memory")
@@ -174,11 +194,11 @@ class Tools:
             "text": episode.text,
         }
 
-    async def add_note(self, text: str, title: str | None = None) -> dict[str, Any]:
+    async def add_note(self, text: str, title: str | None = None) -> JSONObject:
         return await _blocking(add_note, self.session, text, title)
 
 
-def add_note(session: SessionProtocol, text: str, title: str | None = None) -> dict[str, Any]:
+def add_note(session: SessionProtocol, text: str, title: str | None = None) -> JSONObject:
     """Write the note into the memory's ``notes`` folder and ingest that file (the path every
     note takes: ``Session.ingest``). A note that does not go in leaves no file behind."""
     # lazy: yaml loads only when add_note runs, off the start-up path
@@ -216,6 +236,11 @@ def add_note(session: SessionProtocol, text: str, title: str | None = None) -> d
     return {"id": episode.id, "title": episode.title, "date": episode.date, "path": str(path)}
 
 
+def _score(value: JSON) -> float:
+    """A chunk's final score to four places (0 when it has none)."""
+    return round(float(value), 4) if isinstance(value, (int, float)) else 0.0
+
+
 def _free(path: Path) -> Path:
     n = 1
     while path.exists():
@@ -238,7 +263,10 @@ def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
         return tools.definitions()
 
     @server.call_tool()
-    async def call_tool(name: str, arguments: dict[str, Any]) -> Any:
+    async def call_tool(
+        name: str,
+        arguments: dict[str, Any],  # Any: the SDK's CallToolRequest arguments, as it types them
+    ) -> JSONObject | types.CallToolResult:
         try:
             return await tools.call(name, arguments)
         except SadieError as exc:
@@ -266,16 +294,16 @@ class HttpEndpoint:
 
     def __init__(self, session: SessionProtocol) -> None:
         self.session = session
-        self._manager: Any = None
+        self._manager: StreamableHTTPSessionManager | None = None
         self._lock = asyncio.Lock()
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
 
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         manager = await self._started()
         await manager.handle_request(scope, receive, send)
 
-    async def _started(self) -> Any:
+    async def _started(self) -> StreamableHTTPSessionManager:
         async with self._lock:
             if self._manager is None:
                 # lazy: mcp.server.streamable_http_manager loads only when _started runs, off the start-up path
@@ -293,7 +321,7 @@ class HttpEndpoint:
                 self._task, self._manager = task, manager
             return self._manager
 
-    async def _run(self, manager: Any, ready: asyncio.Event) -> None:
+    async def _run(self, manager: StreamableHTTPSessionManager, ready: asyncio.Event) -> None:
         # The SDK's task group is entered and left in this one task, as anyio requires.
         try:
             async with manager.run():

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
-from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable
+from types import FrameType
+from typing import TypeVar
 
 T = TypeVar("T")
 NAMES = ("SIGTERM", "SIGHUP")
@@ -33,7 +34,7 @@ def signals() -> list[int]:
     return [int(getattr(signal, name)) for name in NAMES if hasattr(signal, name)]
 
 
-def _raise(signum: int, frame: Any) -> None:
+def _raise(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
@@ -62,7 +63,7 @@ def off_loop(loop: asyncio.AbstractEventLoop, taken: list[int]) -> None:
     taken.clear()
 
 
-async def _cancelled_by_signals(coro: Coroutine[Any, Any, T]) -> T:
+async def _cancelled_by_signals(coro: Awaitable[T]) -> T:
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     caught: list[int] = []
@@ -84,7 +85,7 @@ async def _cancelled_by_signals(coro: Coroutine[Any, Any, T]) -> T:
         install()  # removing a loop handler leaves the default: raise Terminated again
 
 
-def run(coro: Coroutine[Any, Any, T]) -> T:
+def run(coro: Awaitable[T]) -> T:
     """``asyncio.run``, where SIGTERM and SIGHUP cancel the work the way ctrl+c does (the
     engine keeps a streaming reply as ``interrupted``) and then raise ``Terminated``."""
     return asyncio.run(_cancelled_by_signals(coro))

@@ -48,7 +48,7 @@ def test_grounded_answer(server, memory):
     assert not result.abstained and result.persona == "analyst"
     assert [(c.episode_id, c.support) for c in result.citations] == [(ep, "verbatim")]
     assert result.grounding["counts"]["verbatim"] == 1 and result.grounding["score"] == 1.0
-    names = [s["name"] for s in result.stages]
+    names = [s.name for s in result.stages]
     assert names[:2] == ["reframe", "retrieve"] and "draft" in names and "ground_check" in names
     assert memory.db.fetchone("SELECT count(*) FROM conversations")[0] == 0
     assert memory.db.fetchone("SELECT count(*) FROM messages")[0] == 0
@@ -79,7 +79,7 @@ def test_revise_when_a_detail_is_unsupported(server, memory):
         ),
     )
     result = ask(memory, "How fast was my marathon?")
-    assert "revise" in [s["name"] for s in result.stages]
+    assert "revise" in [s.name for s in result.stages]
     assert "3:15" in server.requests[-1]["messages"][-1]["content"]
     assert result.answer == "You finished in 3:58." and not result.abstained
 

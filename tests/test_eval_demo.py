@@ -16,10 +16,12 @@ from click.testing import CliRunner
 from sadie_tui.cli import main, main_group
 from sadie_tui.engine.demo import MARKER
 from sadie_tui.engine.errors import ConfigError, NotFoundError
+from sadie_tui.engine.wire import dump
 from sadie_tui.eval.demo import (
     KINDS,
     DemoQuestion,
     DemoReport,
+    DemoResult,
     default_questions,
     demo_now,
     load_questions,
@@ -28,6 +30,7 @@ from sadie_tui.eval.demo import (
     score,
 )
 from sadie_tui.paths import project_root, resolve_home
+from tests.support.shapes import assert_fits
 
 DEMO = project_root() / "data" / "demo"
 DERIVED = ("wiki/", "briefs/", "today/", "beliefs.jsonl", "observations.jsonl", "soul.md")
@@ -123,7 +126,8 @@ def test_the_report_averages_overall_and_by_kind_and_lists_the_misses() -> None:
     report = DemoReport("analyst", datetime(2026, 11, 30, 12))
     for q in (hit, half, miss):
         report.questions.append(score(q, [src("journal/a.md")] * 3 + [src("voice/x.txt")]))
-    data = report.as_dict()
+    data = dump(report.result())
+    assert_fits(data, DemoResult)
     assert data["questions"] == 3
     assert data["overall"] == {"questions": 3, "recall@5": 0.5, "recall@10": 0.5}
     assert list(data["by_kind"]) == ["time", "who"]  # KINDS order, only kinds asked

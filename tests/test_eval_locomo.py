@@ -14,7 +14,9 @@ from click.testing import CliRunner
 from sadie_tui import cli
 from sadie_tui.commands import output
 from sadie_tui.engine.errors import ConfigError, NotFoundError
+from sadie_tui.engine.wire import dump
 from sadie_tui.eval.locomo import (
+    LocomoResult,
     evidence_in,
     load_conversations,
     namespaced,
@@ -23,6 +25,7 @@ from sadie_tui.eval.locomo import (
     recall_at,
     run_locomo,
 )
+from tests.support.shapes import assert_fits
 
 TOPICS = [
     ("Ana", "I baked sourdough bread this morning, the crust cracked beautifully."),
@@ -136,7 +139,8 @@ def test_run_on_known_answers(
     scratch_root = tmp_path / "scratch"
     scratch_root.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
-    report = run_locomo(locomo_dir, k=1, embedder=embedder).as_dict()
+    report = dump(run_locomo(locomo_dir, k=1, embedder=embedder).result())
+    assert_fits(report, LocomoResult)
     assert report["questions"] == 4
     assert report["chunks"] == {"99": 6}
     fused = report["overall"]["fused"]
@@ -244,7 +248,7 @@ def test_one_memory_never_credits_another_conversation(
     scratch_root = tmp_path / "scratch"
     scratch_root.mkdir()
     monkeypatch.setattr(tempfile, "tempdir", str(scratch_root))
-    report = run_locomo(folder, k=1, embedder=embedder, one_memory=True).as_dict()
+    report = dump(run_locomo(folder, k=1, embedder=embedder, one_memory=True).result())
     assert report["one_memory"] is True
     assert report["questions"] == 3
     a, b = report["by_conversation"]["a"]["fused"], report["by_conversation"]["b"]["fused"]

@@ -384,7 +384,7 @@ def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
         assert result.answer[s["start"] : s["end"]] == s["text"]
     data = result.as_json()
     assert data["grounding"]["unsupported"] == spans
-    names = [s["name"] for s in result.stages]
+    names = [s.name for s in result.stages]
     assert "citation_pass" in names
     cite_pass = server.format_requests[0]
     assert handles(cite_pass["format"])
@@ -408,7 +408,7 @@ def test_a_draft_without_unsupported_details_is_not_revised(server, memory):
     ep, text = episode_of(memory, "Race day")
     server.queue(Reply("You finished the Lisbon marathon in 3:58.\n@@CITATIONS@@\n[]"))
     result = asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
-    assert "revise" not in [s["name"] for s in result.stages]
+    assert "revise" not in [s.name for s in result.stages]
     assert not result.abstained and "3:58" in result.answer
 
 

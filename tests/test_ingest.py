@@ -16,7 +16,10 @@ from click.testing import CliRunner
 from sadie_tui.cli import main_group
 from sadie_tui.engine.ingest.chunker import MAX_CHARS
 from sadie_tui.engine.ingest.readers import episode_id
+from sadie_tui.engine.ingest.summary import IngestSummary
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.wire import dump
+from tests.support.shapes import assert_fits
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -199,7 +202,7 @@ def test_every_bad_input_is_named_and_the_rest_goes_in(
         assert len(lengths) == report.chunks >= 4
         assert max(lengths) <= MAX_CHARS and min(lengths) > 0
         # The report survives JSON (the CLI's --json).
-        data = json.loads(json.dumps(report.as_dict()))
+        data = json.loads(json.dumps(dump(report.summary())))
         assert {s["path"] for s in data["skipped"]} == set(reasons)
 
 
@@ -216,6 +219,7 @@ def test_cli_exit_status_6_when_anything_was_skipped(
     result = runner.invoke(main_group, ["ingest", "--json", str(notes_dir)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
+    assert_fits(data, IngestSummary)
     assert data["added"] == 6 and data["skipped"] == []
     assert data["derived"]["beliefs"] == 2
     result = runner.invoke(main_group, ["ingest", str(notes_dir)])

@@ -53,8 +53,8 @@ def test_a_right_draft_survives_a_cut_pass_and_is_never_revised_into_a_refusal(
     cpu_server.queue(Reply(DRAFT), Reply(PASS * 3), Reply(REFUSAL))
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert not result.abstained and result.answer == DRAFT != ABSTAIN
-    stages = {s["name"]: s for s in result.stages}
-    assert "cap" in stages["citation_pass"]["note"]
+    stages = {s.name: s for s in result.stages}
+    assert "cap" in stages["citation_pass"].note
     assert "revise" not in stages  # nothing in the draft is unsupported
     assert "3:58" in result.grounding["evidence"]
     assert result.found_by_sadie  # sadie's own match stands in for the lost citations
@@ -67,7 +67,7 @@ def test_a_refusal_never_replaces_a_draft_with_support(cpu_server, memory):
     cpu_server.queue(Reply(draft), Reply(PASS), Reply(REFUSAL), Reply(PASS))
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert result.answer == draft and not result.abstained
-    assert [s["note"] for s in result.stages if s["name"] == "revise"][0].startswith("draft kept")
+    assert [s.note for s in result.stages if s.name == "revise"][0].startswith("draft kept")
     assert {s["text"] for s in result.grounding["unsupported"]} == {"Beatriz"}
 
 
@@ -78,7 +78,7 @@ def test_a_pass_naming_an_unrelated_sentence_does_not_sink_a_right_answer(cpu_se
     cpu_server.queue(Reply(DRAFT), Reply(json.dumps({"citations": [{"s": "S3", "support": "verbatim"}]})))
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert not result.abstained and result.answer == DRAFT
-    assert "revise" not in [s["name"] for s in result.stages]
+    assert "revise" not in [s.name for s in result.stages]
 
 
 def test_a_pass_still_writing_is_not_cut_at_a_round_number(cpu_server, memory, tmp_path, monkeypatch):
@@ -156,8 +156,8 @@ def test_a_revision_that_fails_keeps_the_draft(cpu_server, memory):
     )
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert result.answer == draft and not result.offline and not result.abstained
-    (revise,) = [s for s in result.stages if s["name"] == "revise"]
-    assert revise["note"].startswith("draft kept (") and "crashed" in revise["note"]
+    (revise,) = [s for s in result.stages if s.name == "revise"]
+    assert revise.note.startswith("draft kept (") and "crashed" in revise.note
 
 
 def test_a_cached_prompt_does_not_shrink_the_reading_budget():

@@ -19,6 +19,7 @@ from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.personas import get_persona
 from sadie_tui.engine.retrieval import graph, keyword, retrieve
 from sadie_tui.engine.store.episodes import episode_metadata
+from sadie_tui.engine.wire import dump
 
 VAULT = Path(__file__).resolve().parent / "data" / "vault"
 HENRIK_MTIME = datetime(2025, 11, 3, 18, 30)
@@ -105,7 +106,7 @@ def test_no_template_becomes_a_memory_and_every_skip_has_its_reason(vault_memory
         "logseq/config.edn": "attachment, not a note (.edn)",
     }
     assert (report.added, report.updated) == (6, 0)
-    listed = report.as_dict()["ignored"]
+    listed = dump(report.summary())["ignored"]
     assert {"path": str(vault / "private"), "reason": "matched by .sadieignore"} in listed
 
 

@@ -20,7 +20,7 @@ from sadie_tui.engine.retrieval.recency import Recency
 from sadie_tui.engine.retrieval.report import Search, SearchChunk
 from sadie_tui.engine.session import Episode
 from sadie_tui.engine.store.chips import Chip
-from sadie_tui.engine.turns.ask import AskResult
+from sadie_tui.engine.turns.ask import AskResult, Stage
 from sadie_tui.engine.wire import ShapeError, dump, load
 from sadie_tui.serve.shapes import ApiChatRequest, AskRequest, ChatRequest, Error, RenameRequest
 
@@ -45,7 +45,7 @@ SEARCH = Search(
     (ObservationHit("o1", "sleep-tracker", WHEN, "Slept 5h42m", 0.4, False),),
 )  # fmt: skip
 ASK = AskResult(
-    "q", "a", [CITES[0]], "analyst", False, {"score": 1.0}, [{"name": "draft", "ms": 1.0}],
+    "q", "a", [CITES[0]], "analyst", False, {"score": 1.0}, [Stage("draft", 1.0)],
     None, "op", "curious", "m", True, 3, 12.0, ["n"], [CITES[2]],
 )  # fmt: skip
 EVENTS: list[ev.Event] = [

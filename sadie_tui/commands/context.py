@@ -4,9 +4,9 @@ memory built behind the CLI's own progress bar."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ..launch import Launch
+from ..launch import DemoBuilder, Launch
 from .demo import ensure_demo
 
 if TYPE_CHECKING:
@@ -15,8 +15,20 @@ if TYPE_CHECKING:
 
 @dataclass
 class Context(Launch):
-    def session(self, **kwargs: Any) -> SessionProtocol:
+    def session(
+        self,
+        *,
+        read_only: bool = False,
+        wait_for_embedder: bool = True,
+        build_demo: DemoBuilder | None = ensure_demo,
+        remote: bool = True,
+        hold: bool = False,
+    ) -> SessionProtocol:
         """As ``Launch.session``; a memory held by ``sadie serve`` is reached over its socket."""
-        kwargs.setdefault("build_demo", ensure_demo)
-        kwargs.setdefault("remote", True)
-        return super().session(**kwargs)
+        return super().session(
+            read_only=read_only,
+            wait_for_embedder=wait_for_embedder,
+            build_demo=build_demo,
+            remote=remote,
+            hold=hold,
+        )

@@ -7,6 +7,7 @@ from rich.markup import escape
 
 from ..engine.doctor import repair as repair_memory
 from ..engine.doctor import run_checks
+from ..engine.wire import dump_each
 from .context import Context
 from .output import console, error_line, print_json
 
@@ -51,7 +52,7 @@ def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
         holder=lambda: _holder_answers(ctx),
     )
     if as_json:
-        print_json([c.__dict__ for c in checks])
+        print_json(dump_each(checks))
     else:
         out = console()
         for c in checks:

@@ -7,12 +7,14 @@ person's own memory is never opened.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..engine.wire import dump
 from .context import Context
 from .output import console, err_console, print_json
 
@@ -71,22 +73,22 @@ def locomo(
         progress=lambda message: err.print(f"[dim]{escape(message)}[/]"),
         one_memory=one_memory,
     )
-    data = report.as_dict()
+    result = report.result()
     if as_json:
-        print_json(data)
+        print_json(dump(result))
         return
     out = console()
     out.print(
-        f"[bold]LoCoMo[/] {data['questions']} questions, "
-        f"{len(data['chunks'])} conversations{' in one memory' if one_memory else ''}, "
+        f"[bold]LoCoMo[/] {result.questions} questions, "
+        f"{len(result.chunks)} conversations{' in one memory' if one_memory else ''}, "
         f"k={k}, persona {escape(persona)}"
     )
-    out.print(_table("overall", data["overall"]))
-    for category, block in data["by_category"].items():
-        out.print(_table(f"{category} ({block['questions']})", block))
+    out.print(_table("overall", result.overall))
+    for category, block in result.by_category.items():
+        out.print(_table(f"{category} ({block.questions})", block.by_channel()))
 
 
-def _table(title: str, block: dict) -> Table:
+def _table(title: str, block: Mapping[str, Mapping[str, float]]) -> Table:
     table = Table(title=title, title_justify="left", box=None, padding=(0, 2), header_style="bold")
     table.add_column("channel")
     for metric in METRICS:
@@ -131,33 +133,33 @@ def demo(
     settings = ctx.settings if ctx is not None else load_settings()
     home = resolve_home(demo=True)
     ensure_demo(home)
-    data = run_demo(home, questions, persona=persona or settings.ask_persona).as_dict()
+    result = run_demo(home, questions, persona=persona or settings.ask_persona).result()
     if as_json:
-        print_json(data)
+        print_json(dump(result))
         return
     out = console()
     out.print(
-        f"[bold]Demo memory[/] {data['questions']} questions, persona {escape(data['persona'])},"
-        f" now {data['now'][:10]}"
+        f"[bold]Demo memory[/] {result.questions} questions, persona {escape(result.persona)},"
+        f" now {result.now[:10]}"
     )
     table = Table(box=None, padding=(0, 2), header_style="bold")
     for name in ("kind", "questions", "recall@5", "recall@10"):
         table.add_column(name, justify="left" if name == "kind" else "right")
-    for name, block in [("overall", data["overall"]), *data["by_kind"].items()]:
+    for name, block in [("overall", result.overall), *result.by_kind.items()]:
         table.add_row(
-            name, str(block["questions"]), f"{block['recall@5']:.3f}", f"{block['recall@10']:.3f}"
+            name, str(block.questions), f"{block.recall_at_5:.3f}", f"{block.recall_at_10:.3f}"
         )
     out.print(table)
-    misses = data["misses"]
+    misses = result.misses
     if not verbose:
         if misses:
             out.print(f"[dim]{len(misses)} missed at {DEPTH} (--verbose lists them)[/]")
         return
     for miss in misses:
         out.print(
-            f"[bold]miss[/] ({escape(miss['kind'])}, recall@{DEPTH} {miss[f'recall@{DEPTH}']:.2f})"
-            f" {escape(miss['question'])}\n  wanted {escape(', '.join(miss['missing']))}"
-            f"\n  got    {escape(', '.join(miss['retrieved']))}"
+            f"[bold]miss[/] ({escape(miss.kind)}, recall@{DEPTH} {miss.recall:.2f})"
+            f" {escape(miss.question)}\n  wanted {escape(', '.join(miss.missing))}"
+            f"\n  got    {escape(', '.join(miss.retrieved))}"
         )
 
 
@@ -197,26 +199,23 @@ def reflect(
         keep=keep,
         progress=lambda message: err.print(f"[dim]{escape(message)}[/]"),
     )
-    data = result.as_dict()
     if as_json:
-        print_json(data)
+        print_json(dump(result))
         return
     out = console()
     out.print(
-        f"[bold]Reflection[/] {escape(data['model'])} on {data['episodes']} demo episodes,"
-        f" {data['held_out']} hand-written beliefs held out"
+        f"[bold]Reflection[/] {escape(result.model)} on {result.episodes} demo episodes,"
+        f" {result.held_out} hand-written beliefs held out"
     )
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold")
     table.add_column(justify="right")
-    table.add_row("derived beliefs", str(data["derived"]))
-    table.add_row("held-out beliefs recovered", f"{data['recovered']} / {data['held_out']}")
-    table.add_row("  by embedding (for comparison)", str(data["recovered_by_embedding"]))
-    table.add_row(
-        "derived with every quote verbatim", f"{data['all_verbatim']} / {data['derived']}"
-    )
-    table.add_row("contested found", f"{data['contested_found']} / {data['contested_held_out']}")
-    table.add_row("seconds per 100 episodes", f"{data['seconds_per_100_episodes']:.0f}")
-    tokens = data["tokens_per_100_episodes"]
+    table.add_row("derived beliefs", str(result.derived))
+    table.add_row("held-out beliefs recovered", f"{result.recovered} / {result.held_out}")
+    table.add_row("  by embedding (for comparison)", str(result.recovered_by_embedding))
+    table.add_row("derived with every quote verbatim", f"{result.all_verbatim} / {result.derived}")
+    table.add_row("contested found", f"{result.contested_found} / {result.contested_held_out}")
+    table.add_row("seconds per 100 episodes", f"{result.seconds_per_100_episodes:.0f}")
+    tokens = result.tokens_per_100_episodes
     table.add_row("tokens per 100 episodes", f"{tokens['read']} read, {tokens['written']} written")
     out.print(table)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import signal
 from pathlib import Path
-from typing import Any
+from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
@@ -14,13 +15,17 @@ from .. import signals
 from ..engine.errors import ExitCode, UsageError
 from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
+from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
 from .progress import progress_bar
 
+if TYPE_CHECKING:
+    from ..engine.session import SessionProtocol
+
 
 def run_ingest(
-    session: Any,
+    session: SessionProtocol,
     paths: list[Path],
     *,
     quiet: bool = False,
@@ -88,7 +93,7 @@ def command(
     session = ctx.session(hold=True)
     report = run_ingest(session, list(paths), quiet=quiet or as_json, csv_map=csv_map)
     if as_json:
-        print_json(report.as_dict())
+        print_json(dump(report.summary()))
     else:
         out = console()
         out.print(summary(report))
@@ -107,7 +112,7 @@ def command(
         raise SystemExit(int(ExitCode.PARTIAL))
 
 
-def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
+def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> None:
     """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
     (exit 0; the socket is released when the context closes)."""
     # lazy: engine.ingest.watch loads only when keep_current runs, off the start-up path
@@ -122,7 +127,7 @@ def keep_current(ctx: Context, session: Any, paths: list[Path]) -> None:
     # which one came, so SIGTERM and SIGHUP still end the way they do everywhere (128 + n).
     came: list[int] = []
 
-    def record(signum: int, frame: Any) -> None:
+    def record(signum: int, frame: FrameType | None) -> None:
         came.append(signum)
         raise KeyboardInterrupt
 

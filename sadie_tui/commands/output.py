@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from typing import Any
 
 from rich.console import Console
 from rich.segment import Segment
@@ -44,12 +43,14 @@ def err_console() -> Console:
     return _err
 
 
-def print_json(data: Any) -> None:
+def print_json(data: object) -> None:
+    """``data`` as indented JSON on stdout, safe to print (``display.safe_json``)."""
     sys.stdout.write(safe_json(data, indent=2) + "\n")
     sys.stdout.flush()
 
 
-def print_ndjson(data: Any) -> None:
+def print_ndjson(data: object) -> None:
+    """``data`` as one line of JSON on stdout, safe to print."""
     sys.stdout.write(safe_json(data) + "\n")
     sys.stdout.flush()
 

@@ -11,6 +11,8 @@ from rich.table import Table
 
 from ..engine.errors import ExitCode
 from ..engine.policies import Policy, load_policies
+from ..engine.policy_listing import PolicyListing
+from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
 
@@ -41,18 +43,6 @@ def _parses(path: Path) -> bool:
     return True
 
 
-def _as_json(policy: Policy) -> dict[str, str]:
-    return {
-        "name": policy.name,
-        "action": policy.action,
-        "scope": policy.scope,
-        "pattern": policy.pattern.pattern,
-        "message": policy.message,
-        "replacement": policy.replacement,
-        "description": policy.description,
-    }
-
-
 @click.command("policies")
 @click.option("--json", "as_json", is_flag=True, help="Print the rules and errors as JSON.")
 @click.pass_context
@@ -67,14 +57,7 @@ def command(click_ctx: click.Context, as_json: bool) -> None:
     exists = path.is_file()
     loaded = load_policies(path)
     if as_json:
-        print_json(
-            {
-                "path": str(path),
-                "exists": exists,
-                "policies": [_as_json(p) for p in loaded.policies],
-                "errors": list(loaded.errors),
-            }
-        )
+        print_json(dump(PolicyListing.of(path, exists, loaded)))
     else:
         _print(path, exists, loaded.policies, loaded.errors)
     if exists and not _parses(path):

@@ -30,9 +30,7 @@ from .output import error_line
     help="Serve on this Unix socket (mode 0600) instead of --host/--port.",
 )
 @click.pass_obj
-def command(
-    ctx: Context, host: str, port: int, token: str | None, unix_path: Path | None
-) -> None:
+def command(ctx: Context, host: str, port: int, token: str | None, unix_path: Path | None) -> None:
     """Serve the HTTP API (ask, chat as SSE or NDJSON, conversations, chips, search) until
     ctrl+c. The routes are described at /openapi.json and in the README. Other sadie
     commands on this memory reach it through <home>/sadie.sock meanwhile."""

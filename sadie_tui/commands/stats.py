@@ -6,6 +6,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
 
@@ -17,23 +18,21 @@ def command(ctx: Context, as_json: bool) -> None:
     """Show what the memory holds."""
     stats = ctx.session().stats()
     if as_json:
-        print_json(stats)
+        print_json(dump(stats))
         return
     out = console()
-    out.print(f"[bold]memory[/] {escape(stats['home'])}  ({stats['size_bytes'] / 1e6:.1f} MB)")
-    if stats["first"]:
-        out.print(f"from {stats['first']} to {stats['last']}")
+    out.print(f"[bold]memory[/] {escape(stats.home)}  ({stats.size_bytes / 1e6:.1f} MB)")
+    if stats.first:
+        out.print(f"from {stats.first} to {stats.last}")
     table = Table(show_header=False, box=None, padding=(0, 2))
-    for name, count in stats["counts"].items():
+    for name, count in stats.counts.items():
         table.add_row(name.replace("_", " "), str(count))
     out.print(table)
-    if stats["episode_kinds"]:
-        kinds = ", ".join(f"{escape(str(k))} {v}" for k, v in stats["episode_kinds"].items())
+    if stats.episode_kinds:
+        kinds = ", ".join(f"{escape(str(k))} {v}" for k, v in stats.episode_kinds.items())
         out.print(f"[bold]episodes by kind[/] {kinds}")
-    if stats["top_entities"]:
-        top = ", ".join(
-            f"{escape(e['name'])} ({e['kind']}, {e['episodes']})" for e in stats["top_entities"]
-        )
+    if stats.top_entities:
+        top = ", ".join(f"{escape(e.name)} ({e.kind}, {e.episodes})" for e in stats.top_entities)
         out.print(f"[bold]most mentioned[/] {top}")
 
 

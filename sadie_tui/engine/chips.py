@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
 from .conversations.lifecycle import resolve_id
 from .errors import ConfigError, NotFoundError
 from .ingest.entities import entity_key
+from .jsonvalue import JSONObject
 from .store import chips as repo
 from .store.chips import Chip
 from .store.db import Database
@@ -67,9 +67,9 @@ class Candidate:
     snippet: str
     date: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Its JSON (``wire``): `chips find --json` and ``GET /v1/chips/find``."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
@@ -128,7 +128,7 @@ def _cap(text: str, limit: int = TEXT_CAP) -> str:
     return text[: space if space > limit // 2 else limit].rstrip() + " …"
 
 
-def _date(value: Any) -> str | None:
+def _date(value: object) -> str | None:
     if isinstance(value, datetime):
         return value.date().isoformat()
     return str(value)[:10] if value else None

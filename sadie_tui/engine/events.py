@@ -15,11 +15,13 @@ citations marker is seen (the prose is complete; no ``Token`` follows it), and b
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, computed_field
 
+from .jsonvalue import JSONObject
 from .wire import dump, load
 
 
@@ -46,16 +48,17 @@ class CitationView:
             return "found by sadie"
         return "reading between the lines" if self.support == "inference" else self.support
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """The one stored and printed shape (messages, NDJSON, ``--ask --json``, exports)."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CitationView:
+    def from_json(cls, data: Mapping[str, object]) -> CitationView:
         """A citation as stored on a message (or an imported file) back as a view. Forgiving
         where the wire's ``load`` is strict: rows older than a field lack it, and a
         hand-edited export may say ``episode`` for ``episode_id``."""
+        unbacked = data.get("unbacked")
         return cls(
             episode_id=str(data.get("episode_id") or data.get("episode") or ""),
             quote=str(data.get("quote") or ""),
@@ -65,7 +68,9 @@ class CitationView:
             date=str(data.get("date") or ""),
             origin=str(data.get("origin") or "model"),
             backs=str(data.get("backs") or ""),
-            unbacked=tuple(str(d) for d in data.get("unbacked") or () if isinstance(d, str)),
+            unbacked=tuple(d for d in unbacked if isinstance(d, str))
+            if isinstance(unbacked, (list, tuple))
+            else (),
         )
 
 
@@ -161,12 +166,20 @@ class CitationsEvent:
     """
 
     value: tuple[CitationView, ...]
-    unsupported: tuple[dict[str, Any], ...] = ()
+    unsupported: tuple[JSONObject, ...] = ()
     repaired: bool = False
     tail: str = "ok"
     found: tuple[CitationView, ...] = ()
     note: str = ""
     type: Literal["citations"] = field(default="citations", init=False)
+
+
+def not_found_line(texts: Sequence[str], *, underlined: bool = False) -> str:
+    """ "2 details not found in your notes: 3:15, Tomás": every face's one wording for a
+    reply's details no source holds (``underlined`` where the text shows them so)."""
+    noun = "detail" if len(texts) == 1 else "details"
+    how = " (underlined)" if underlined else ""
+    return f"{len(texts)} {noun} not found in your notes{how}: " + ", ".join(dict.fromkeys(texts))
 
 
 @dataclass(frozen=True)
@@ -223,10 +236,10 @@ Event = (
 WireEvent = Annotated[Event, Field(discriminator="type")]
 
 
-def to_json(event: Event) -> dict[str, Any]:
+def to_json(event: Event) -> JSONObject:
     """The ``--ndjson`` shape: ``{"type": …, …}``, then the fields in declaration order (the
     citations' derived ``label`` included)."""
-    data: dict[str, Any] = dump(event)
+    data: JSONObject = dump(event)
     return {"type": data.pop("type"), **data}
 
 
@@ -251,7 +264,7 @@ _BY_TYPE: dict[str, type] = {
 }
 
 
-def from_json(data: dict[str, Any]) -> Event:
+def from_json(data: Mapping[str, object]) -> Event:
     """An event back from its ``--ndjson`` shape (``to_json``'s inverse; unknown keys are
     dropped). Raises ``ValueError`` for an unknown type, ``wire.ShapeError`` for a field that
     does not fit."""

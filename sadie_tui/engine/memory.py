@@ -10,7 +10,6 @@ import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from ..paths import db_path
 from .errors import StorageError
@@ -18,6 +17,7 @@ from .ingest.csvmap import CsvMap
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
 from .retrieval.keyword import rebuild_keyword_index
+from .stats import Stats
 from .store import conversations, derived, episodes
 from .store.db import Database
 from .store.stats import memory_counts
@@ -104,24 +104,23 @@ class Memory:
                 return text
         return derived.soul(self.db)
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
+        """What the memory holds (``sadie stats``)."""
         found = memory_counts(self.db)
         size = db_path(self.home).stat().st_size if db_path(self.home).exists() else 0
-        return {
-            "home": str(self.home),
-            "database": str(db_path(self.home)),
-            "size_bytes": size,
-            "counts": found.counts,
-            "episode_kinds": found.episode_kinds,
-            "first": found.first.date().isoformat() if found.first else None,
-            "last": found.last.date().isoformat() if found.last else None,
-            "entity_kinds": found.entity_kinds,
-            "top_entities": [
-                {"name": t.name, "kind": t.kind, "episodes": t.episodes} for t in found.top_entities
-            ],
-            "beliefs": found.beliefs,
-            "has_soul": bool(self.soul()),
-        }
+        return Stats(
+            home=str(self.home),
+            database=str(db_path(self.home)),
+            size_bytes=size,
+            counts=found.counts,
+            episode_kinds=found.episode_kinds,
+            first=found.first.date().isoformat() if found.first else None,
+            last=found.last.date().isoformat() if found.last else None,
+            entity_kinds=found.entity_kinds,
+            top_entities=found.top_entities,
+            beliefs=found.beliefs,
+            has_soul=bool(self.soul()),
+        )
 
     def compact(self) -> tuple[int, int]:
         """Rewrite the file without dead space (the HNSW index grows it on every write)."""

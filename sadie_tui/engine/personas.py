@@ -18,9 +18,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 from .errors import ConfigError
+from .jsonvalue import JSONObject
 
 STAGES = ("reframe", "retrieve", "counter", "draft", "ground_check", "revise")
 CHANNELS = ("vector", "keyword", "graph")
@@ -71,7 +72,7 @@ def _fail(path: Path, key: str, problem: str) -> ConfigError:
 
 
 def _number(
-    path: Path, key: str, value: Any, *, low: float, high: float, whole: bool = False
+    path: Path, key: str, value: object, *, low: float, high: float, whole: bool = False
 ) -> float:
     """``value`` if it is a finite number in ``[low, high]`` (a whole one if ``whole``)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
@@ -85,19 +86,19 @@ def _number(
     return value
 
 
-def _flag(path: Path, key: str, value: Any) -> bool:
+def _flag(path: Path, key: str, value: object) -> bool:
     if not isinstance(value, bool):
         raise _fail(path, key, f"must be true or false, not {value!r}")
     return value
 
 
-def _text(path: Path, key: str, value: Any, *, empty: bool = False) -> str:
+def _text(path: Path, key: str, value: object, *, empty: bool = False) -> str:
     if not isinstance(value, str) or (not empty and not value.strip()):
         raise _fail(path, key, "must be a non-empty string")
     return " ".join(value.split())
 
 
-def parse_persona(data: Mapping[str, Any], path: Path) -> Persona:
+def parse_persona(data: Mapping[str, object], path: Path) -> Persona:
     """A validated persona from the parsed TOML of ``path``."""
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
@@ -221,7 +222,7 @@ def _user_dir() -> Path:
     return config_dir() / "personas"
 
 
-def persona_json(persona: Persona) -> dict[str, Any]:
+def persona_json(persona: Persona) -> JSONObject:
     """``persona`` in the shape of its own file (the README's format), plus ``source``: what
     the holder of a memory sends a client, and what ``persona_from_json`` reads back."""
     return {
@@ -232,8 +233,8 @@ def persona_json(persona: Persona) -> dict[str, Any]:
         "half_life_days": persona.half_life_days,
         "mmr": False if persona.mmr is None else persona.mmr,
         "voice": persona.voice,
-        "stages": list(persona.stages),
-        "weights": dict(persona.weights),
+        "stages": [stage for stage in persona.stages],
+        "weights": {channel: weight for channel, weight in persona.weights.items()},
         "channels": {
             "graph": persona.graph,
             "beliefs": persona.beliefs,
@@ -245,7 +246,7 @@ def persona_json(persona: Persona) -> dict[str, Any]:
     }
 
 
-def persona_from_json(data: Any) -> Persona:
+def persona_from_json(data: object) -> Persona:
     """A persona from ``persona_json``'s shape, checked field by field like a file (a bad
     one is a ``ConfigError`` naming its source and the field)."""
     if not isinstance(data, Mapping):
@@ -280,7 +281,7 @@ class Personas(dict[str, Persona]):
         """Name → description, for a picker."""
         return {name: persona.description for name, persona in self.items()}
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """``{"personas": [persona_json …], "problems": [{"path", "reason"} …]}``."""
         return {
             "personas": [persona_json(p) for p in self.values()],
@@ -288,7 +289,7 @@ class Personas(dict[str, Persona]):
         }
 
     @classmethod
-    def from_json(cls, data: Any) -> Personas:
+    def from_json(cls, data: object) -> Personas:
         """``to_json``'s shape read back; a persona that does not check out becomes one more
         problem, as a broken file would."""
         found = cls()

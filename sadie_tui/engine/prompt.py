@@ -13,7 +13,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from datetime import datetime
+from typing import Protocol, TypedDict
 
 PROMPT_VERSION = "sadie-brief-4"
 HISTORY_LIMIT = 12
@@ -89,6 +90,36 @@ ORDER_NOTES = {
 }
 
 
+class BriefingExtra(TypedDict, total=False):
+    """What a briefing keeps beside its messages: the standing texts a model may echo back
+    (voice, tone, guardrails) and the person's name from the soul summary."""
+
+    voice: list[str]
+    person: str
+
+
+class BeliefLine(Protocol):
+    """What the briefing shows of a belief (retrieval's ``BeliefHit``)."""
+
+    @property
+    def statement(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+
+
+class ObservationLine(Protocol):
+    """What the briefing shows of an observation (retrieval's ``ObservationHit``)."""
+
+    @property
+    def source(self) -> str: ...
+    @property
+    def observed_at(self) -> datetime: ...
+    @property
+    def text(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Excerpt:
     """One chunk (or an attached source) as the model sees it."""
@@ -154,7 +185,7 @@ class Briefing:
     history_used: int = 0
     history_dropped: int = 0
     version: str = PROMPT_VERSION
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: BriefingExtra = field(default_factory=lambda: BriefingExtra())
     attached: list[Attached] = field(default_factory=list)
 
     @property
@@ -232,7 +263,7 @@ def strip_front_matter(text: str) -> str:
     return text
 
 
-def render_beliefs(beliefs: Sequence[Any]) -> str:
+def render_beliefs(beliefs: Sequence[BeliefLine]) -> str:
     if not beliefs:
         return ""
     lines = [BELIEFS_HEADING]
@@ -242,7 +273,7 @@ def render_beliefs(beliefs: Sequence[Any]) -> str:
     return "\n".join(lines)
 
 
-def render_observations(observations: Sequence[Any], weigh_above: bool = False) -> str:
+def render_observations(observations: Sequence[ObservationLine], weigh_above: bool = False) -> str:
     if not observations:
         return ""
     head = OBSERVATIONS_HEADING
@@ -271,8 +302,8 @@ def build_briefing(
     *,
     message: str,
     excerpts: Sequence[Excerpt],
-    beliefs: Sequence[Any] = (),
-    observations: Sequence[Any] = (),
+    beliefs: Sequence[BeliefLine] = (),
+    observations: Sequence[ObservationLine] = (),
     observation_weight_high: bool = False,
     attached: Sequence[Attached] = (),
     history: Sequence[tuple[str, str]] = (),

@@ -18,14 +18,14 @@ from collections.abc import AsyncGenerator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from . import chips as chips_engine
 from . import conversations as conv
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .chips import Chip, NewChip
+    from .chips import Candidate, Chip, NewChip
     from .conversations import Conversation, Message
     from .events import Event
     from .ingest.csvmap import CsvMap
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from .reflect.report import ReflectReport
     from .reflect.soul import SoulSuggestion
     from .retrieval.report import Search
+    from .stats import Stats
+    from .store.db import Database
     from .turns.ask import AskResult
     from .turns.context import ModelStatus
 
@@ -133,12 +135,12 @@ class SessionProtocol(Protocol):
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip: ...
     def find_attachable(
         self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Any]: ...
+    ) -> list[Candidate]: ...
 
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None: ...
     def soul(self) -> str: ...
-    def stats(self) -> dict[str, Any]: ...
+    def stats(self) -> Stats: ...
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
     def ingest(
@@ -196,15 +198,27 @@ class Session:
 
     @classmethod
     def open(
-        cls, home: Path, settings: Settings, *, read_only: bool = False, **kwargs: Any
+        cls,
+        home: Path,
+        settings: Settings,
+        *,
+        read_only: bool = False,
+        wait_for_embedder: bool = True,
+        reasoner: Reasoner | None = None,
     ) -> Session:
+        """The session over the memory in ``home`` (the rest as ``__init__``'s)."""
         # lazy: memory loads only when open runs, off the start-up path
         from .memory import Memory
 
-        return cls(Memory.open(home, read_only=read_only), settings, **kwargs)
+        return cls(
+            Memory.open(home, read_only=read_only),
+            settings,
+            wait_for_embedder=wait_for_embedder,
+            reasoner=reasoner,
+        )
 
     @property
-    def db(self) -> Any:
+    def db(self) -> Database:
         return self.memory.db
 
     # -- answers ---------------------------------------------------------------------------
@@ -309,10 +323,7 @@ class Session:
     def conversations(
         self, *, archived: bool = False, search: str | None = None, limit: int | None = None
     ) -> list[Conversation]:
-        kwargs: dict[str, Any] = {"archived": archived, "search": search}
-        if limit is not None:
-            kwargs["limit"] = limit
-        return conv.list_conversations(self.db, **kwargs)
+        return conv.list_conversations(self.db, archived=archived, search=search, limit=limit)
 
     def conversation(self, conversation_id: str) -> Conversation:
         return conv.get_conversation(self.db, conversation_id)
@@ -350,11 +361,10 @@ class Session:
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
         return chips_engine.remove_chip(self.db, conversation_id, chip_id)
 
-    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
-        kwargs: dict[str, Any] = {"limit": limit}
-        if kind is not None:
-            kwargs["kind"] = kind
-        return chips_engine.find_attachable(self.db, query, **kwargs)
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Candidate]:
+        return chips_engine.find_attachable(self.db, query, kind=kind, limit=limit)
 
     # -- the memory --------------------------------------------------------------------------
     def episode(self, episode_id: str) -> Episode | None:
@@ -369,7 +379,7 @@ class Session:
     def soul(self) -> str:
         return self.memory.soul()
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self.memory.stats()
 
     def compact(self) -> tuple[int, int]:

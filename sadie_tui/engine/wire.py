@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from typing import Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, TypeAdapter, ValidationError
-from pydantic.json_schema import GenerateJsonSchema
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import ErrorDetails, core_schema
 
 from .errors import UsageError
@@ -40,9 +40,11 @@ class ShapeError(UsageError):
     """JSON that does not fit its shape, said in one line (``'question' is required``)."""
 
 
-_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+#: One adapter per shape, each over a type of its own. Any: pydantic's TypeAdapter generic
+_ADAPTERS: dict[object, TypeAdapter[Any]] = {}  # Any: (above)
 
 
+# Any: a shape is any type expression pydantic reads (a dataclass, list[X], a union)
 def adapter(shape: Any) -> TypeAdapter[Any]:
     """The pydantic adapter for ``shape`` (a dataclass, or a type over dataclasses such as
     ``list[Conversation]``), built once: building one reads every nested shape."""
@@ -52,13 +54,15 @@ def adapter(shape: Any) -> TypeAdapter[Any]:
     return found
 
 
-def dump(value: Any) -> Any:
+# Any: pydantic's dump_python; the caller knows what it dumped (an object, a list)
+def dump(value: object) -> Any:
     """``value`` (a shape's instance) as JSON-ready Python (dicts, lists, strings, numbers):
     fields in declaration order, derived ones after them, datetimes as ISO text."""
     return adapter(type(value)).dump_python(value, mode="json")
 
 
-def load(shape: type[T] | Any, data: Any) -> T:
+# Any: ``shape`` may be a type expression (``list[X]``, a union) that ``type[T]`` cannot name
+def load(shape: type[T] | Any, data: object) -> T:
     """``data`` (parsed JSON) read as ``shape``; unknown keys are ignored. Raises
     ``ShapeError`` naming the first field that does not fit."""
     try:
@@ -109,11 +113,21 @@ def problem(exc: ValidationError) -> str:
     return f"{where!r} {said}" if where else f"the body {said}"
 
 
+#: What pydantic asks a title for (its own ``CoreSchemaOrField``, which is private).
+CoreSchemaOrField = (
+    core_schema.CoreSchema
+    | core_schema.ModelField
+    | core_schema.DataclassField
+    | core_schema.TypedDictField
+    | core_schema.ComputedField
+)
+
+
 class WireSchema(GenerateJsonSchema):
     """JSON Schema as the OpenAPI document shows it: no generated per-field titles, and every
     field of an answer required (``dump`` always writes every field, defaults included)."""
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
+    def field_title_should_be_set(self, schema: CoreSchemaOrField) -> bool:
         return False
 
     def field_is_required(
@@ -126,14 +140,14 @@ class WireSchema(GenerateJsonSchema):
         return super().field_is_required(field, total)
 
 
-def schema_of(shape: Any, mode: Mode = "serialization") -> dict[str, Any]:
+def schema_of(shape: object, mode: Mode = "serialization") -> JsonSchemaValue:
     """The JSON Schema of one shape on its own (its nested shapes under ``$defs``)."""
     return adapter(shape).json_schema(mode=mode, schema_generator=WireSchema)
 
 
 def components(
-    shapes: Iterable[tuple[Any, Mode]],
-) -> tuple[dict[tuple[Any, Mode], dict[str, Any]], dict[str, Any]]:
+    shapes: Iterable[tuple[object, Mode]],
+) -> tuple[dict[tuple[object, Mode], JsonSchemaValue], dict[str, JsonSchemaValue]]:
     """The schemas of many shapes at once, for an OpenAPI document: each (shape, mode) →
     its schema (a ``$ref`` into ``#/components/schemas`` for a dataclass), and those
     components by name."""
@@ -146,6 +160,6 @@ def components(
     return dict(found), dict(defs.get("$defs", {}))
 
 
-def dump_each(values: Iterable[Any]) -> list[Any]:
+def dump_each(values: Iterable[object]) -> list[Any]:  # Any: as ``dump``'s
     """``dump`` of each value of a list (each knows its own shape)."""
     return [dump(value) for value in values]

@@ -21,7 +21,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, ClassVar
+
+from pydantic import ConfigDict, Field
 
 from ..engine.errors import ConfigError, NotFoundError
 from ..engine.memory import Memory
@@ -31,8 +33,11 @@ from ..engine.store.episodes import episode_sources
 from ..engine.store.stats import memory_counts
 from ..paths import config_dir, project_root
 
+if TYPE_CHECKING:
+    from ..engine.ingest.embedder import Embedder
+
 KINDS = ("time", "recency", "who", "feeling", "number")
-KS = (5, 10)
+KS = (5, 10)  # RecallBlock's fields
 DEPTH = max(KS)
 QUESTIONS_FILE = Path("tests") / "data" / "demo_questions.jsonl"
 
@@ -134,45 +139,84 @@ def score(question: DemoQuestion, ranked: Sequence[str]) -> Scored:
     return Scored(question, ranked, {k: recall_at(question.episodes, ranked, k) for k in KS})
 
 
+@dataclass(frozen=True)
+class RecallBlock:
+    """Recall@5 and recall@10 over some questions, as ``{"questions", "recall@5",
+    "recall@10"}`` (the keys of ``KS``)."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(serialize_by_alias=True)
+
+    questions: int
+    recall_at_5: Annotated[float, Field(alias="recall@5")]
+    recall_at_10: Annotated[float, Field(alias="recall@10")]
+
+    @classmethod
+    def of(cls, items: Sequence[Scored]) -> RecallBlock:
+        """The mean recalls of ``items`` (to four places), 0.0 for none."""
+        n = len(items)
+        mean = {k: round(sum(s.recall[k] for s in items) / n, 4) if n else 0.0 for k in KS}
+        return cls(n, mean[5], mean[10])
+
+
+@dataclass(frozen=True)
+class Miss:
+    """A question whose notes were not all found at ``DEPTH``: what was wanted, what came."""
+
+    __pydantic_config__: ClassVar[ConfigDict] = ConfigDict(serialize_by_alias=True)
+
+    question: str
+    kind: str
+    answer: str
+    missing: list[str]
+    recall: Annotated[float, Field(alias="recall@10")]  # at DEPTH
+    retrieved: list[str]
+
+
+@dataclass(frozen=True)
+class DemoResult:
+    """``sadie eval demo --json``: the persona, the pinned present (ISO), the question count,
+    recall overall and by kind, and the misses."""
+
+    persona: str
+    now: str
+    questions: int
+    overall: RecallBlock
+    by_kind: dict[str, RecallBlock]
+    misses: list[Miss]
+
+
 @dataclass
 class DemoReport:
     persona: str
     now: datetime
     questions: list[Scored] = field(default_factory=list)
 
-    @staticmethod
-    def _block(items: Sequence[Scored]) -> dict[str, Any]:
-        n = len(items)
-        out: dict[str, Any] = {"questions": n}
-        for k in KS:
-            out[f"recall@{k}"] = round(sum(s.recall[k] for s in items) / n, 4) if n else 0.0
-        return out
-
-    def as_dict(self) -> dict[str, Any]:
+    def result(self) -> DemoResult:
+        """The report's figures, frozen (``wire.dump`` prints them)."""
         kinds = [k for k in KINDS if any(s.question.kind == k for s in self.questions)]
         kinds += sorted({s.question.kind for s in self.questions} - set(kinds))
-        return {
-            "persona": self.persona,
-            "now": self.now.isoformat(),
-            "questions": len(self.questions),
-            "overall": self._block(self.questions),
-            "by_kind": {
-                kind: self._block([s for s in self.questions if s.question.kind == kind])
+        return DemoResult(
+            persona=self.persona,
+            now=self.now.isoformat(),
+            questions=len(self.questions),
+            overall=RecallBlock.of(self.questions),
+            by_kind={
+                kind: RecallBlock.of([s for s in self.questions if s.question.kind == kind])
                 for kind in kinds
             },
-            "misses": [
-                {
-                    "question": s.question.question,
-                    "kind": s.question.kind,
-                    "answer": s.question.answer,
-                    "missing": s.missing(DEPTH),
-                    f"recall@{DEPTH}": round(s.recall[DEPTH], 4),
-                    "retrieved": _labels(s.ranked),
-                }
+            misses=[
+                Miss(
+                    question=s.question.question,
+                    kind=s.question.kind,
+                    answer=s.question.answer,
+                    missing=s.missing(DEPTH),
+                    recall=round(s.recall[DEPTH], 4),
+                    retrieved=_labels(s.ranked),
+                )
                 for s in self.questions
                 if s.recall[DEPTH] < 1.0
             ],
-        }
+        )
 
 
 def _labels(sources: Iterable[str]) -> list[str]:
@@ -199,7 +243,7 @@ def run_demo(
     questions: Sequence[DemoQuestion],
     *,
     persona: str,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
 ) -> DemoReport:
     """Every question retrieved against the (already built) demo memory in ``home``."""
 

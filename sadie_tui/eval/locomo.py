@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..engine.errors import ConfigError, NotFoundError
 from ..engine.memory import Memory
@@ -35,6 +35,9 @@ from ..engine.retrieval import graph, keyword
 from ..engine.retrieval.pipeline import Candidates, fetch_vectors, gather, prepare_query, rank
 from ..engine.retrieval.timewords import MONTHS
 from ..engine.store.episodes import chunk_texts
+
+if TYPE_CHECKING:
+    from ..engine.ingest.embedder import Embedder
 
 CHANNELS = ("vector", "keyword", "graph", "fused")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
@@ -89,7 +92,7 @@ def parse_session_date(value: str) -> datetime | None:
         return None
 
 
-def parse_conversation(data: Mapping[str, Any], conv_id: str) -> Conversation:
+def parse_conversation(data: Mapping[str, object], conv_id: str) -> Conversation:
     """One LoCoMo sample (either the flat form or ``{"conversation": {...}, "qa": [...]}``)."""
     body = data.get("conversation", data)
     if not isinstance(body, Mapping):
@@ -112,9 +115,10 @@ def parse_conversation(data: Mapping[str, Any], conv_id: str) -> Conversation:
             if isinstance(t, Mapping)
         ]
         sessions.append(Session(n, f"Session {n} — {a} and {b}", when, "\n".join(lines)))
+    qa = data.get("qa", body.get("qa", []))
     questions = [
         Question(str(q.get("question", "")), int(q.get("category", 0)), tuple(map(str, ev)))
-        for q in data.get("qa", body.get("qa", [])) or []
+        for q in (qa if isinstance(qa, list) else [])
         if isinstance(q, Mapping)
         and int(q.get("category", 0) or 0) in CATEGORIES
         and (ev := q.get("evidence"))
@@ -259,25 +263,62 @@ class Report:
             self.by_category.setdefault(cat, {}).setdefault(channel, Tally()).add(m)
             self.by_conversation.setdefault(conv, {}).setdefault(channel, Tally()).add(m)
 
-    def as_dict(self) -> dict[str, Any]:
-        def block(tallies: Mapping[str, Tally]) -> dict[str, Any]:
-            out: dict[str, Any] = {ch: tallies[ch].means() for ch in CHANNELS if ch in tallies}
-            out["questions"] = next(iter(tallies.values())).n if tallies else 0
-            return out
-
+    def result(self) -> LocomoResult:
+        """The report's means, frozen (``wire.dump`` prints them)."""
         overall = {ch: self.overall[ch].means() for ch in CHANNELS if ch in self.overall}
-        return {
-            "questions": self.questions,
-            "overall": overall,
-            "by_category": {
-                name: block(self.by_category[name])
+        return LocomoResult(
+            questions=self.questions,
+            overall=overall,
+            by_category={
+                name: ChannelBlock.of(self.by_category[name])
                 for name in CATEGORIES.values()
                 if name in self.by_category
             },
-            "by_conversation": {c: block(t) for c, t in self.by_conversation.items()},
-            "chunks": dict(self.chunks),
-            "one_memory": self.one_memory,
+            by_conversation={c: ChannelBlock.of(t) for c, t in self.by_conversation.items()},
+            chunks=dict(self.chunks),
+            one_memory=self.one_memory,
+        )
+
+
+@dataclass(frozen=True)
+class ChannelBlock:
+    """Each channel's mean metrics over some questions, and how many questions (``add``
+    tallies every channel for every question, so none is ever missing)."""
+
+    vector: dict[str, float]
+    keyword: dict[str, float]
+    graph: dict[str, float]
+    fused: dict[str, float]
+    questions: int
+
+    @classmethod
+    def of(cls, tallies: Mapping[str, Tally]) -> ChannelBlock:
+        """The block of one category's or conversation's tallies."""
+        means = {ch: tallies[ch].means() if ch in tallies else {} for ch in CHANNELS}
+        n = next(iter(tallies.values())).n if tallies else 0
+        return cls(means["vector"], means["keyword"], means["graph"], means["fused"], n)
+
+    def by_channel(self) -> dict[str, dict[str, float]]:
+        """Channel name → its means, as the overall figures are kept."""
+        return {
+            "vector": self.vector,
+            "keyword": self.keyword,
+            "graph": self.graph,
+            "fused": self.fused,
         }
+
+
+@dataclass(frozen=True)
+class LocomoResult:
+    """``sadie eval locomo --json``: questions, each channel's means overall, by category and
+    by conversation, chunks per conversation, and whether they shared one memory."""
+
+    questions: int
+    overall: dict[str, dict[str, float]]
+    by_category: dict[str, ChannelBlock]
+    by_conversation: dict[str, ChannelBlock]
+    chunks: dict[str, int]
+    one_memory: bool
 
 
 Progress = Callable[[str], None]
@@ -378,7 +419,7 @@ def run_memory(
     namespace: bool,
     k: int = 10,
     persona_name: str = "analyst",
-    embedder: Any = None,
+    embedder: Embedder | None = None,
 ) -> None:
     """Ingest ``convs`` into one memory in ``home`` (a scratch folder) and score each question
     against it. ``namespace``: prefix the dialogue ids by conversation, which several in one
@@ -412,7 +453,7 @@ def run_locomo(
     k: int = 10,
     persona: str = "analyst",
     progress: Progress | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     one_memory: bool = False,
 ) -> Report:
     """The whole benchmark, each conversation in its own temporary home (or, ``one_memory``,

@@ -30,13 +30,19 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..engine.ingest.readers import ReadResult, read_beliefs
+from ..engine.jsonvalue import JSONObject
 from ..engine.reply.backing import stems
 from ..paths import demo_source
+
+if TYPE_CHECKING:
+    from ..config import Settings
+    from ..engine.reflect.report import ReflectReport
+    from ..engine.session import Session
 
 PER_BELIEF = 1
 
@@ -71,8 +77,30 @@ def matches(held: str, derived: str) -> bool:
     return shared >= need
 
 
-@dataclass
+@dataclass(frozen=True)
+class Matched:
+    """A derived belief that matched a held-out one, with its status."""
+
+    statement: str
+    status: str
+
+
+@dataclass(frozen=True)
+class HeldOutScore:
+    """One held-out belief: the derived beliefs that match it by the rule, and those close to
+    it by embedding."""
+
+    statement: str
+    status: str
+    matched: list[Matched]
+    close_by_embedding: list[str]
+
+
+@dataclass(frozen=True)
 class ReflectEval:
+    """The figures of the module docstring (``sadie eval reflect --json``), the run's own
+    report, and each held-out belief's matches."""
+
     model: str
     episodes: int
     held_out: int
@@ -80,34 +108,17 @@ class ReflectEval:
     recovered: int
     recovered_by_embedding: int
     all_verbatim: int
-    contested_held: int
+    all_verbatim_share: float | int  # 0 (an int) when nothing was derived
+    contested_held_out: int
     contested_found: int
-    seconds_per_100: float
-    tokens_per_100: dict[str, float]
-    run: dict[str, Any]
-    beliefs: list[dict[str, Any]] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "episodes": self.episodes,
-            "held_out": self.held_out,
-            "derived": self.derived,
-            "recovered": self.recovered,
-            "recovered_by_embedding": self.recovered_by_embedding,
-            "all_verbatim": self.all_verbatim,
-            "all_verbatim_share": round(self.all_verbatim / self.derived, 3) if self.derived else 0,
-            "contested_held_out": self.contested_held,
-            "contested_found": self.contested_found,
-            "seconds_per_100_episodes": self.seconds_per_100,
-            "tokens_per_100_episodes": self.tokens_per_100,
-            "run": self.run,
-            "beliefs": self.beliefs,
-        }
+    seconds_per_100_episodes: float
+    tokens_per_100_episodes: dict[str, int]
+    run: JSONObject  # the run's ReflectReport, as `sadie reflect --json` prints it
+    beliefs: list[HeldOutScore] = field(default_factory=list)
 
 
 def run_reflect_eval(
-    settings: Any,
+    settings: Settings,
     *,
     per_belief: int = PER_BELIEF,
     limit: int | None = None,
@@ -160,7 +171,7 @@ def run_reflect_eval(
     return result
 
 
-def _score(session: Any, held: list[HeldOut], report: Any) -> ReflectEval:
+def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> ReflectEval:
     # lazy: engine.reflect.sameness loads only when _score runs, off the start-up path
     from ..engine.reflect.sameness import SAME
     from ..engine.store.beliefs import evidence_of
@@ -177,7 +188,7 @@ def _score(session: Any, held: list[HeldOut], report: Any) -> ReflectEval:
         texts = [h.statement for h in held] + [b.statement for b in derived]
         raw = np.asarray(session.memory.embedder.encode(texts), dtype=np.float32)
         vectors = raw / np.maximum(np.linalg.norm(raw, axis=1)[:, None], 1e-9)
-    rows: list[dict[str, Any]] = []
+    rows: list[HeldOutScore] = []
     recovered = by_embedding = contested_found = 0
     for n, h in enumerate(held):
         found = [b for b in derived if matches(h.statement, b.statement)]
@@ -190,12 +201,9 @@ def _score(session: Any, held: list[HeldOut], report: Any) -> ReflectEval:
         contested = h.status == "contested" and any(b.status == "contested" for b in found)
         contested_found += contested
         rows.append(
-            {
-                "statement": h.statement,
-                "status": h.status,
-                "matched": [{"statement": b.statement, "status": b.status} for b in found],
-                "close_by_embedding": near,
-            }
+            HeldOutScore(
+                h.statement, h.status, [Matched(b.statement, b.status) for b in found], near
+            )
         )
     per = 100.0 / report.episodes if report.episodes else 0.0
     return ReflectEval(
@@ -206,10 +214,11 @@ def _score(session: Any, held: list[HeldOut], report: Any) -> ReflectEval:
         recovered=recovered,
         recovered_by_embedding=by_embedding,
         all_verbatim=len(exact),
-        contested_held=sum(h.status == "contested" for h in held),
+        all_verbatim_share=round(len(exact) / len(derived), 3) if derived else 0,
+        contested_held_out=sum(h.status == "contested" for h in held),
         contested_found=contested_found,
-        seconds_per_100=round(report.elapsed * per, 1),
-        tokens_per_100={
+        seconds_per_100_episodes=round(report.elapsed * per, 1),
+        tokens_per_100_episodes={
             "read": round(report.prompt_tokens * per),
             "written": round(report.eval_tokens * per),
         },

@@ -292,7 +292,7 @@ async def soul(request: Request) -> Response:
 
 @api.get("/v1/stats", "What the memory holds, as `sadie stats --json`", ok(Stats))
 async def stats(request: Request) -> Response:
-    return json_response(await blocking(_session(request).stats))
+    return json_response(dump(await blocking(_session(request).stats)))
 
 
 @api.get(

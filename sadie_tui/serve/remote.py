@@ -411,7 +411,9 @@ class RemoteSession:
         url = f"/v1/conversations/{conversation_id}/chips/{chip_id}"
         return self._read(Chip, self._request("DELETE", url))
 
-    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Candidate]:
         found = self._get("/v1/chips/find", q=query, kind=kind, limit=limit)
         return self._read(list[Candidate], found)
 
@@ -426,7 +428,7 @@ class RemoteSession:
     def soul(self) -> str:
         return self._read(Soul, self._get("/v1/soul")).text
 
-    def stats(self) -> dict[str, Any]:
+    def stats(self) -> Stats:
         return self._read(Stats, self._get("/v1/stats"))
 
     def compact(self) -> tuple[int, int]:

@@ -13,6 +13,7 @@ from typing import Any
 from pydantic import StrictBool
 
 from ..engine.chips import NewChip
+from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
 from ..engine.turns.context import ModelStatus
 from ..engine.wire import Text
 
@@ -130,7 +131,3 @@ class PersonasAnswer:
 
     personas: list[dict[str, Any]]
     problems: list[PersonaFault]
-
-
-#: ``GET /v1/stats``: what the memory holds, as `sadie stats --json` prints it.
-Stats = dict[str, Any]

@@ -31,7 +31,7 @@ def sse_event(event: Event, n: int) -> ServerSentEvent:
     """``token`` becomes the spec's ``delta`` (``{"text": …}``); every other event keeps its
     type as the event name and its ``--ndjson`` fields (without ``type``) as data."""
     data = to_json(event)
-    kind = data.pop("type")
+    kind = str(data.pop("type"))
     if kind == "token":
         kind, data = "delta", {"text": data["value"]}
     return ServerSentEvent(data=dumps(data), event=kind, id=str(n))

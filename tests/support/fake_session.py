@@ -11,17 +11,18 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import NotFoundError, UsageError
 from sadie_tui.engine.events import Event
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
+from sadie_tui.engine.stats import Stats
 from sadie_tui.engine.turns.context import ModelStatus
 
 if TYPE_CHECKING:
-    from sadie_tui.engine.chips import Chip, NewChip
+    from sadie_tui.engine.chips import Candidate, Chip, NewChip
     from sadie_tui.engine.conversations import Conversation, Message
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
@@ -143,7 +144,9 @@ class FakeSession:
     def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
         raise NotImplementedError
 
-    def find_attachable(self, query: str, *, kind: str | None = None, limit: int = 20) -> list[Any]:
+    def find_attachable(
+        self, query: str, *, kind: str | None = None, limit: int = 20
+    ) -> list[Candidate]:
         return []
 
     def episode(self, episode_id: str) -> Episode | None:
@@ -152,8 +155,8 @@ class FakeSession:
     def soul(self) -> str:
         return ""
 
-    def stats(self) -> dict[str, Any]:
-        return {}
+    def stats(self) -> Stats:
+        return Stats(str(self.home), "", 0, {}, {}, None, None, {}, [], {}, False)
 
     def compact(self) -> tuple[int, int]:
         return (0, 0)

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import NamedTuple
 
 from ..errors import SadieError
-from ..events import CitationView
+from ..events import CitationView, not_found_line
+from ..jsonvalue import JSON, JSONObject
 from ..reply.citations import grade
 from ..store import chips as chip_repo
 from ..store import conversations as repo
@@ -58,16 +60,16 @@ def export(db: Database, conversation_id: str, fmt: str) -> str:
 
 def _policed(
     db: Database,
-    items: list[dict[str, Any]],
+    items: list[JSONObject],
     episodes: dict[str, episode_repo.EpisodeRecord | None],
     *,
     found: bool = False,
-) -> list[dict[str, Any]]:
+) -> list[JSONObject]:
     """Citations from a file, checked against this memory: one whose episode is not here is
     dropped; support (and a label) is graded again against the episode's text, so
     ``verbatim`` stays a guarantee; title and date are the episode's own. ``found``
     (sentences sadie matched in a note): kept only where they are in it word for word."""
-    kept: list[dict[str, Any]] = []
+    kept: list[JSONObject] = []
     for item in items:
         view = CitationView.from_json(item)
         if view.episode_id not in episodes:
@@ -78,7 +80,7 @@ def _policed(
         support = grade(view.support, view.quote, [episode.text])
         if found and support != "verbatim":
             continue
-        checked = {
+        checked: JSONObject = {
             **item,
             "episode_id": episode.id,
             "support": support,
@@ -92,12 +94,14 @@ def _policed(
 
 
 def _policed_metadata(
-    db: Database, metadata: dict[str, Any], episodes: dict[str, episode_repo.EpisodeRecord | None]
-) -> dict[str, Any]:
+    db: Database, metadata: JSONObject, episodes: dict[str, episode_repo.EpisodeRecord | None]
+) -> JSONObject:
     """The message's metadata with its "found by sadie" sentences policed (``_policed``)."""
-    if not metadata.get("found_by_sadie"):
+    listed = metadata.get("found_by_sadie")
+    if not listed or not isinstance(listed, list):
         return metadata
-    found = _policed(db, metadata["found_by_sadie"], episodes, found=True)
+    items = [item for item in listed if isinstance(item, dict)]
+    found: list[JSON] = [*_policed(db, items, episodes, found=True)]
     return {**metadata, "found_by_sadie": found}
 
 
@@ -132,7 +136,7 @@ def _markdown(
         flagged = flagged_spans(message) if message.role == "assistant" else []
         lines += [head, "", marked(message.content, flagged).rstrip(), ""]
         if flagged:
-            lines += [f"⚠ {not_found_line(flagged)}", ""]
+            lines += [f"⚠ {not_found_line([f.text for f in flagged], underlined=True)}", ""]
         for n, citation in enumerate(message.citations, start=1):
             lines.append(f"{n}. {citation_line(citation)}")
         if message.citations:
@@ -140,46 +144,42 @@ def _markdown(
     return "\n".join(lines).rstrip() + "\n"
 
 
-def flagged_spans(message: Message) -> list[dict[str, Any]]:
+class Flagged(NamedTuple):
+    """One detail of a reply that no note holds: ``content[start:end] == text``."""
+
+    start: int
+    end: int
+    text: str
+
+
+def flagged_spans(message: Message) -> list[Flagged]:
     """The reply's details no note holds (``metadata["unsupported"]``), as the app underlines
     them: each span that is still exactly its text's ``content[start:end]``, in order."""
-    spans = (message.metadata or {}).get("unsupported") or []
-    fits = []
-    for span in spans:
-        try:
-            start, end = int(span["start"]), int(span["end"])
-        except (KeyError, TypeError, ValueError):
+    spans = (message.metadata or {}).get("unsupported")
+    fits: list[Flagged] = []
+    for span in spans if isinstance(spans, list) else []:
+        if not isinstance(span, dict):
             continue
-        if 0 <= start < end <= len(message.content) and message.content[start:end] == span.get(
-            "text"
-        ):
-            fits.append({**span, "start": start, "end": end})
-    return sorted(fits, key=lambda sp: sp["start"])
+        start, end, text = span.get("start"), span.get("end"), span.get("text")
+        if not (isinstance(start, int) and isinstance(end, int) and isinstance(text, str)):
+            continue
+        if 0 <= start < end <= len(message.content) and message.content[start:end] == text:
+            fits.append(Flagged(start, end, text))
+    return sorted(fits)
 
 
-def marked(text: str, spans: list[dict[str, Any]]) -> str:
+def marked(text: str, spans: Sequence[Flagged]) -> str:
     """``text`` with each flagged span underlined (``<u>…</u>``, which Markdown viewers
     show), as the app shows them; overlapping spans after the first are left as they are."""
     out: list[str] = []
     at = 0
     for span in spans:
-        if span["start"] < at:
+        if span.start < at:
             continue
-        out += [text[at : span["start"]], f"<u>{span['text']}</u>"]
-        at = span["end"]
+        out += [text[at : span.start], f"<u>{span.text}</u>"]
+        at = span.end
     out.append(text[at:])
     return "".join(out)
-
-
-def not_found_line(spans: list[dict[str, Any]]) -> str:
-    """ "2 details not found in your notes (underlined): 3:15, Tomás", as the app's sidebar
-    and ``sadie chat`` say it."""
-    seen: list[str] = []
-    for span in spans:
-        if span["text"] not in seen:
-            seen.append(span["text"])
-    noun = "detail" if len(spans) == 1 else "details"
-    return f"{len(spans)} {noun} not found in your notes (underlined): " + ", ".join(seen)
 
 
 def _persona_of(message: Message) -> str:
@@ -201,12 +201,17 @@ def support_label(support: str | None) -> str:
     return "reading between the lines" if support == "inference" else (support or "")
 
 
-def citation_line(citation: dict) -> str:
+def citation_line(citation: JSONObject) -> str:
     """One citation as plain text: source, support label, quote."""
     view = CitationView.from_json(citation)
     title = view.title or f"episode {view.episode_id[:8]}"
     source = f"{title} ({view.date})" if view.date else title
-    label = "found by sadie" if view.origin == "sadie" else support_label(citation.get("support"))
+    claimed = citation.get("support")
+    label = (
+        "found by sadie"
+        if view.origin == "sadie"
+        else support_label(claimed if isinstance(claimed, str) else None)
+    )
     quote = " ".join(view.quote.split())
     text = f"{source} — {label}" if label else source
     return f"{text}: “{quote}”" if quote else text

@@ -14,9 +14,10 @@ import json
 import math
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import NoReturn
 
 from ..errors import UsageError
+from ..jsonvalue import JSON, JSONObject
 from .message_log import ROLES, STATUSES
 
 EXPORT_FORMAT = "sadie-conversation"
@@ -36,10 +37,10 @@ class ImportedMessage:
     content: str
     status: str
     emotion: str | None
-    citations: list[dict[str, Any]]
+    citations: list[JSONObject]
     model: str | None
     latency_ms: float | None
-    metadata: dict[str, Any]
+    metadata: JSONObject
     created_at: datetime | None
 
 
@@ -87,7 +88,7 @@ def too_large(size: int) -> UsageError:
     )
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> NoReturn:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -97,7 +98,7 @@ def read_export(text: str) -> ImportedConversation:
     if size > MAX_EXPORT_BYTES:
         raise too_large(size)
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data: JSON = json.loads(text, parse_constant=_no_constant)
     except RecursionError:
         raise _bad("", "nested too deeply") from None
     except ValueError as exc:
@@ -127,10 +128,10 @@ def read_export(text: str) -> ImportedConversation:
     )
 
 
-def _check_text(data: Any) -> None:
+def _check_text(data: JSON) -> None:
     """Every string in the file is text: JSON may escape half a surrogate pair (``"\\ud800"``),
     which the database cannot store. Without recursion: the parser allows deep nesting."""
-    todo = [data]
+    todo: list[JSON] = [data]
     while todo:
         item = todo.pop()
         if isinstance(item, str):
@@ -144,24 +145,27 @@ def _check_text(data: Any) -> None:
             todo.extend(item)
 
 
-def _items(data: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
+def _items(data: JSONObject, key: str) -> list[tuple[int, JSONObject]]:
     value = data.get(key)
     if value is None:
         return []
     if not isinstance(value, list):
         raise _bad(key, f"must be a list, not {_what(value)}")
-    for n, item in enumerate(value):
-        if not isinstance(item, dict):
-            raise _bad(f"{key}[{n}]", f"must be an object, not {_what(item)}")
-    return list(enumerate(value))
+    return [(n, _object(item, f"{key}[{n}]")) for n, item in enumerate(value)]
 
 
-def _message(item: dict[str, Any], where: str) -> ImportedMessage:
+def _object(value: JSON, where: str) -> JSONObject:
+    if not isinstance(value, dict):
+        raise _bad(where, f"must be an object, not {_what(value)}")
+    return value
+
+
+def _message(item: JSONObject, where: str) -> ImportedMessage:
     role = item.get("role")
-    if role not in ROLES:
+    if not isinstance(role, str) or role not in ROLES:
         raise _bad(f"{where}.role", f"must be one of {', '.join(ROLES)}, not {_what(role)}")
     status = item.get("status", "complete")
-    if status not in STATUSES:
+    if not isinstance(status, str) or status not in STATUSES:
         raise _bad(f"{where}.status", f"must be one of {', '.join(STATUSES)}, not {_what(status)}")
     latency = item.get("latency_ms")
     if latency is not None and (
@@ -184,20 +188,19 @@ def _message(item: dict[str, Any], where: str) -> ImportedMessage:
     )
 
 
-def _citations(value: Any, where: str) -> list[dict[str, Any]]:
+def _citations(value: JSON, where: str) -> list[JSONObject]:
     if value is None:
         return []
     if not isinstance(value, list):
         raise _bad(where, f"must be a list, not {_what(value)}")
-    for n, citation in enumerate(value):
-        if not isinstance(citation, dict):
-            raise _bad(f"{where}[{n}]", f"must be an object, not {_what(citation)}")
+    found = [_object(citation, f"{where}[{n}]") for n, citation in enumerate(value)]
+    for n, citation in enumerate(found):
         for key in _CITATION_TEXT:
             _text(citation, key, f"{where}[{n}]")
-    return value
+    return found
 
 
-def _metadata(value: Any, where: str) -> dict[str, Any]:
+def _metadata(value: JSON, where: str) -> JSONObject:
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -208,11 +211,11 @@ def _metadata(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def _chip(item: dict[str, Any], where: str) -> ImportedChip:
+def _chip(item: JSONObject, where: str) -> ImportedChip:
     from .. import chips  # chips resolves conversation ids: imported here, not at the top
 
     kind = item.get("kind")
-    if kind not in chips.KINDS:
+    if not isinstance(kind, str) or kind not in chips.KINDS:
         kinds = ", ".join(chips.KINDS)
         raise _bad(f"{where}.kind", f"must be one of {kinds}, not {_what(kind)}")
     ref_id = _text(item, "ref_id", where)
@@ -228,21 +231,21 @@ def _chip(item: dict[str, Any], where: str) -> ImportedChip:
     )
 
 
-def _text(item: dict[str, Any], key: str, where: str) -> str | None:
+def _text(item: JSONObject, key: str, where: str) -> str | None:
     value = item.get(key)
     if value is not None and not isinstance(value, str):
         raise _bad(f"{where}.{key}", f"must be text, not {_what(value)}")
     return value
 
 
-def _flag(item: dict[str, Any], key: str, where: str) -> bool:
+def _flag(item: JSONObject, key: str, where: str) -> bool:
     value = item.get(key)
     if value is not None and not isinstance(value, bool):
         raise _bad(f"{where}.{key}", f"must be true or false, not {_what(value)}")
     return bool(value)
 
 
-def _time(item: dict[str, Any], key: str, where: str) -> datetime | None:
+def _time(item: JSONObject, key: str, where: str) -> datetime | None:
     value = _text(item, key, where)
     if not value:
         return None
@@ -252,7 +255,7 @@ def _time(item: dict[str, Any], key: str, where: str) -> datetime | None:
         raise _bad(f"{where}.{key}", f"is not a date and time: {value[:40]!r}") from None
 
 
-def _what(value: Any) -> str:
+def _what(value: JSON) -> str:
     """A value as a message names it: its kind, and a short form of it."""
     if value is None:
         return "null"

@@ -76,16 +76,15 @@ def set_state(
     persona: str | None = None,
 ) -> None:
     """Set the given fields (``None`` leaves a field as it is)."""
-    fields = {
-        name: value
-        for name, value in (
-            ("emotion", emotion),
-            ("summary", summary),
-            ("title", make_title(title) if title is not None else None),
-            ("persona", persona),
-        )
-        if value is not None
-    }
+    fields: repo.ConversationFields = {}
+    if emotion is not None:
+        fields["emotion"] = emotion
+    if summary is not None:
+        fields["summary"] = summary
+    if title is not None:
+        fields["title"] = make_title(title)
+    if persona is not None:
+        fields["persona"] = persona
     cid = resolve_id(db, conversation_id)  # a clear error for a wrong id, even with no fields
     repo.update_conversation(db, cid, **fields)
 

@@ -7,6 +7,7 @@ import uuid
 from datetime import datetime
 
 from ..errors import NotFoundError
+from ..jsonvalue import JSONObject
 from ..store import conversations as repo
 from ..store.db import Database
 from ..store.ids import now
@@ -36,8 +37,8 @@ def add_message(
     *,
     emotion: str | None = None,
     model: str | None = None,
-    metadata: dict | None = None,
-    citations: list[dict] | None = None,
+    metadata: JSONObject | None = None,
+    citations: list[JSONObject] | None = None,
     latency_ms: float | None = None,
     created_at: datetime | None = None,
     message_id: str | None = None,
@@ -74,26 +75,28 @@ def update_message(
     content: str | None = None,
     status: str | None = None,
     emotion: str | None = None,
-    citations: list[dict] | None = None,
+    citations: list[JSONObject] | None = None,
     latency_ms: float | None = None,
-    metadata: dict | None = None,
+    metadata: JSONObject | None = None,
     model: str | None = None,
 ) -> None:
     """Change the given fields of a message (``None`` leaves a field as it is)."""
     check(None, status)
-    fields = {
-        name: value
-        for name, value in (
-            ("content", content),
-            ("status", status),
-            ("emotion", emotion),
-            ("citations", citations),
-            ("latency_ms", latency_ms),
-            ("metadata", metadata),
-            ("model", model),
-        )
-        if value is not None
-    }
+    fields: repo.MessageFields = {}
+    if content is not None:
+        fields["content"] = content
+    if status is not None:
+        fields["status"] = status
+    if emotion is not None:
+        fields["emotion"] = emotion
+    if citations is not None:
+        fields["citations"] = citations
+    if latency_ms is not None:
+        fields["latency_ms"] = latency_ms
+    if metadata is not None:
+        fields["metadata"] = metadata
+    if model is not None:
+        fields["model"] = model
     cid = repo.conversation_of_message(db, message_id)
     if cid is None:
         raise NotFoundError(f"no message {message_id!r}")

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from ..jsonvalue import JSONObject
 from ..store.chips import Chip
 from ..store.conversations import Conversation, Message
 from ..wire import dump
@@ -19,7 +19,7 @@ class ConversationShow:
     messages: list[Message]
     chips: list[Chip]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """Its JSON (``wire``)."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data

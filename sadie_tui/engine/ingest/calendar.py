@@ -12,9 +12,12 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
+
+if TYPE_CHECKING:
+    from icalendar import Component
 
 #: How far recurrences are expanded around the ingest: two years back, one year ahead.
 WINDOW_PAST = timedelta(days=2 * 365)
@@ -79,24 +82,30 @@ def _read_bytes(path: Path) -> bytes:
         raise Unreadable(exc.strerror.lower() if exc.strerror else str(exc)) from exc
 
 
-def _outside_window(event: Any, now: datetime) -> bool:
+def _moment(event: Component, key: str) -> date | datetime:
+    """DTSTART's or DTEND's value as icalendar parsed it (a date, or a date-time)."""
+    value: date | datetime = getattr(event[key], "dt")  # noqa: B009 - its union has no .dt
+    return value
+
+
+def _outside_window(event: Component, now: datetime) -> bool:
     """A one-off event outside the expansion window: kept too (a past meeting is a memory)."""
     if event.get("RRULE") is not None or event.get("RDATE") is not None:
         return False
     if event.get("RECURRENCE-ID") is not None or event.get("DTSTART") is None:
         return False
-    start, _ = local_naive(event["DTSTART"].dt)
+    start, _ = local_naive(_moment(event, "DTSTART"))
     return not (now - WINDOW_PAST <= start < now + WINDOW_AHEAD)
 
 
-def _text(value: Any) -> str:
+def _text(value: object) -> str:
     return clean_text(str(value or "")).strip()
 
 
-def people(event: Any) -> list[str]:
+def people(event: Component) -> list[str]:
     """Who the event is with: the organizer and attendees by name (CN), else by address."""
     found: dict[str, str] = {}
-    values: list[Any] = []
+    values: list[object] = []
     for field in ("ORGANIZER", "ATTENDEE"):
         value = event.get(field)
         if value is None:
@@ -125,17 +134,18 @@ def _when(start: datetime, start_day: bool, end: datetime | None, end_day: bool)
     return f"{start:%Y-%m-%d %H:%M} to {end:%Y-%m-%d %H:%M}"
 
 
-def describe(event: Any) -> tuple[datetime, str] | None:
+def describe(event: Component) -> tuple[datetime, str] | None:
     """The event's start (local) and its observation text, or None without a start."""
     if event.get("DTSTART") is None:
         return None
-    start, start_day = local_naive(event["DTSTART"].dt)
+    start, start_day = local_naive(_moment(event, "DTSTART"))
     end: datetime | None = None
     end_day = start_day
     if event.get("DTEND") is not None:
-        end, end_day = local_naive(event["DTEND"].dt)
+        end, end_day = local_naive(_moment(event, "DTEND"))
     elif event.get("DURATION") is not None:
-        end = start + event["DURATION"].dt
+        duration: timedelta = getattr(event["DURATION"], "dt")  # noqa: B009 - as _moment
+        end = start + duration
     title = _text(event.get("SUMMARY")) or "(untitled event)"
     parts = [f"Calendar event: {title}", _when(start, start_day, end, end_day)]
     place = _text(event.get("LOCATION"))
@@ -153,7 +163,7 @@ def describe(event: Any) -> tuple[datetime, str] | None:
     return start, text
 
 
-def _observation(event: Any, key: str) -> Derived | None:
+def _observation(event: Component, key: str) -> Derived | None:
     described = describe(event)
     if described is None:
         return None

@@ -14,7 +14,6 @@ import re
 from collections.abc import Mapping
 from datetime import date, datetime
 from pathlib import Path
-from typing import Any
 
 #: Front matter keys that say when a note was written, strongest first.
 CREATED_KEYS = ("date", "created", "created_at", "date created", "created date", "creation date")
@@ -50,7 +49,7 @@ _FORMATS = (
 )
 
 
-def parse_when(value: Any) -> datetime | None:
+def parse_when(value: object) -> datetime | None:
     """A front matter or record date as naive local wall time, or None when it is not one.
 
     Takes YAML date and datetime objects, ISO dates and datetimes (with or without seconds,
@@ -81,7 +80,7 @@ def parse_when(value: Any) -> datetime | None:
     return None
 
 
-def _meta_value(meta: Mapping[str, Any], keys: tuple[str, ...]) -> datetime | None:
+def _meta_value(meta: Mapping[str, object], keys: tuple[str, ...]) -> datetime | None:
     folded = {
         str(k).strip().casefold().replace("-", " ").replace("_", " "): v for k, v in meta.items()
     }
@@ -113,7 +112,7 @@ def mtime(path: Path) -> datetime:
         return datetime.now()
 
 
-def note_date(meta: Mapping[str, Any], path: Path) -> datetime:
+def note_date(meta: Mapping[str, object], path: Path) -> datetime:
     """When the note happened: created-type front matter, a dated path, updated-type front
     matter, then the file's modification time (see the module docstring)."""
     return (

@@ -13,11 +13,12 @@ parse is skipped.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from ..jsonvalue import JSON, JSONObject
 from .raw import (
     MAX_JSON_DEPTH,
     LeftOut,
@@ -73,15 +74,15 @@ def read_dayone(path: Path, key: str, result: ReadResult) -> None:
                 occurred_at=when,
                 text=f"{header}\n\n{body}" if header else body,
                 salience=0.6 if entry.get("starred") is True else 0.5,
-                tags=[t for t in (clean_text(str(x)).strip() for x in entry.get("tags") or []) if t]
-                if isinstance(entry.get("tags"), list)
+                tags=[t for t in (clean_text(str(x)).strip() for x in tags) if t]
+                if isinstance(tags := entry.get("tags"), list)
                 else [],
                 details=details,
             )
         )
 
 
-def entry_time(entry: dict[str, Any]) -> datetime | None:
+def entry_time(entry: JSONObject) -> datetime | None:
     """The entry's ``creationDate`` as wall time where it was written (its ``timeZone``),
     else local time; None when it is missing or not an ISO time."""
     raw = entry.get("creationDate")
@@ -101,7 +102,7 @@ def entry_time(entry: dict[str, Any]) -> datetime | None:
     return when.astimezone(zone).replace(tzinfo=None)
 
 
-def _body(value: Any) -> str:
+def _body(value: JSON) -> str:
     """The entry's Markdown, less Day One's photo placeholders and escaped punctuation."""
     if not isinstance(value, str):
         return ""
@@ -119,11 +120,11 @@ def _title(body: str, when: datetime) -> str:
     return first[:80] if first else f"Journal {when:%Y-%m-%d}"
 
 
-def _kept(value: Any) -> dict[str, Any]:
+def _kept(value: JSON) -> dict[str, str | int | float]:
     """A location or weather object with its plain values only (what metadata can hold)."""
     if not isinstance(value, dict):
         return {}
-    out: dict[str, Any] = {}
+    out: dict[str, str | int | float] = {}
     for k, v in value.items():
         if isinstance(v, str) and clean_text(v).strip():
             out[str(k)] = clean_text(v).strip()[:200]
@@ -132,7 +133,7 @@ def _kept(value: Any) -> dict[str, Any]:
     return out
 
 
-def header_line(location: dict[str, Any] | None, weather: dict[str, Any] | None) -> str:
+def header_line(location: Mapping[str, object] | None, weather: Mapping[str, object] | None) -> str:
     """``Written at Café A Brasileira, Lisbon · 18 °C, partly cloudy``, or "" with neither."""
     parts: list[str] = []
     place: list[str] = []

@@ -21,15 +21,18 @@ import sys
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from ..errors import SadieError
 from ..store.schema import EMBEDDING_DIM
 from .onnx_export import OnnxFile, atomic_write, cache_root, source_key
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 DIM = EMBEDDING_DIM
 BATCH = 64
@@ -52,6 +55,12 @@ def _say(notice: str) -> None:
     print(f"sadie: {notice}", file=sys.stderr)
 
 
+class Encoder(Protocol):
+    """What runs the model: ``OnnxEncoder``, or sentence-transformers behind the same call."""
+
+    def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray: ...
+
+
 class Embedder:
     """Thread-safe lazy wrapper: normalised float32 vectors of ``DIM`` dimensions.
 
@@ -62,7 +71,7 @@ class Embedder:
         self,
         backend: str | None = None,
         cache: Path | None = None,
-        on_notice: Any = _say,
+        on_notice: Callable[[str], None] | None = _say,
     ) -> None:
         self.backend = backend or os.environ.get("SADIE_EMBEDDER", "auto")
         self.cache = cache
@@ -71,7 +80,7 @@ class Embedder:
         self.running: str | None = None  # "onnx" or "sentence-transformers" once loaded
         # What is being loaded right now: "onnx", "export" (the file first), "torch"; or None.
         self.trying: str | None = None
-        self._model: Any = None
+        self._model: Encoder | None = None
         self._lock = threading.Lock()
         self._started = threading.Event()  # a load has begun
         self._ready = threading.Event()  # and ended (loaded or failed)
@@ -98,7 +107,7 @@ class Embedder:
             return self._model is not None
         return self._ready.wait(max(0.0, deadline - time.monotonic())) and self._model is not None
 
-    def _load(self) -> Any:
+    def _load(self) -> Encoder:
         if self._model is not None:
             return self._model
         if not self._ready.is_set():
@@ -121,9 +130,12 @@ class Embedder:
                 finally:
                     self.trying = None
                     self._ready.set()
-        return self._model
+        model = self._model
+        if model is None:  # _load_torch raises rather than leave none
+            raise SadieError("cannot load the embedding model")
+        return model
 
-    def _load_onnx(self, path: Path) -> Any:
+    def _load_onnx(self, path: Path) -> Encoder | None:
         try:
             from .onnx_encoder import OnnxEncoder  # the ONNX path only: torch users never load it
 
@@ -153,7 +165,7 @@ class Embedder:
         self.running = "onnx"
         return model
 
-    def _load_torch(self, path: Path) -> Any:
+    def _load_torch(self, path: Path) -> Encoder:
         try:
             # lazy: torch takes seconds to import; only the fallback needs it
             from sentence_transformers import SentenceTransformer
@@ -177,12 +189,12 @@ class Embedder:
             if vector is not None:
                 self._recent.move_to_end(text)
                 return vector.copy()
-        vector = self._encode([text], 1)[0]
+        fresh: np.ndarray = self._encode([text], 1)[0]
         with self._recent_lock:
-            self._recent[text] = vector.copy()
+            self._recent[text] = fresh.copy()
             while len(self._recent) > RECENT:
                 self._recent.popitem(last=False)
-        return vector
+        return fresh
 
     def forget_recent(self) -> None:
         """Drop the remembered vectors (benchmarks that must time every encoding)."""
@@ -190,10 +202,12 @@ class Embedder:
             self._recent.clear()
 
     def _encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:
-        return np.asarray(self._load().encode(texts, batch_size), dtype=np.float32)
+        vectors: np.ndarray = np.asarray(self._load().encode(texts, batch_size), np.float32)
+        return vectors
 
     def encode_one(self, text: str) -> np.ndarray:
-        return self.encode([text])[0]
+        vector: np.ndarray = self.encode([text])[0]
+        return vector
 
     def encode_fixed(self, texts: Sequence[str], label: str) -> np.ndarray:
         """``encode(texts)`` for texts that never change between runs, kept in the cache
@@ -227,7 +241,7 @@ class Embedder:
 class _SentenceTransformerEncoder:
     """sentence-transformers behind the same ``encode(texts, batch_size)`` as ``OnnxEncoder``."""
 
-    def __init__(self, model: Any) -> None:
+    def __init__(self, model: SentenceTransformer) -> None:
         self.model = model
 
     def encode(self, texts: Sequence[str], batch_size: int) -> np.ndarray:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -39,7 +38,7 @@ class OnnxEncoder:
         self._tokenizer = tokenizer
         options = ort.SessionOptions()
         options.log_severity_level = 3  # errors only: nothing printed into a terminal UI
-        self._session: Any = ort.InferenceSession(
+        self._session: ort.InferenceSession = ort.InferenceSession(
             str(onnx_path), options, providers=["CPUExecutionProvider"]
         )
         # ONNX Runtime's CPU arena keeps the largest batch's buffers for good: 64 chunks of
@@ -76,4 +75,4 @@ class OnnxEncoder:
         summed = (tokens * weights).sum(axis=1)
         pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+        return np.asarray(pooled / np.clip(norms, 1e-12, None), dtype=np.float32)

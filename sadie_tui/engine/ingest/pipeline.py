@@ -12,6 +12,7 @@ import hashlib
 import json
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +30,7 @@ from .embedder import Embedder
 from .entities import KINDS, EntityIndex, entity_key
 from .markup import page_key
 from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
+from .summary import IngestSummary, SkippedFile
 
 if TYPE_CHECKING:
     from ..store.db import Database
@@ -57,20 +59,21 @@ class IngestReport:
     def changed(self) -> bool:
         return bool(self.added or self.updated or any(self.derived.values()))
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "added": self.added,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": [{"path": s.name, "reason": s.reason} for s in self.skipped],
-            "ignored": [{"path": s.name, "reason": s.reason} for s in self.ignored],
-            "chunks": self.chunks,
-            "entities": self.entities,
-            "derived": self.derived,
-            "elapsed": round(self.elapsed, 3),
-            "files": self.files,
-            "moved": self.moved,
-        }
+    def summary(self) -> IngestSummary:
+        """The report as it stands, frozen (``sadie ingest --json``)."""
+        return IngestSummary(
+            added=self.added,
+            updated=self.updated,
+            unchanged=self.unchanged,
+            skipped=[SkippedFile(s.name, s.reason) for s in self.skipped],
+            ignored=[SkippedFile(s.name, s.reason) for s in self.ignored],
+            chunks=self.chunks,
+            entities=self.entities,
+            derived=dict(self.derived),
+            elapsed=round(self.elapsed, 3),
+            files=self.files,
+            moved=self.moved,
+        )
 
 
 def _arrow_vectors(vectors: np.ndarray):
@@ -204,7 +207,7 @@ def _store_episodes(
     replaced: list[str],
     pieces: list[tuple[str, int, str]],
     vectors: np.ndarray,
-    mentions: list,
+    mentions: list[Counter[str]],
     entity_index: EntityIndex,
 ) -> None:
     # lazy: pyarrow loads only when _store_episodes runs, off the start-up path
@@ -267,7 +270,7 @@ def _store_entities(
     db: Database,
     chunk_ids: list[int],
     pieces: list[tuple[str, int, str]],
-    mentions: list,
+    mentions: list[Counter[str]],
     entity_index: EntityIndex,
 ) -> None:
     # lazy: pyarrow loads only when _store_entities runs, off the start-up path
@@ -443,7 +446,7 @@ def _store_derived(
             rid = str(uuid.uuid5(uuid.NAMESPACE_URL, item.source_key))
             f = item.fields
             cols = ["id", "title", "text", "source_key"]
-            vals = [rid, f["title"], f["text"], item.source_key]
+            vals: list[object] = [rid, f["title"], f["text"], item.source_key]
             if "kind" in f:
                 cols.append("kind")
                 vals.append(f["kind"])

@@ -17,8 +17,9 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
+from ..jsonvalue import JSON, JSONObject
 from .markup import page_key
 
 MAX_BYTES = 10 * 1024 * 1024
@@ -62,7 +63,7 @@ class RawEpisode:
     embeds: list[str] = field(default_factory=list)  # images and files it embeds
     properties: dict[str, str] = field(default_factory=dict)  # Logseq page properties
     #: What a journal app records beside the text (a Day One entry's location, weather).
-    details: dict[str, Any] = field(default_factory=dict)
+    details: dict[str, dict[str, str | int | float]] = field(default_factory=dict)
     #: The id it is stored under when that is not its source key's (a renamed note's).
     stored_id: str = ""
 
@@ -76,28 +77,28 @@ class RawEpisode:
         return page_key(self.page_name)
 
     @property
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> JSONObject:
         """What the note says besides its text (links, embeds, aliases, page kind, Logseq
         properties); only the parts it has."""
-        parts: dict[str, Any] = {
+        parts: JSONObject = {
             "page_name": self.page_name if self.page_kind else "",
-            "links": self.links,
-            "embeds": self.embeds,
-            "aliases": self.aliases,
+            "links": [*self.links],
+            "embeds": [*self.embeds],
+            "aliases": [*self.aliases],
             "page_kind": self.page_kind,
-            "properties": self.properties,
-            **self.details,
+            "properties": {**self.properties},
+            **{name: {**values} for name, values in self.details.items()},
         }
         return {k: v for k, v in parts.items() if v}
 
     @property
     def content_hash(self) -> str:
-        fields: list[Any] = [
+        fields: list[JSON] = [
             self.kind,
             self.title,
             self.occurred_at.isoformat(),
             self.salience,
-            self.tags,
+            [*self.tags],
             self.text,
         ]
         if self.metadata:  # a note without vault markup keeps the hash it always had
@@ -112,7 +113,24 @@ class Derived:
 
     table: str
     source_key: str
-    fields: dict[str, Any]
+    fields: DerivedFields
+
+
+class DerivedFields(TypedDict, total=False):
+    """A derived record's columns: a belief's (statement, status, confidence, evidence), an
+    observation's (source, observed_at, text), a wiki entry's, brief's or Today card's
+    (title, text, and kind or occurred_at), the soul's (text)."""
+
+    statement: str
+    status: str
+    confidence: float
+    evidence: list[str]
+    source: str
+    observed_at: datetime
+    text: str
+    title: str
+    kind: str
+    occurred_at: datetime
 
 
 @dataclass
@@ -189,7 +207,7 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror.lower() if exc.strerror else str(exc)
 
 
-def _storable(value: Any, depth: int = 0) -> Any:
+def _storable(value: JSON, depth: int = 0) -> JSON:
     """``value`` from ``json.loads`` with every string storable (half a surrogate pair becomes
     U+FFFD); ``ValueError`` when it nests deeper than ``MAX_JSON_DEPTH``."""
     if depth > MAX_JSON_DEPTH:
@@ -197,7 +215,7 @@ def _storable(value: Any, depth: int = 0) -> Any:
     if isinstance(value, str):
         return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_storable(k, depth + 1): _storable(v, depth + 1) for k, v in value.items()}
+        return {_SURROGATE.sub("\ufffd", k): _storable(v, depth + 1) for k, v in value.items()}
     if isinstance(value, list):
         return [_storable(v, depth + 1) for v in value]
     return value

@@ -17,9 +17,9 @@ import json
 import os
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .dates import date_from_path, mtime, note_date, parse_when
 from .markup import property_list, read_markup
@@ -28,6 +28,7 @@ from .raw import MAX_JSON_DEPTH as MAX_JSON_DEPTH
 from .raw import NAMESPACE as NAMESPACE
 from .raw import (
     Derived,
+    DerivedFields,
     LeftOut,
     RawEpisode,
     ReadResult,
@@ -44,6 +45,9 @@ from .raw import shown_name as shown_name
 from .vault import FolderRules, rules_for, template_reason
 
 if TYPE_CHECKING:
+    import yaml
+
+    from ..jsonvalue import JSON, JSONObject
     from .csvmap import CsvMap
 
 TEXT_SUFFIXES = {".md", ".markdown", ".txt", ".text"}
@@ -79,7 +83,7 @@ PAGE_KINDS = {
 }
 
 
-def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
+def split_front_matter(text: str) -> tuple[dict[str, object], str]:
     if not text.startswith("---\n"):
         return {}, text
     end = text.find("\n---", 3)  # 3: an empty block ("---\n---") closes at once
@@ -115,7 +119,7 @@ def split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     return meta, rest
 
 
-def _check_aliases(block: str, loader: Any) -> None:
+def _check_aliases(block: str, loader: type[yaml.SafeLoader] | type[yaml.CSafeLoader]) -> None:
     """Refuse front matter with more than ``MAX_ALIASES`` aliases before building it: each
     alias may repeat a whole structure, so a few levels of them multiply into gigabytes."""
     # lazy: yaml loads only when _check_aliases runs, off the start-up path
@@ -151,14 +155,16 @@ def _title_for(path: Path, body: str) -> str:
     return stem[:1].upper() + stem[1:]
 
 
-def _salience(value: Any, default: float = 0.5) -> float:
+def _salience(value: object, default: float = 0.5) -> float:
+    if not isinstance(value, (int, float, str)):
+        return default
     try:
         return min(1.0, max(0.0, float(value)))
     except (TypeError, ValueError):
         return default
 
 
-def _tags(value: Any) -> list[str]:
+def _tags(value: JSON) -> list[str]:
     if isinstance(value, str):
         return [t.strip() for t in value.split(",") if t.strip()]
     if isinstance(value, list):
@@ -166,7 +172,7 @@ def _tags(value: Any) -> list[str]:
     return []
 
 
-def _names(value: Any) -> list[str]:
+def _names(value: object) -> list[str]:
     """Front matter ``aliases``/``tags`` as clean strings: a list, ``a, b``, ``[[a]]``, ``#a``."""
     items = (
         value if isinstance(value, list) else property_list(value) if isinstance(value, str) else []
@@ -181,7 +187,7 @@ def _names(value: Any) -> list[str]:
     return list(out.values())
 
 
-def _page_kind(path: Path, meta: dict[str, Any], tags: list[str]) -> str:
+def _page_kind(path: Path, meta: Mapping[str, object], tags: list[str]) -> str:
     """What entity a page is: the kind it declares (``type``/``kind``/``category``), else a
     person when it sits in a people folder, has aliases, or is tagged ``person``."""
     for field_name in ("type", "kind", "category"):
@@ -207,7 +213,10 @@ def read_document(path: Path, key: str) -> RawEpisode:
     reason = template_reason(body)
     if reason:
         raise LeftOut(reason)
-    meta: dict[str, Any] = {**markup.properties, **{str(k).casefold(): v for k, v in front.items()}}
+    meta: dict[str, object] = {
+        **markup.properties,
+        **{str(k).casefold(): v for k, v in front.items()},
+    }
     tags: dict[str, str] = {}
     for tag in [*_names(meta.get("tags")), *markup.tags]:
         tags.setdefault(tag.casefold(), tag)
@@ -233,7 +242,7 @@ def read_document(path: Path, key: str) -> RawEpisode:
     )
 
 
-def iter_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any] | None, str]]:
+def iter_jsonl(path: Path) -> Iterator[tuple[int, JSONObject | None, str]]:
     """(line number, object or None, error) for every non-blank line."""
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
@@ -281,7 +290,7 @@ def read_records(path: Path, key: str, result: ReadResult) -> None:
         )
 
 
-def _evidence_ids(values: Any, base: Path) -> list[str]:
+def _evidence_ids(values: JSON, base: Path) -> list[str]:
     ids: list[str] = []
     for ref in values if isinstance(values, list) else []:
         ref = str(ref)
@@ -352,7 +361,7 @@ def read_derived_document(path: Path, key: str, folder: str, result: ReadResult)
     if not body:
         raise Unreadable("empty file")
     title = str(meta.get("title") or _title_for(path, body)).strip()
-    fields: dict[str, Any] = {"title": title, "text": body}
+    fields: DerivedFields = {"title": title, "text": body}
     if folder == "wiki":
         fields["kind"] = str(meta.get("kind") or "note").lower()
         table = "wiki_entries"

@@ -15,7 +15,12 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
+
+    from ..jsonvalue import JSON
 
 IGNORE_FILE = ".sadieignore"
 #: Folders a vault tool keeps for itself, by name anywhere in the tree.
@@ -42,7 +47,7 @@ class FolderRules:
     vault: str = ""  # "obsidian", "logseq" or "" (a plain folder)
     templates: set[str] = field(default_factory=set)  # relative folder paths, case-folded
     templates_from: str = ""  # where the templates folder was named
-    ignore: Any = None  # a pathspec GitIgnoreSpec from .sadieignore
+    ignore: GitIgnoreSpec | None = None  # from .sadieignore
     problem: str = ""  # why .sadieignore could not be used
 
     def folder_reason(self, path: Path) -> str | None:
@@ -126,11 +131,12 @@ def _templates_in_settings(obsidian: Path) -> list[tuple[str, str]]:
     return found
 
 
-def _json(path: Path) -> Any:
+def _json(path: Path) -> JSON:
     try:
         if path.stat().st_size > 1_000_000:
             return None
-        return json.loads(path.read_text(encoding="utf-8"))
+        value: JSON = json.loads(path.read_text(encoding="utf-8"))
+        return value
     except (OSError, ValueError):
         return None  # no settings, or settings we cannot read: the defaults apply
 

@@ -12,10 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .calendar import local_naive
 from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text, read_text
+
+if TYPE_CHECKING:
+    from fitdecode import FitDataMessage
+    from gpxpy.gpx import GPXTrackPoint
 
 #: Sports measured by speed rather than pace, and those paced per 100 m.
 SPEED_SPORTS = {"cycling", "biking", "bike", "ride", "e_biking", "mountain_biking"}
@@ -87,7 +91,7 @@ def _check_size(path: Path) -> None:
 # --------------------------------------------------------------------------- GPX
 
 
-def _heart_rates(point: Any) -> list[float]:
+def _heart_rates(point: GPXTrackPoint) -> list[float]:
     """Heart rates in a track point's extensions (Garmin's ``gpxtpx:hr`` and its kin)."""
     rates: list[float] = []
     for extension in point.extensions or []:
@@ -146,8 +150,8 @@ def read_fit(path: Path, key: str, result: ReadResult) -> None:
     import fitdecode
 
     _check_size(path)
-    sessions: list[dict[str, Any]] = []
-    records: list[dict[str, Any]] = []
+    sessions: list[dict[str, object]] = []
+    records: list[dict[str, object]] = []
     sport = ""
     try:
         with fitdecode.FitReader(str(path)) as fit:
@@ -173,15 +177,15 @@ def read_fit(path: Path, key: str, result: ReadResult) -> None:
         result.derived.append(workout.derived(f"{key}#{number}"))
 
 
-def _fields(frame: Any) -> dict[str, Any]:
+def _fields(frame: FitDataMessage) -> dict[str, object]:
     return {field.name: field.value for field in frame.fields if field.value is not None}
 
 
-def _number(value: Any) -> float | None:
+def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
-def _session_workout(session: dict[str, Any]) -> Workout | None:
+def _session_workout(session: dict[str, object]) -> Workout | None:
     when = session.get("start_time") or session.get("timestamp")
     if not isinstance(when, datetime):
         return None
@@ -196,11 +200,12 @@ def _session_workout(session: dict[str, Any]) -> Workout | None:
     )
 
 
-def _records_workout(records: list[dict[str, Any]], sport: str) -> Workout | None:
+def _records_workout(records: list[dict[str, object]], sport: str) -> Workout | None:
     timed = [r for r in records if isinstance(r.get("timestamp"), datetime)]
-    if not timed:
+    stamps = [t for r in timed if isinstance(t := r.get("timestamp"), datetime)]
+    if not stamps:
         return None
-    first, last = timed[0]["timestamp"], timed[-1]["timestamp"]
+    first, last = stamps[0], stamps[-1]
     distances = [d for r in timed if (d := _number(r.get("distance"))) is not None]
     rates = [h for r in timed if (h := _number(r.get("heart_rate"))) is not None]
     start, _ = local_naive(first)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSONObject
     from ..prompt import Briefing
     from .rates import Budget
 
@@ -47,7 +48,7 @@ class StructuredReasoner(Reasoner, Protocol):
         self,
         briefing: Briefing,
         messages: list[dict[str, str]],
-        schema: dict[str, Any],
+        schema: JSONObject,
         *,
         budget: Budget,
         max_tokens: int = 256,
@@ -84,10 +85,16 @@ async def paced(pieces: AsyncIterator[Piece], every: float) -> AsyncGenerator[Pi
 
 
 T = TypeVar("T")
-_END = object()
 
 
-async def _next(pieces: AsyncIterator[T]) -> Any:
+class _End:
+    """The end of a stream, as ``_next`` says it (a piece itself may be anything)."""
+
+
+_END = _End()
+
+
+async def _next(pieces: AsyncIterator[T]) -> T | _End:
     try:
         return await pieces.__anext__()
     except StopAsyncIteration:
@@ -101,7 +108,7 @@ class Ahead(Generic[T]):
 
     def __init__(self, pieces: AsyncGenerator[T, None]) -> None:
         self._pieces = pieces
-        self._first: asyncio.Future[Any] | None = asyncio.ensure_future(_next(pieces))
+        self._first: asyncio.Future[T | _End] | None = asyncio.ensure_future(_next(pieces))
         self._closed = False
 
     async def started(self, sent: asyncio.Event) -> None:
@@ -111,8 +118,10 @@ class Ahead(Generic[T]):
         if first is None or first.done() or sent.is_set():
             return
         waiting = asyncio.ensure_future(sent.wait())
+        # Any: asyncio.wait takes one future type; these two have results of different types
+        either: set[asyncio.Future[Any]] = {first, waiting}
         try:
-            await asyncio.wait({first, waiting}, return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
         finally:
             waiting.cancel()
 
@@ -122,7 +131,7 @@ class Ahead(Generic[T]):
     async def __anext__(self) -> T:
         first, self._first = self._first, None
         item = await (first if first is not None else _next(self._pieces))
-        if item is _END:
+        if isinstance(item, _End):
             raise StopAsyncIteration
         return item
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import ssl
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 import httpx
 
@@ -21,7 +21,17 @@ from .base import Piece
 from .rates import Budget, Rates
 
 if TYPE_CHECKING:
+    import ollama
+
+    from ..jsonvalue import JSONObject
     from ..prompt import Briefing
+
+
+class ChatExtras(TypedDict, total=False):
+    """What a chat request carries besides the messages and options (``_request``)."""
+
+    think: bool
+    keep_alive: str
 
 
 @functools.cache
@@ -31,7 +41,9 @@ def _tls() -> ssl.SSLContext:
     return httpx.create_ssl_context()
 
 
-def _client(host: str, connect: float, read: float, sent: Callable[[], None] | None = None) -> Any:
+def _client(
+    host: str, connect: float, read: float, sent: Callable[[], None] | None = None
+) -> ollama.AsyncClient:
     # lazy: the ollama client (and its pydantic models) load with the first request
     import ollama
 
@@ -44,7 +56,7 @@ def _tracing(sent: Callable[[], None]) -> Callable[[httpx.Request], Awaitable[No
     """A request hook that calls ``sent`` once httpcore has written the request's body (its
     ``trace`` extension): the moment the model has the whole request."""
 
-    async def trace(name: str, info: dict[str, Any]) -> None:
+    async def trace(name: str, info: Mapping[str, object]) -> None:
         if name.endswith("send_request_body.complete"):
             sent()
 
@@ -54,7 +66,7 @@ def _tracing(sent: Callable[[], None]) -> Callable[[httpx.Request], Awaitable[No
     return hook
 
 
-async def _close(client: Any) -> None:
+async def _close(client: ollama.AsyncClient) -> None:
     try:
         await client._client.aclose()
     except Exception:  # noqa: BLE001 - closing a broken transport must not mask the error
@@ -126,27 +138,27 @@ class OllamaReasoner:
         self.last_eval_seconds = 0.0
         self.last_done_reason = ""
 
-    def _options(self, briefing: Briefing, **extra: Any) -> dict[str, Any]:
+    def _options(self, briefing: Briefing, **extra: float) -> dict[str, float]:
         # The same num_ctx for every request of this model (a different one makes Ollama
         # reload it): the largest asked for so far, grown only when a briefing needs more.
         num_ctx = self.rates.context(self.model, max(self.num_ctx, briefing.num_ctx()))
-        options: dict[str, Any] = {"num_ctx": num_ctx, "temperature": 0.4}
+        options: dict[str, float] = {"num_ctx": num_ctx, "temperature": 0.4}
         if self.reply_tokens:
             options["num_predict"] = self.reply_tokens
         options.update(extra)
         return options
 
-    def _request(self) -> dict[str, Any]:
+    def _request(self) -> ChatExtras:
         """What every chat request carries besides the messages: ``think`` unless left to the
         model (a qwen3 asked not to think answers in seconds, not minutes), ``keep_alive``."""
-        extra: dict[str, Any] = {}
+        extra: ChatExtras = {}
         if self.think in ("on", "off"):
             extra["think"] = self.think == "on"
         if self.keep_alive:
             extra["keep_alive"] = self.keep_alive
         return extra
 
-    def _done(self, part: Any, *, structured: bool = False) -> None:
+    def _done(self, part: ollama.ChatResponse, *, structured: bool = False) -> None:
         """The done line's counters: kept for the turn, folded into the model's rates."""
         self.last_eval_count = int(part.eval_count or 0)
         self.last_prompt_count = int(getattr(part, "prompt_eval_count", 0) or 0)
@@ -213,7 +225,7 @@ class OllamaReasoner:
         self,
         briefing: Briefing,
         messages: list[dict[str, str]],
-        schema: dict[str, Any],
+        schema: JSONObject,
         *,
         budget: Budget,
         max_tokens: int = 256,

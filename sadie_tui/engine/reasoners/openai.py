@@ -18,7 +18,7 @@ import asyncio
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -30,6 +30,12 @@ from .openai_errors import REJECTED, USAGE_REJECTED, refuses, translate
 from .rates import CHARS_PER_TOKEN, Budget, Rates
 
 if TYPE_CHECKING:
+    import openai
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.chat.chat_completion_chunk import ChoiceDelta
+    from openai.types.completion_usage import CompletionUsage
+
+    from ..jsonvalue import JSON, JSONObject
     from ..prompt import Briefing
 
 # The pass's response formats, best first: a server that refuses one is asked the next.
@@ -43,7 +49,7 @@ _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL)
 
 def _client(
     base_url: str, key: str | None, connect: float, read: float, sent: Callable[[], None]
-) -> Any:
+) -> openai.AsyncOpenAI:
     # lazy: openai loads only when _client runs, off the start-up path
     import openai
 
@@ -56,14 +62,16 @@ def _client(
     )
 
 
-async def _close(client: Any) -> None:
+async def _close(client: openai.AsyncOpenAI) -> None:
     try:
         await client.close()
     except Exception:  # noqa: BLE001 - closing a broken transport must not mask the error
         pass
 
 
-async def _end(chunks: Any, client: Any) -> None:
+async def _end(
+    chunks: AsyncGenerator[ChatCompletionChunk, None], client: openai.AsyncOpenAI
+) -> None:
     """Close a request's chunk generator (a stopped reply leaves it mid-read), then its client."""
     try:
         await chunks.aclose()
@@ -72,12 +80,17 @@ async def _end(chunks: Any, client: Any) -> None:
     await _close(client)
 
 
-def _reasoning(delta: Any) -> str:
+def _reasoning(delta: ChoiceDelta) -> str:
     for name in ("reasoning_content", "reasoning"):
         value = getattr(delta, name, None)
         if isinstance(value, str) and value:
             return value
     return ""
+
+
+def _number(value: JSON) -> float:
+    """A remembered number (a JSON value), 0 when it is none."""
+    return float(value) if isinstance(value, (int, float)) else 0.0
 
 
 def json_of(text: str) -> str:
@@ -104,8 +117,8 @@ class _Reading:
         self.prompt_chars = prompt_chars
         self.sent_at = self.first_at = 0.0
         self.pieces = 0
-        self.usage: Any = None
-        self.timings: dict[str, Any] = {}
+        self.usage: CompletionUsage | None = None
+        self.timings: dict[str, float] = {}
         self.finish = ""
 
     def sent(self) -> None:
@@ -115,12 +128,17 @@ class _Reading:
         self.pieces += 1
         self.first_at = self.first_at or time.perf_counter()
 
-    def chunk(self, chunk: Any) -> None:
+    def chunk(self, chunk: ChatCompletionChunk) -> None:
         if getattr(chunk, "usage", None) is not None:
             self.usage = chunk.usage
         timings = (getattr(chunk, "model_extra", None) or {}).get("timings")
         if isinstance(timings, dict):
-            self.timings = timings  # llama.cpp's own counters, exact where they are sent
+            # llama.cpp's own counters, exact where they are sent
+            self.timings = {
+                str(k): float(v)
+                for k, v in timings.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
         for choice in chunk.choices[:1]:
             if choice.finish_reason:
                 self.finish = str(choice.finish_reason)
@@ -191,16 +209,16 @@ class OpenAIReasoner:
         mode = known.get("structured")
         if mode not in MODES or mode == MODES[0]:
             return MODES[0]
-        fresh = time.time() - float(known.get("checked") or 0) < RECHECK
+        fresh = time.time() - _number(known.get("checked")) < RECHECK
         return str(mode) if fresh else MODES[0]
 
     def _wants_usage(self) -> bool:
         known = self.rates.feature(self._key)
         if known.get("usage") is False:
-            return time.time() - float(known.get("checked") or 0) >= RECHECK
+            return time.time() - _number(known.get("checked")) >= RECHECK
         return True
 
-    def _remember(self, **values: Any) -> None:
+    def _remember(self, **values: JSON) -> None:
         self.rates.remember(self._key, **values, checked=round(time.time()))
 
     # -- requests ----------------------------------------------------------------------------
@@ -208,8 +226,11 @@ class OpenAIReasoner:
         return translate(exc, self.base_url, self.model, self.key_env, keyed=bool(self.api_key))
 
     async def _chunks(
-        self, client: Any, reading: _Reading, request: dict[str, Any]
-    ) -> AsyncIterator[Any]:
+        self,
+        client: openai.AsyncOpenAI,
+        reading: _Reading,
+        request: dict[str, Any],  # Any: as _request's
+    ) -> AsyncGenerator[ChatCompletionChunk, None]:
         """The response's chunks; asks again without ``stream_options`` if the server refuses
         it (and remembers that)."""
         usage = self._wants_usage()
@@ -240,8 +261,9 @@ class OpenAIReasoner:
             structured=structured,
         )
 
-    def _request(self, messages: list[dict[str, str]], **extra: Any) -> dict[str, Any]:
-        request: dict[str, Any] = {
+    # Any: the request is handed whole to the client's overloaded create(**request)
+    def _request(self, messages: list[dict[str, str]], **extra: float) -> dict[str, Any]:
+        request: dict[str, Any] = {  # Any: (above)
             "model": self.model,
             "messages": messages,
             "stream": True,
@@ -308,7 +330,7 @@ class OpenAIReasoner:
         self,
         briefing: Briefing,
         messages: list[dict[str, str]],
-        schema: dict[str, Any],
+        schema: JSONObject,
         *,
         budget: Budget,
         max_tokens: int = 256,
@@ -344,7 +366,7 @@ class OpenAIReasoner:
 
     async def _structured(
         self,
-        request: dict[str, Any],
+        request: dict[str, Any],  # Any: as _request's
         messages: list[dict[str, str]],
         budget: Budget,
         deadline: float,

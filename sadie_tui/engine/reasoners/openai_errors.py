@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
 import httpx
 
@@ -19,7 +18,7 @@ REJECTED = re.compile(r"response.?format|json.?schema|json.?object|not supported
 USAGE_REJECTED = re.compile(r"stream.?options|include.?usage")
 
 
-def _said(exc: Any) -> str:
+def _said(exc: BaseException) -> str:
     """What the server said, on one line (its error message, else the body)."""
     body = getattr(exc, "body", None)
     text = getattr(exc, "message", "") or str(exc)

@@ -21,7 +21,8 @@ import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+
+from ..jsonvalue import JSON, JSONObject
 
 __all__ = ["Budget", "Rate", "Rates", "RATES_FILE"]
 
@@ -82,17 +83,17 @@ class Rates:
         self.path = path
         self._lock = threading.Lock()
         self._rates: dict[str, Rate] = {}
-        self._features: dict[str, dict[str, Any]] = {}
+        self._features: dict[str, JSONObject] = {}
         self._dirty = False
         if path is not None:
             self._rates, self._features = _load(path)
 
-    def feature(self, key: str) -> dict[str, Any]:
+    def feature(self, key: str) -> JSONObject:
         """What was remembered about ``key`` (a server and model), ``{}`` when nothing."""
         with self._lock:
             return dict(self._features.get(key, {}))
 
-    def remember(self, key: str, **values: Any) -> None:
+    def remember(self, key: str, **values: JSON) -> None:
         """Remember what ``key`` accepts (JSON values), kept with the rates."""
         with self._lock:
             known = self._features.setdefault(key, {})
@@ -163,7 +164,7 @@ class Rates:
         with self._lock:
             if not self._dirty:
                 return
-            data: dict[str, Any] = {name: asdict(rate) for name, rate in self._rates.items()}
+            data: JSONObject = {name: asdict(rate) for name, rate in self._rates.items()}
             if self._features:
                 data[FEATURES] = {k: dict(v) for k, v in self._features.items()}
             self._dirty = False
@@ -176,7 +177,7 @@ class Rates:
             pass
 
 
-def _load(path: Path) -> tuple[dict[str, Rate], dict[str, dict[str, Any]]]:
+def _load(path: Path) -> tuple[dict[str, Rate], dict[str, JSONObject]]:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

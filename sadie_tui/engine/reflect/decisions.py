@@ -10,7 +10,8 @@ changed in that file. Every decision is a line in the belief's history.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+
+import numpy as np
 
 from ..errors import UsageError
 from ..store import beliefs as store
@@ -22,7 +23,7 @@ from .evidence import MAX_STATEMENT
 from .sameness import fingerprint
 from .views import detail, resolve
 
-Encode = Callable[[Sequence[str]], Any]
+Encode = Callable[[Sequence[str]], np.ndarray]
 
 
 def _derived(db: Database, ref: str) -> store.BeliefRow:

@@ -19,7 +19,7 @@ import math
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -30,6 +30,9 @@ from ..reply.closeness import NEAR, Encode
 from ..reply.grounding import sentences_of
 from .beliefs import KINDS
 from .prompt import Shown
+
+if TYPE_CHECKING:
+    from ..jsonvalue import JSON
 
 MIN_QUOTE_WORDS = 3
 MAX_STATEMENT = 300
@@ -74,7 +77,7 @@ class Policed:
     unusable: str | None = None  # why the answer could not be read at all
 
 
-def check_quote(quote: Any, text: str, encode: Encode | None) -> Quote | str:
+def check_quote(quote: JSON, text: str, encode: Encode | None) -> Quote | str:
     """``quote`` checked against the episode ``text``: a ``Quote`` (with an empty episode id,
     filled in by the caller) or the reason it is dropped."""
     if not isinstance(quote, str) or is_placeholder(quote):
@@ -134,7 +137,9 @@ def related(statement: str, quote: str, encode: Encode | None) -> bool:
     return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= RELATED_QUOTE
 
 
-def _confidence(value: Any) -> float:
+def _confidence(value: JSON) -> float:
+    if not isinstance(value, (int, float, str)):
+        return 0.5
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -146,7 +151,7 @@ def _confidence(value: Any) -> float:
     return round(min(0.95, max(0.05, number)), 2)
 
 
-def _statement(value: Any) -> str:
+def _statement(value: JSON) -> str:
     text = " ".join(str(value or "").split())
     if len(text) > MAX_STATEMENT:
         text = text[:MAX_STATEMENT].rsplit(" ", 1)[0]
@@ -157,7 +162,7 @@ def police_answer(text: str, shown: Mapping[str, Shown], encode: Encode | None) 
     """The model's JSON answer for one batch, read and policed."""
     out = Policed()
     try:
-        value = json.loads(text)
+        value: JSON = json.loads(text)
     except ValueError:
         out.unusable = "the answer is not JSON"
         return out
@@ -179,7 +184,7 @@ def police_answer(text: str, shown: Mapping[str, Shown], encode: Encode | None) 
 
 
 def _policed_item(
-    item: Any, by_handle: Mapping[str, Shown], encode: Encode | None, reasons: Counter[str]
+    item: JSON, by_handle: Mapping[str, Shown], encode: Encode | None, reasons: Counter[str]
 ) -> tuple[Candidate | None, bool]:
     """One proposed belief with its surviving evidence (None when none survives), and
     whether all of its quotes were word for word."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,6 +23,7 @@ from .prompt import VERDICTS, Item, judge_messages, judge_schema
 from .sameness import SAME
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSON
     from ..reasoners.base import StructuredReasoner
     from ..reasoners.rates import Budget
     from ..store.beliefs import Known
@@ -138,7 +139,7 @@ def resolve(text: str, items: Sequence[Item]) -> list[Verdict]:
     """The verdicts of the model's JSON, by handle (unknown handles and labels left out; the
     first verdict on an item counts)."""
     try:
-        value: Any = json.loads(text)
+        value: JSON = json.loads(text)
     except ValueError:
         return []
     entries = value.get("items") if isinstance(value, dict) else value

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
+from ..jsonvalue import JSONObject
 from .beliefs import KINDS
 
 MAX_BELIEFS = 5  # per batch
@@ -97,7 +97,7 @@ def propose_messages(shown: Sequence[Shown]) -> list[dict[str, str]]:
     ]
 
 
-def propose_schema(handles: Sequence[str]) -> dict[str, Any]:
+def propose_schema(handles: Sequence[str]) -> JSONObject:
     return {
         "type": "object",
         "properties": {
@@ -159,7 +159,7 @@ def judge_messages(statement: str, items: Sequence[Item]) -> list[dict[str, str]
     ]
 
 
-def judge_schema(handles: Sequence[str]) -> dict[str, Any]:
+def judge_schema(handles: Sequence[str]) -> JSONObject:
     return {
         "type": "object",
         "properties": {

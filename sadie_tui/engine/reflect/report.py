@@ -4,7 +4,8 @@ keeps."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+
+from ..jsonvalue import JSONObject
 
 
 @dataclass
@@ -38,7 +39,8 @@ class ReflectReport:
     stopped: str | None = None  # "budget" or "stopped" when the run ended early
     new_ids: list[str] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
+    def as_dict(self) -> JSONObject:
+        """The counts as printed and kept, the time to a tenth of a second."""
         data = asdict(self)
         data["elapsed"] = round(self.elapsed, 1)
         return data

@@ -18,9 +18,12 @@ import contextlib
 import copy
 import json
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeGuard
+
+import numpy as np
 
 from ..errors import ModelUnreachable
 from ..reasoners.rates import Rates
@@ -32,8 +35,9 @@ from .report import ReflectReport
 from .step import Step
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSONObject
     from ..memory import Memory
-    from ..reasoners.base import StructuredReasoner
+    from ..reasoners.base import Reasoner, StructuredReasoner
     from ..reply.closeness import Encode
     from ..turns.context import TurnContext
 
@@ -56,15 +60,15 @@ async def reflect_memory(
     from ..turns.context import pick_reasoner
 
     choice = await pick_reasoner(ctx)
-    reasoner: Any = choice.reasoner
-    if getattr(reasoner, "offline", True) or not hasattr(reasoner, "structured"):
+    reasoner = choice.reasoner
+    if not _answers_structured(reasoner):
         raise ModelUnreachable(
             "sadie reflect needs a model: " + (choice.notice or "the offline reasoner cannot"),
             fix="start Ollama (or set OLLAMA_HOST), then run it again",
         )
     memory = ctx.memory
 
-    def encode(texts: Sequence[str]) -> Any:
+    def encode(texts: Sequence[str]) -> np.ndarray:
         return memory.embedder.encode(list(texts))
 
     try:
@@ -165,9 +169,7 @@ async def reflect(
     return report
 
 
-async def _unless_stopped(
-    batch: Coroutine[Any, Any, bool], stop: Callable[[], bool] | None
-) -> bool | None:
+async def _unless_stopped(batch: Awaitable[bool], stop: Callable[[], bool] | None) -> bool | None:
     """The batch's outcome, or None when ``stop`` said so before it ended (its requests are
     cancelled)."""
     task = asyncio.ensure_future(batch)
@@ -187,7 +189,7 @@ async def _unless_stopped(
 
 
 def _restore(
-    report: ReflectReport, learner: Learner, saved: tuple[ReflectReport, Any, list[str]]
+    report: ReflectReport, learner: Learner, saved: tuple[ReflectReport, Counter[str], list[str]]
 ) -> None:
     """Put back the counts as they were before a batch that was stopped in flight."""
     before, counts, new_ids = saved
@@ -218,7 +220,13 @@ def _fold(report: ReflectReport, learner: Learner) -> None:
     report.new_ids = list(learner.new_ids)
 
 
-def _counts(report: ReflectReport) -> dict[str, Any]:
+def _counts(report: ReflectReport) -> JSONObject:
     data = report.as_dict()
     data.pop("new_ids", None)
-    return json.loads(json.dumps(data))
+    counts: JSONObject = json.loads(json.dumps(data))
+    return counts
+
+
+def _answers_structured(reasoner: Reasoner) -> TypeGuard[StructuredReasoner]:
+    """Whether ``reasoner`` is a model that answers in a schema (the offline one is not)."""
+    return not getattr(reasoner, "offline", True) and hasattr(reasoner, "structured")

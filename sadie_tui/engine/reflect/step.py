@@ -6,9 +6,10 @@ speak to are judged against them. The writes wait in the ``Learner`` for the run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+import numpy.typing as npt
 
 from ..errors import ModelTimeout
 from ..prompt import Briefing
@@ -23,8 +24,10 @@ from .prompt import Item, Shown, propose_messages, propose_schema
 from .report import ReflectReport
 
 if TYPE_CHECKING:
+    from ..jsonvalue import JSONObject
     from ..reasoners.base import StructuredReasoner
     from ..reply.closeness import Encode
+    from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
 
@@ -54,7 +57,7 @@ class Step:
         )
         return Budget(first=max(measured.first, self.wait), stall=measured.stall, cap=self.cap)
 
-    async def _ask(self, messages: list[dict[str, str]], schema: dict, tokens: int) -> str:
+    async def _ask(self, messages: list[dict[str, str]], schema: JSONObject, tokens: int) -> str:
         briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
         budget = self.budget(sum(len(m["content"]) for m in messages))
         try:
@@ -194,7 +197,7 @@ class Step:
             learner.apply(belief, verdicts, successors)
 
 
-def _known(learner: Learner) -> Any:
+def _known(learner: Learner) -> Known:
     """The learner's wordings in the shape ``judge.items_for`` reads."""
     # lazy: store.beliefs loads only when _known runs, off the start-up path
     from ..store.beliefs import Known
@@ -210,8 +213,8 @@ def _known(learner: Learner) -> Any:
     )
 
 
-def _unit(vectors: Any) -> np.ndarray:
+def _unit(vectors: npt.ArrayLike) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    return (matrix / norms[:, None]).astype(np.float32)
+    return np.asarray(matrix / norms[:, None], dtype=np.float32)

@@ -142,7 +142,9 @@ def back(
 
 
 def narrow_sources(
-    backed: Backed, shown: Mapping[str, Sequence[str]], headers: Mapping[str, Sequence[str]],
+    backed: Backed,
+    shown: Mapping[str, Sequence[str]],
+    headers: Mapping[str, Sequence[str]],
     message: str,
 ) -> list[tuple[int, int, list[str]]]:
     """For each backed sentence, the texts its details may come from: its citations'
@@ -196,9 +198,7 @@ def evidence(
     """The reply's details that an excerpt holds and the question does not."""
     shown = SourceIndex(excerpts)
     asked = SourceIndex([question])
-    held = tuple(
-        d.text for d in find_details(reply) if shown.supports(d) and not asked.supports(d)
-    )
+    held = tuple(d.text for d in find_details(reply) if shown.supports(d) and not asked.supports(d))
     return Evidence(held, unsupported_count, sentences)
 
 

@@ -25,7 +25,8 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from ..jsonvalue import JSON, JSONObject
 
 __all__ = [
     "SUPPORT_LABELS",
@@ -65,20 +66,20 @@ class Citation:
 @dataclass(frozen=True)
 class PolicedCitations:
     citations: tuple[Citation, ...]
-    dropped: tuple[dict, ...]
+    dropped: tuple[JSONObject, ...]
     parse_error: str | None
 
 
 # -- parsing ------------------------------------------------------------------
 
 
-def parse_tail(tail: str) -> tuple[list[dict], str | None]:
+def parse_tail(tail: str) -> tuple[list[JSONObject], str | None]:
     """Parse the citations tail into raw entries (dicts) and an error, if any."""
     items, error = _parse_items(tail)
     return [item for item in items if isinstance(item, dict)], error
 
 
-def _parse_items(tail: str) -> tuple[list[Any], str | None]:
+def _parse_items(tail: str) -> tuple[list[JSON], str | None]:
     text = (tail or "").strip()
     if not text:
         return [], None
@@ -101,15 +102,16 @@ def _parse_items(tail: str) -> tuple[list[Any], str | None]:
     return [], "could not parse the citations JSON"
 
 
-def _decode(text: str) -> tuple[Any, bool]:
+def _decode(text: str) -> tuple[JSON, bool]:
     try:
+        value: JSON
         value, _ = _DECODER.raw_decode(text)
     except (ValueError, RecursionError):
         return None, False
     return value, True
 
 
-def _as_items(value: Any) -> tuple[list[Any], str | None]:
+def _as_items(value: JSON) -> tuple[list[JSON], str | None]:
     if isinstance(value, dict):
         inner = value.get("citations")
         if isinstance(inner, list) and not any(k in value for k in _EPISODE_KEYS):
@@ -159,9 +161,9 @@ def _repair(text: str) -> str:
     return "".join(out)
 
 
-def _salvage(text: str) -> list[Any]:
+def _salvage(text: str) -> list[JSON]:
     """Objects that are complete and parse, from JSON cut off or broken elsewhere."""
-    found: list[Any] = []
+    found: list[JSON] = []
     stack: list[str] = []
     start = -1
     i, n = 0, len(text)
@@ -209,7 +211,7 @@ def _clean_quote(quote: str) -> str:
     return q
 
 
-def _claim_label(claimed: Any) -> str:
+def _claim_label(claimed: JSON) -> str:
     label = claimed.strip().lower() if isinstance(claimed, str) else ""
     return label if label in SUPPORT_LABELS else "paraphrase"
 
@@ -381,15 +383,16 @@ def split_trailing_list(text: str) -> tuple[str, str] | None:
     return None
 
 
-def _decode_whole(text: str) -> tuple[Any, bool]:
+def _decode_whole(text: str) -> tuple[JSON, bool]:
     try:
+        value: JSON
         value, end = _DECODER.raw_decode(text)
     except (ValueError, RecursionError):
         return None, False
     return value, not text[end:].strip()
 
 
-def _is_citation_list(value: Any) -> bool:
+def _is_citation_list(value: JSON) -> bool:
     if isinstance(value, dict):
         if isinstance(value.get("citations"), list):
             value = value["citations"]
@@ -411,7 +414,7 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
     items, error = _parse_items(tail)
     ids = {_clean_id(key): key for key in shown}
     folded: dict[str, list[tuple[str, str, list[int]]]] = {}
-    dropped: list[dict] = []
+    dropped: list[JSONObject] = []
     kept: list[Citation] = []
     index: dict[tuple[str, str], int] = {}
 
@@ -432,7 +435,9 @@ def police(tail: str, shown: Mapping[str, Sequence[str]]) -> PolicedCitations:
             continue
         if is_placeholder(quote):
             # An empty quote or one copied from the instruction's example grounds nothing.
-            dropped.append({**item, "reason": "empty quote" if not quote.strip() else "placeholder"})
+            dropped.append(
+                {**item, "reason": "empty quote" if not quote.strip() else "placeholder"}
+            )
             continue
 
         claimed_raw = item.get("support")

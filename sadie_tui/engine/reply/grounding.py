@@ -23,9 +23,10 @@ import json
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ModelError
+from ..jsonvalue import JSON, JSONObject
 from ..reasoners.rates import Rates
 from .backing import SENTENCE_BREAK, Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, parse_tail, police, split_trailing_list
@@ -121,7 +122,7 @@ def candidates(
     ]
 
 
-def pass_schema(offered: Sequence[Candidate]) -> dict[str, Any]:
+def pass_schema(offered: Sequence[Candidate]) -> JSONObject:
     """The structured-output schema: a short list of handles, each one of ``offered``.
 
     The grammar is tiny (an enum of two-character handles and the three labels), so the
@@ -138,7 +139,7 @@ def pass_schema(offered: Sequence[Candidate]) -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "s": {"type": "string", "enum": [c.handle for c in offered]},
-                        "support": {"type": "string", "enum": SUPPORT},
+                        "support": {"type": "string", "enum": [*SUPPORT]},
                     },
                     "required": ["s", "support"],
                 },
@@ -168,14 +169,14 @@ def _listed(sentence: str) -> str:
     return flat[:LISTED].rsplit(" ", 1)[0] + " …"
 
 
-def resolve(value: Any, offered: Sequence[Candidate]) -> list[dict[str, Any]] | None:
+def resolve(value: JSON, offered: Sequence[Candidate]) -> list[JSONObject] | None:
     """The pass's JSON as citation entries (episode, quote, support), or None when it is not
     the shape asked for. A handle that was not offered is kept, to be dropped by policing."""
     items = value.get("citations") if isinstance(value, dict) else value
     if not isinstance(items, list):
         return None
     by_handle = {c.handle.casefold(): c for c in offered}
-    entries: list[dict[str, Any]] = []
+    entries: list[JSONObject] = []
     for item in items:
         if not isinstance(item, dict):
             entries.append({"entry": item})
@@ -328,7 +329,7 @@ def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
     return "unusable"
 
 
-def own_citations(text: str, tail: str, diverted: bool, shown: Any) -> Grounded:
+def own_citations(text: str, tail: str, diverted: bool, shown: dict[str, list[str]]) -> Grounded:
     """The reply's own citations: its tail, or a JSON list it ended with and no marker."""
     list_removed = False
     if not diverted:

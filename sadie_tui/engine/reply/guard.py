@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any
+from typing import TypeAlias
 
 __all__ = ["ReplyGuard", "instruction_sentences"]
 
@@ -48,7 +48,9 @@ _HEADER = re.compile(
     re.IGNORECASE,
 )
 # What a header line may look like before its uuid is complete.
-_HEADER_PREFIX = re.compile(r"^[\s>*_#-]*(?:e(?:p(?:i(?:s(?:o(?:d(?:e(?:\s+[0-9a-f-]*)?)?)?)?)?)?)?)?$", re.I)
+_HEADER_PREFIX = re.compile(
+    r"^[\s>*_#-]*(?:e(?:p(?:i(?:s(?:o(?:d(?:e(?:\s+[0-9a-f-]*)?)?)?)?)?)?)?)?$", re.I
+)
 _SENTENCE_END = re.compile(r"(?<=[.!?:])\s+|\n")
 _WS = re.compile(r"\s+")
 _NON_SPACE = re.compile(r"\S")
@@ -81,11 +83,15 @@ def instruction_sentences(texts: Iterable[str]) -> list[str]:
     return sorted(found)
 
 
+#: A node of the sentence tree: each next character, and ``_END`` where a sentence ends.
+_Node: TypeAlias = dict[str, "_Node"]
+
+
 class _Prefixes:
     """Normalised sentences, asked about one text at a time in a single walk of a tree."""
 
     def __init__(self, items: Iterable[str] = ()) -> None:
-        self._root: dict[str, Any] = {}
+        self._root: _Node = {}
         for item in items:
             self.add(item)
 

@@ -107,6 +107,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 
+from ..jsonvalue import JSONObject
+
 __all__ = ["KINDS", "SourceIndex", "Span", "find_details", "unsupported", "unsupported_within"]
 
 KINDS = ("number", "time", "date", "amount", "name")
@@ -121,7 +123,8 @@ class Span:
     end: int
     kind: str  # "number" | "time" | "date" | "amount" | "name"
 
-    def as_json(self) -> dict:
+    def as_json(self) -> JSONObject:
+        """The span as a turn's ``unsupported`` list holds it."""
         return {"text": self.text, "start": self.start, "end": self.end, "kind": self.kind}
 
 
@@ -406,7 +409,7 @@ def _year(text: str | None) -> int | None:
     return year + 2000 if len(text) == 2 else year
 
 
-def _date_readings(m: re.Match[str], group: str) -> frozenset | None:
+def _date_readings(m: re.Match[str], group: str) -> frozenset[tuple[int | None, int, int]] | None:
     if group == "iso":
         month, day = int(m["im"]), int(m["id"])
         return frozenset([(int(m["iy"]), month, day)]) if _valid(month, day) else None

@@ -82,7 +82,7 @@ def spread_to_neighbours(
     scores = np.asarray(scores, dtype=np.float64)
     nxt = np.where(next_index >= 0, scores[np.maximum(next_index, 0)], 0.0)
     prv = np.where(prev_index >= 0, scores[np.maximum(prev_index, 0)], 0.0)
-    return np.maximum(scores, np.maximum(forward * nxt, backward * prv))
+    return np.asarray(np.maximum(scores, np.maximum(forward * nxt, backward * prv)))
 
 
 def adjust(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
-from typing import Any
 
+from ..jsonvalue import JSONObject
 from ..wire import dump
 from .beliefs_observations import BeliefHit, ObservationHit
 from .pipeline import RetrievalResult, RetrievedChunk
@@ -70,9 +70,9 @@ class Search:
     beliefs: tuple[BeliefHit, ...]
     observations: tuple[ObservationHit, ...]
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """Its JSON (``wire``): `sadie search --json` and ``GET /v1/search``."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 

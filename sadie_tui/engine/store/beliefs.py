@@ -12,14 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .db import Database
+from .db import Database, Row
 from .ids import new_id, now
 from .schema import EMBEDDING_DIM, VECTOR_TYPE
 from .vectors import arrow_matrix
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 _BELIEF_COLUMNS_SQL = (
     "CAST(b.id AS VARCHAR), b.statement, b.status, coalesce(b.origin, 'stated'), b.kind,"
@@ -47,7 +50,7 @@ def list_beliefs(
 ) -> list[BeliefRow]:
     """Every belief (``status`` / ``origin``: only those), by status, then confidence."""
     where: list[str] = []
-    params: list[Any] = []
+    params: list[object] = []
     if status is not None:
         where.append("b.status = ?")
         params.append(status)
@@ -73,7 +76,7 @@ def get_belief(db: Database, belief_id: str) -> BeliefRow | None:
     return _belief(row) if row else None
 
 
-def _belief(row: Sequence[Any]) -> BeliefRow:
+def _belief(row: Row) -> BeliefRow:
     return BeliefRow(
         str(row[0]),
         row[1],
@@ -125,7 +128,7 @@ def known_wordings(db: Database) -> Known:
     )
 
 
-def _filled(column: Any) -> np.ndarray:
+def _filled(column: pa.ChunkedArray) -> np.ndarray:
     """The embedding column as a matrix, zeros for a missing vector (a fixed-size list keeps
     a slot for a null value, so the rows stay aligned)."""
     if len(column) == 0:
@@ -138,7 +141,7 @@ def _filled(column: Any) -> np.ndarray:
 def _unit(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
-    return (matrix / norms[:, None]).astype(np.float32)
+    return np.asarray(matrix / norms[:, None], dtype=np.float32)
 
 
 # --------------------------------------------------------------------------- evidence, links, log
@@ -303,7 +306,7 @@ def update_belief(
 ) -> None:
     """Change the given fields of one belief (and its ``updated_at``)."""
     sets_sql: list[str] = ["updated_at = ?"]
-    params: list[Any] = [at]
+    params: list[object] = [at]
     for column_sql, value, cast_sql in (
         ("status", status, ""),
         ("confidence", confidence, ""),

@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+from ..jsonvalue import JSONObject
 from ..wire import dump
-from .db import Database
+from .db import Database, Row
 
 #: Tables of titled things, with the SQL for a row's date.
+#: (id, title, text, day) of a titled thing; day is None for a wiki entry.
+Thing = tuple[str, str, str, datetime | None]
+
 THING_TABLES = {
     "wiki_entries": "NULL",
     "episodes": "occurred_at",
@@ -34,9 +37,9 @@ class Chip:
     snippet: str | None
     created_at: datetime
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Its JSON (``wire``): `chips list --json` and the API."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
@@ -48,7 +51,7 @@ _CHIP_SQL = (
 )
 
 
-def _chip(row: tuple[Any, ...]) -> Chip:
+def _chip(row: Row) -> Chip:
     return Chip(*row[:7])
 
 
@@ -106,7 +109,7 @@ def _thing(table: str) -> tuple[str, str]:
     return table, THING_TABLES[table]
 
 
-def thing(db: Database, table: str, ref: str) -> tuple[str, str, str, Any] | None:
+def thing(db: Database, table: str, ref: str) -> Thing | None:
     """(id, title, text, day) of the row whose id is ``ref`` (``None`` if none or not a UUID)."""
     table, date_sql = _thing(table)
     row = db.fetchone(
@@ -119,7 +122,7 @@ def thing(db: Database, table: str, ref: str) -> tuple[str, str, str, Any] | Non
 
 def things_titled(
     db: Database, table: str, title: str, *, ignore_case: bool = False
-) -> list[tuple[str, str, str, Any]]:
+) -> list[Thing]:
     """(id, title, text, day) of at most two rows titled ``title``."""
     table, date_sql = _thing(table)
     match_sql = "lower(title) = lower(?)" if ignore_case else "title = ?"
@@ -132,12 +135,12 @@ def things_titled(
 
 def search_things(
     db: Database, table: str, words: Sequence[str], id_guess: str, limit: int
-) -> list[tuple[str, str, str, Any, int]]:
+) -> list[tuple[str, str, str, datetime | None, int]]:
     """(id, title, text, day, score) of rows holding every word in their title or text, or
     whose id starts with ``id_guess``: 4 for an id, 3 for the exact title, 2 for every word
     in the title, 1 for a text match; then the most recent. No words: the most recent."""
     table, date_sql = _thing(table)
-    params: list[Any] = []
+    params: list[object] = []
     if words:
         in_title_sql = " AND ".join("contains(lower(title), ?)" for _ in words)
         anywhere_sql = " AND ".join(
@@ -185,10 +188,10 @@ def entity_episode_count(db: Database, entity_id: int) -> int:
 
 def search_entities(
     db: Database, words: Sequence[str], limit: int
-) -> list[tuple[int, str, str, int, Any, int]]:
+) -> list[tuple[int, str, str, int, datetime | None, int]]:
     """(id, name, kind, episodes, last mention, score) of entities whose key holds every word
     (3 for the exact key, 4 for the id), the most mentioned first. No words: all of them."""
-    params: list[Any] = []
+    params: list[object] = []
     if words:
         phrase = " ".join(words)
         all_words_sql = " AND ".join("contains(e.key, ?)" for _ in words)
@@ -221,7 +224,7 @@ def entity_neighbours(db: Database, entity_id: int, limit: int) -> list[tuple[st
     )
 
 
-def entity_mentions(db: Database, entity_id: int, limit: int) -> list[tuple[Any, str, str]]:
+def entity_mentions(db: Database, entity_id: int, limit: int) -> list[tuple[datetime, str, str]]:
     """(day, episode title, chunk text) of the entity's most recent mentions."""
     return db.fetchall(
         "SELECT ep.occurred_at, ep.title, c.text FROM entity_mentions m"

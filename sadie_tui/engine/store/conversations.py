@@ -10,20 +10,46 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import TypedDict, TypeVar, Unpack
 
 from pydantic import computed_field
 
+from ..jsonvalue import JSONObject
 from ..wire import dump
-from .db import Database
+from .db import Database, Row
 
 #: Columns a conversation update may set.
 CONVERSATION_FIELDS = ("title", "summary", "emotion", "persona", "pinned", "archived_at")
 #: Columns a message update may set.
 MESSAGE_FIELDS = ("content", "status", "emotion", "citations", "latency_ms", "metadata", "model")
+
+J = TypeVar("J", list[JSONObject], JSONObject)
+
+
+class ConversationFields(TypedDict, total=False):
+    """What ``update_conversation`` may set (``CONVERSATION_FIELDS``), each with its type."""
+
+    title: str
+    summary: str
+    emotion: str
+    persona: str
+    pinned: bool
+    archived_at: datetime | None
+
+
+class MessageFields(TypedDict, total=False):
+    """What ``update_message`` may set (``MESSAGE_FIELDS``), each with its type."""
+
+    content: str
+    status: str
+    emotion: str
+    citations: list[JSONObject]
+    latency_ms: float
+    metadata: JSONObject
+    model: str
 
 
 def iso(value: datetime | None) -> str | None:
@@ -49,9 +75,9 @@ class Conversation:
         """Whether the conversation is archived (printed with it, never read back)."""
         return self.archived_at is not None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Its JSON (``wire``): `conversations list --json`, the API, exports."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
@@ -63,31 +89,34 @@ class Message:
     content: str
     status: str
     emotion: str | None
-    citations: list[dict] = field(default_factory=list)
+    citations: list[JSONObject] = field(default_factory=list)
     model: str | None = None
     latency_ms: float | None = None
-    metadata: dict = field(default_factory=dict)
+    metadata: JSONObject = field(default_factory=dict)
     created_at: datetime = field(default_factory=datetime.now)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JSONObject:
         """Its JSON (``wire``): `conversations show --json`, the API, exports."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
-def dump_json(value: Any) -> str | None:
+def dump_json(value: object) -> str | None:
+    """``value`` as the JSON text a column keeps (``None`` stays NULL)."""
     return None if value is None else json.dumps(value, ensure_ascii=False, default=str)
 
 
-def _load_json(value: Any, default: Any) -> Any:
+def _load_json(value: object, default: J) -> J:
+    """A JSON column read back: ``default`` for NULL, empty or unreadable text, or a value of
+    another kind than ``default``'s (a list where a dict belongs)."""
     if value is None or value == "":
         return default
-    if isinstance(value, (list, dict)):
-        return value
-    try:
-        loaded = json.loads(value)
-    except (TypeError, ValueError):
-        return default
+    loaded = value
+    if isinstance(value, (str, bytes)):
+        try:
+            loaded = json.loads(value)
+        except ValueError:
+            return default
     return loaded if isinstance(loaded, type(default)) else default
 
 
@@ -108,7 +137,7 @@ _SEARCH_SQL = (
 )
 
 
-def _conversation(row: tuple[Any, ...]) -> Conversation:
+def _conversation(row: Row) -> Conversation:
     return Conversation(
         id=row[0],
         title=row[1],
@@ -163,7 +192,7 @@ def list_conversations(
     """Pinned first, then by last activity; ``needle`` (lower case) searches the title, the
     summary and every message's text."""
     where_sql = " WHERE c.archived_at IS NOT NULL" if archived else " WHERE c.archived_at IS NULL"
-    params: list[Any] = []
+    params: list[object] = []
     sql = _CONVERSATION_SQL + where_sql
     if needle:
         sql += _SEARCH_SQL
@@ -175,14 +204,16 @@ def list_conversations(
     return [_conversation(r) for r in db.fetchall(sql, params)]
 
 
-def _assignments(fields: dict[str, Any], allowed: Sequence[str]) -> tuple[str, list[Any]]:
+def _assignments(fields: Mapping[str, object], allowed: Sequence[str]) -> tuple[str, list[object]]:
     unknown = [name for name in fields if name not in allowed]
     if unknown:
         raise ValueError(f"cannot set {', '.join(unknown)}")
     return ", ".join(f"{name} = ?" for name in fields), list(fields.values())
 
 
-def update_conversation(db: Database, conversation_id: str, **fields: Any) -> None:
+def update_conversation(
+    db: Database, conversation_id: str, **fields: Unpack[ConversationFields]
+) -> None:
     """Set the given columns (names from ``CONVERSATION_FIELDS``) of one conversation."""
     if not fields:
         return
@@ -227,7 +258,7 @@ _MESSAGE_SQL = (
 )
 
 
-def _message(row: tuple[Any, ...]) -> Message:
+def _message(row: Row) -> Message:
     return Message(
         id=row[0],
         conversation_id=row[1],
@@ -265,10 +296,10 @@ def insert_message(
     content: str,
     status: str,
     emotion: str | None,
-    citations: list[dict],
+    citations: list[JSONObject],
     model: str | None,
     latency_ms: float | None,
-    metadata: dict,
+    metadata: JSONObject,
     created_at: datetime,
 ) -> None:
     db.execute(
@@ -301,15 +332,16 @@ def conversation_of_message(db: Database, message_id: str) -> str | None:
     return row[0] if row else None
 
 
-def update_message(db: Database, message_id: str, **fields: Any) -> None:
+def update_message(db: Database, message_id: str, **fields: Unpack[MessageFields]) -> None:
     """Set the given columns (names from ``MESSAGE_FIELDS``; citations and metadata as lists
     and dicts) of one message."""
     if not fields:
         return
+    values: dict[str, object] = dict(fields)
     for name in ("citations", "metadata"):
-        if name in fields:
-            fields[name] = dump_json(fields[name])
-    assignments_sql, params = _assignments(fields, MESSAGE_FIELDS)
+        if name in values:
+            values[name] = dump_json(values[name])
+    assignments_sql, params = _assignments(values, MESSAGE_FIELDS)
     db.execute(f"UPDATE messages SET {assignments_sql} WHERE id = ?", [*params, message_id])
     if "status" in fields:
         _track(message_id, fields["status"])

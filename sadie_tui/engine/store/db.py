@@ -11,16 +11,25 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
 from ...paths import keep_private, make_private_folder, private_umask
 from ..errors import BrokenLogError, LockedError, StorageError
 from .migrations import migrate
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+R = TypeVar("R")
+#: A statement's parameters: values for its ``?`` in order, or for its ``$name``s by name.
+Params = Sequence[object] | Mapping[str, object] | None
+#: One result row; the repository that reads it names each column's type as it unpacks it.
+Row = tuple[Any, ...]  # Any: DuckDB's stubs type a row's values so (the SQL decides them)
 
 EF_SEARCH = 128
 # The memory file's name inside DuckDB (it is attached to an in-memory database: see ``_engine``).
@@ -201,7 +210,7 @@ class Database:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def execute(self, sql: str, params: Any = None) -> duckdb.DuckDBPyConnection:
+    def execute(self, sql: str, params: Params = None) -> duckdb.DuckDBPyConnection:
         with self.lock:
             try:
                 cursor = (
@@ -218,7 +227,7 @@ class Database:
         process's umask (which sadie leaves alone, so that exports get the person's)."""
         keep_private(self._wal)
 
-    def _read(self, sql: str, params: Any, read: Callable[[Any], Any]) -> Any:
+    def _read(self, sql: str, params: Params, read: Callable[[duckdb.DuckDBPyConnection], R]) -> R:
         """Run one statement and ``read`` its answer, both under the lock, errors translated."""
         with self.lock:
             cursor = self.execute(sql, params)
@@ -227,18 +236,18 @@ class Database:
             except duckdb.Error as exc:
                 raise _database_error(exc) from exc
 
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]:
+    def fetchall(self, sql: str, params: Params = None) -> list[Row]:
         return self._read(sql, params, lambda cursor: cursor.fetchall())
 
-    def fetchone(self, sql: str, params: Any = None) -> tuple[Any, ...] | None:
+    def fetchone(self, sql: str, params: Params = None) -> Row | None:
         return self._read(sql, params, lambda cursor: cursor.fetchone())
 
-    def fetch_arrow(self, sql: str, params: Any = None) -> Any:
+    def fetch_arrow(self, sql: str, params: Params = None) -> pa.Table:
         """The result as a ``pyarrow.Table`` (columns of vectors without a Python list each)."""
         return self._read(sql, params, lambda cursor: cursor.to_arrow_table())
 
     @contextmanager
-    def registered(self, name: str, data: Any) -> Iterator[None]:
+    def registered(self, name: str, data: pa.Table) -> Iterator[None]:
         """``data`` (an Arrow table) visible to statements as the view ``name`` meanwhile."""
         with self.lock:
             try:
@@ -281,7 +290,7 @@ class Database:
         except duckdb.Error as exc:
             raise _database_error(exc) from exc
 
-    def vector_index_used(self, sql: str, params: Any = None) -> bool:
+    def vector_index_used(self, sql: str, params: Params = None) -> bool:
         plan = self.fetchall("EXPLAIN " + sql, params)
         return any("HNSW_INDEX_SCAN" in str(row[1]) for row in plan)
 

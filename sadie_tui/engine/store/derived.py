@@ -10,9 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from .db import Database
+from .db import Database, Row
 from .ids import now
 from .schema import TITLED_TABLES, VECTOR_TYPE
 
@@ -124,16 +123,14 @@ def _titled(table: str, columns: Sequence[str]) -> tuple[str, str]:
     return table, ", ".join(columns)
 
 
-def titled_row(
-    db: Database, table: str, columns: Sequence[str], source_key: str
-) -> tuple[Any, ...] | None:
+def titled_row(db: Database, table: str, columns: Sequence[str], source_key: str) -> Row | None:
     """The ``columns`` of the wiki entry / brief / Today card read from ``source_key``."""
     table, columns_sql = _titled(table, columns)
     return db.fetchone(f"SELECT {columns_sql} FROM {table} WHERE source_key = ?", [source_key])
 
 
 def replace_titled(
-    db: Database, table: str, columns: Sequence[str], values: Sequence[Any], source_key: str
+    db: Database, table: str, columns: Sequence[str], values: Sequence[object], source_key: str
 ) -> None:
     """Write one wiki entry / brief / Today card in place of the one from ``source_key``."""
     table, columns_sql = _titled(table, columns)

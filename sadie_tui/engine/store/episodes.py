@@ -17,10 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING
 
+from ..jsonvalue import JSONObject
 from .db import Database
 from .schema import CREATE_VECTOR_INDEX, DROP_VECTOR_INDEX, EMBEDDING_DIM, VECTOR_TYPE
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 
 @dataclass(frozen=True)
@@ -111,7 +115,7 @@ def delete_episodes(db: Database, ids: list[str]) -> None:
         db.execute("DELETE FROM episodes WHERE id IN (SELECT unnest(?::UUID[]))", [ids])
 
 
-def insert_episodes(db: Database, episodes: Any) -> None:
+def insert_episodes(db: Database, episodes: pa.Table) -> None:
     """Write the episodes of an Arrow table (id, kind, title, source, source_key, occurred_at,
     salience, content_hash, tags, text, page, metadata as JSON text or null); none of their
     ids may be stored already."""
@@ -124,13 +128,13 @@ def insert_episodes(db: Database, episodes: Any) -> None:
         )
 
 
-def insert_note_links(db: Database, links: Any) -> None:
+def insert_note_links(db: Database, links: pa.Table) -> None:
     """Write an Arrow table of links between notes (episode_id, target: the page key linked)."""
     with db.registered("_arrow_in", links):
         db.execute("INSERT INTO note_links SELECT episode_id::UUID, target FROM _arrow_in")
 
 
-def episode_metadata(db: Database, episode_id: str) -> dict[str, Any]:
+def episode_metadata(db: Database, episode_id: str) -> JSONObject:
     """What the episode's note says besides its text (links, embeds, aliases, page kind);
     empty for a note without any, or an id that is gone."""
 
@@ -160,7 +164,7 @@ def alias_keys(db: Database) -> dict[str, str]:
     return {str(alias): str(key) for alias, key in rows}
 
 
-def insert_aliases(db: Database, rows: Any) -> None:
+def insert_aliases(db: Database, rows: pa.Table) -> None:
     """Write an Arrow table of aliases (key, entity_id, episode_id: the page that gives it)."""
     with db.registered("_arrow_in", rows):
         db.execute(
@@ -185,7 +189,7 @@ def reserve_chunk_ids(db: Database, count: int) -> int:
     return first
 
 
-def insert_chunks(db: Database, chunks: Any) -> None:
+def insert_chunks(db: Database, chunks: pa.Table) -> None:
     """Write an Arrow table of chunks (id, episode_id, ordinal, text, embedding)."""
     with db.registered("_new_chunks", chunks):
         db.execute(
@@ -209,13 +213,13 @@ def count_entities(db: Database) -> int:
     return int(row[0]) if row else 0
 
 
-def insert_entities(db: Database, rows: Any) -> None:
+def insert_entities(db: Database, rows: pa.Table) -> None:
     """Write an Arrow table of new entities (id, name, key, kind)."""
     with db.registered("_arrow_in", rows):
         db.execute("INSERT INTO entities SELECT id, name, key, kind FROM _arrow_in")
 
 
-def insert_mentions(db: Database, rows: Any) -> None:
+def insert_mentions(db: Database, rows: pa.Table) -> None:
     """Write an Arrow table of mentions (entity_id, chunk_id, episode_id, count)."""
     with db.registered("_arrow_in", rows):
         db.execute(

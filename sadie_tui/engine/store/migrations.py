@@ -5,7 +5,7 @@ Add a migration by appending a function to ``MIGRATIONS``; never edit one that h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -15,9 +15,11 @@ from .schema import CREATE_VECTOR_INDEX, VECTOR_TYPE
 class Database(Protocol):
     """What a migration needs of ``store.db.Database`` (no import of it: no cycle)."""
 
-    def execute(self, sql: str, params: Any = None) -> Any: ...
+    def execute(self, sql: str, params: Sequence[object] | None = None) -> object: ...
 
-    def fetchall(self, sql: str, params: Any = None) -> list[tuple[Any, ...]]: ...
+    def fetchall(
+        self, sql: str, params: Sequence[object] | None = None
+    ) -> list[tuple[Any, ...]]: ...  # Any: DuckDB's rows (see store.db.Row)
 
     def transaction(self) -> AbstractContextManager[None]: ...
 

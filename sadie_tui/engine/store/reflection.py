@@ -14,8 +14,10 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 
+import numpy as np
+
+from ..jsonvalue import JSON, JSONObject
 from .db import Database
 from .schema import EMBEDDING_DIM
 
@@ -42,7 +44,7 @@ def episodes_to_read(
     """The episodes a run reads, oldest first: those waiting for reflection; every one with
     ``everything``; with ``since``, every one dated on or after it; with ``only``, those."""
     where: list[str] = []
-    params: list[Any] = []
+    params: list[object] = []
     if only is not None:
         where.append("list_contains(?::UUID[], e.id)")
         params.append(list(only))
@@ -114,7 +116,7 @@ def start_run(db: Database, run_id: str, model: str, at: datetime) -> None:
 
 
 def update_run(
-    db: Database, run_id: str, counts: dict[str, Any], *, status: str, at: datetime | None
+    db: Database, run_id: str, counts: JSONObject, *, status: str, at: datetime | None
 ) -> None:
     """The run's counters so far and its state (``running``, ``done``, ``stopped``,
     ``failed``); ``at``: when it ended."""
@@ -124,12 +126,14 @@ def update_run(
     )
 
 
-def run_counts(db: Database, run_id: str) -> dict[str, Any] | None:
+def run_counts(db: Database, run_id: str) -> JSONObject | None:
+    """The counters a run recorded (``update_run``), or None for no such run."""
     row = db.fetchone(
         "SELECT CAST(counts AS VARCHAR) FROM reflection_runs WHERE id = TRY_CAST(? AS UUID)",
         [run_id],
     )
-    return json.loads(row[0]) if row and row[0] else None
+    counts: JSON = json.loads(row[0]) if row and row[0] else None
+    return counts if isinstance(counts, dict) else None
 
 
 # --------------------------------------------------------------------------- what may disagree
@@ -184,7 +188,7 @@ class ChunkVector:
     title: str
     date: str
     text: str
-    vector: Any  # float32[EMBEDDING_DIM]
+    vector: np.ndarray  # float32[EMBEDDING_DIM]
 
 
 def chunks_of(db: Database, episode_ids: Sequence[str]) -> list[ChunkVector]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
@@ -308,9 +308,9 @@ class _Params:
     """Numbered parameters, so the query vector is bound (and parsed) once for both parts."""
 
     def __init__(self) -> None:
-        self.values: list[Any] = []
+        self.values: list[object] = []
 
-    def add(self, value: Any) -> str:
+    def add(self, value: object) -> str:
         self.values.append(value)
         return f"${len(self.values)}"
 

@@ -35,19 +35,22 @@ def _count(db: Database, table: str) -> int:
     return int(row[0]) if row else 0
 
 
+def _counts(db: Database, sql: str) -> dict[str, int]:
+    """A ``name, count`` query as a dict, in the query's order."""
+    return {str(name): int(count) for name, count in db.fetchall(sql)}
+
+
 def memory_counts(db: Database) -> MemoryCounts:
     counts = {table: _count(db, table) for table in STAT_TABLES}
-    kinds = dict(db.fetchall("SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY 2 DESC"))
+    kinds = _counts(db, "SELECT kind, count(*) FROM episodes GROUP BY kind ORDER BY 2 DESC")
     span = db.fetchone("SELECT min(occurred_at), max(occurred_at) FROM episodes")
-    entity_kinds = dict(
-        db.fetchall("SELECT kind, count(*) FROM entities GROUP BY kind ORDER BY 2 DESC")
-    )
+    entity_kinds = _counts(db, "SELECT kind, count(*) FROM entities GROUP BY kind ORDER BY 2 DESC")
     top = db.fetchall(
         "SELECT e.name, e.kind, count(DISTINCT m.episode_id) n FROM entities e"
         " JOIN entity_mentions m ON m.entity_id = e.id GROUP BY e.name, e.kind"
         " ORDER BY n DESC, e.name LIMIT 10"
     )
-    beliefs = dict(db.fetchall("SELECT status, count(*) FROM beliefs GROUP BY status"))
+    beliefs = _counts(db, "SELECT status, count(*) FROM beliefs GROUP BY status")
     return MemoryCounts(
         counts=counts,
         episode_kinds=kinds,

@@ -7,14 +7,17 @@ The store's own format, so the repositories read vectors without importing the e
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .schema import EMBEDDING_DIM
 
+if TYPE_CHECKING:
+    import pyarrow as pa
 
-def arrow_matrix(column: Any) -> np.ndarray:
+
+def arrow_matrix(column: pa.ChunkedArray) -> np.ndarray:
     """A column of embeddings read from DuckDB as Arrow (``FLOAT[DIM]``) as one float32 matrix,
     a row per value."""
     column = column.combine_chunks()

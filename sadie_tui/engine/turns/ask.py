@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from contextlib import aclosing
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ModelError
 from ..events import CitationView
+from ..jsonvalue import JSONObject
 from ..prompt import EMPTY_ASK, Briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
 from ..reply.backing import Evidence, declines, evidence
@@ -63,6 +64,15 @@ _OPINION = re.compile(r"^\s*OPINION:\s*", re.M)
 _FILLER = re.compile(r"^(hey|hi|so|ok|okay|um|uh|please|sadie)[,!\s]+", re.I)
 
 
+@dataclass(frozen=True)
+class Stage:
+    """One stage an ask ran: its name, its milliseconds and a note."""
+
+    name: str
+    ms: float
+    note: str = ""
+
+
 @dataclass
 class AskResult:
     """One question answered: the answer, its citations and how its grounding went. Also its
@@ -73,8 +83,8 @@ class AskResult:
     citations: list[CitationView]
     persona: str
     abstained: bool
-    grounding: dict[str, Any]
-    stages: list[dict[str, Any]]
+    grounding: JSONObject
+    stages: list[Stage]
     reframed_question: str | None
     opinion: str | None
     emotion: str
@@ -85,9 +95,9 @@ class AskResult:
     notices: list[str] = field(default_factory=list)
     found_by_sadie: list[CitationView] = field(default_factory=list)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> JSONObject:
         """Its JSON (``wire``): what `sadie --ask --json` prints and ``POST /v1/ask`` answers."""
-        data: dict[str, Any] = dump(self)
+        data: JSONObject = dump(self)
         return data
 
 
@@ -116,14 +126,14 @@ def split_opinion(text: str) -> tuple[str, str | None]:
 
 def grounding_report(
     policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0
-) -> dict[str, Any]:
+) -> JSONObject:
     counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
     for c in policed.citations:
         counts[c.support] = counts.get(c.support, 0) + 1
     return {
         "score": grounding_score(policed, len(spans), details),
         "unsupported": [sp.as_json() for sp in spans],
-        "counts": counts,
+        "counts": {support: n for support, n in counts.items()},
         "dropped": len(policed.dropped),
         "dropped_reasons": [d.get("reason", "") for d in policed.dropped],
         "parse_error": policed.parse_error,
@@ -134,11 +144,11 @@ class Stages:
     """The stages an ask ran, each with its milliseconds and a note (``AskResult.stages``)."""
 
     def __init__(self) -> None:
-        self.done: list[dict[str, Any]] = []
+        self.done: list[Stage] = []
 
     def add(self, name: str, t0: float, note: str = "") -> None:
         ms = round((time.perf_counter() - t0) * 1000, 1)
-        self.done.append({"name": name, "ms": ms, "note": note})
+        self.done.append(Stage(name, ms, note))
 
 
 @dataclass(frozen=True)
@@ -190,7 +200,7 @@ async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = N
     )
 
 
-def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> dict[str, Any]:
+def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> JSONObject:
     """The answer's grounding report; ``text`` is the answer less its opinion, whose details
     are checked again when the opinion was split off."""
     grounded = answer.grounded
@@ -203,7 +213,7 @@ def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> dic
         tail=grounded.tail,
         citation_pass=pass_note(grounded),
         cut=answer.cut,
-        evidence=list(answer.weight.details),
+        evidence=[detail for detail in answer.weight.details],
         sentences_matched=answer.weight.sentences,
     )
     return report
@@ -374,6 +384,7 @@ async def _result(
         text = ABSTAIN
         report["unsupported"] = []
     latency = (time.perf_counter() - started) * 1000
+    score, spans = report["score"], report["unsupported"]
     telemetry = Telemetry(
         kind="ask",
         query=question,
@@ -382,11 +393,11 @@ async def _result(
         briefing=briefing,
         result=result,
         grounded=grounded,
-        grounding=report["score"],
+        grounding=float(score) if isinstance(score, (int, float)) else 0.0,
         latency_ms=latency,
         cited=tuple(citations),
         abstained=abstained,
-        unsupported=len(report["unsupported"]),
+        unsupported=len(spans) if isinstance(spans, list) else 0,
         cut=answer.cut,
     )
     await asyncio.to_thread(record, ctx, reasoner, telemetry)
@@ -427,7 +438,10 @@ def ask_briefing(
 
 
 async def _complete(
-    reasoner: Any, briefing: Any, question: str, messages: list[dict[str, str]] | None = None
+    reasoner: Reasoner,
+    briefing: Briefing,
+    question: str,
+    messages: list[dict[str, str]] | None = None,
 ) -> tuple[str, bool]:
     """The reply's content, and whether reasoning came in the separate thinking field."""
     parts: list[str] = []
@@ -441,7 +455,7 @@ async def _complete(
 
 
 def _weigh(
-    grounded: Grounded, briefing: Any, question: str, offline: bool
+    grounded: Grounded, briefing: Briefing, question: str, offline: bool
 ) -> tuple[list[Span], Evidence]:
     """A settled reply's unsupported details, and the evidence sadie finds for it."""
     if offline:
@@ -475,7 +489,9 @@ def _revision_note(spans: Sequence[Span]) -> str:
     )
 
 
-def _counter_evidence(ctx: TurnContext, query: str, persona: Persona, result: Any) -> str:
+def _counter_evidence(
+    ctx: TurnContext, query: str, persona: Persona, result: RetrievalResult
+) -> str:
     """Observations and contested beliefs that may cut against what the notes say."""
     widened = replace(persona, observations=True, contested=True, beliefs=True)
     counter = retrieve(ctx.memory, query, widened, k=1)

@@ -27,7 +27,7 @@ from collections.abc import AsyncGenerator, AsyncIterator, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .. import conversations as conv
 from ..chips import add_chip
@@ -75,12 +75,15 @@ from .steps import (
 
 if TYPE_CHECKING:
     from ..chips import NewChip
+    from ..jsonvalue import JSON, JSONObject
     from ..personas import Persona
+    from ..policies import LintResult
     from ..prompt import Attached, Briefing
     from ..reasoners.base import Reasoner
     from ..reply.closeness import Encode
     from ..reply.unsupported import Span
     from ..retrieval import RetrievalResult
+    from ..store.db import Database
 
 THINKING_EVERY = 0.25
 # How long a turn waits for an embedding model that is loading quickly (ONNX) at launch.
@@ -166,7 +169,7 @@ class Final:
     reason: str  # why the text differs from what streamed ("" when it does not)
     sources: Sources
     spans: tuple[Span, ...]
-    outcome: Any  # the policies' LintOutcome
+    outcome: LintResult  # what the policies did to the reply
 
 
 def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncGenerator[Event, None]:
@@ -364,7 +367,7 @@ def _conversation(
     return _Found(message, kind, conversation.id, conversation.title, history, replaced, emotion)
 
 
-def _attach_chips(db: Any, cid: str, chips: Sequence[NewChip], *, created: bool) -> None:
+def _attach_chips(db: Database, cid: str, chips: Sequence[NewChip], *, created: bool) -> None:
     """The chips sent with the message; one that cannot be attached fails the turn and
     takes back the conversation the turn created for it."""
     try:
@@ -567,7 +570,7 @@ def judge(
     grounded: Grounded,
     sources: Sources,
     filtered: Filtered,
-    outcome: Any,
+    outcome: LintResult,
 ) -> Final:
     """The kept text after the policies: a rewrite replaces it, a block also takes its
     sources and makes the register serious; its details checked unless nothing is to be
@@ -628,9 +631,9 @@ def _metadata(
     steps: Steps,
     tokens: int,
     rate: float,
-) -> dict[str, Any]:
+) -> JSONObject:
     briefing, result, outcome = briefed.briefing, briefed.result, final.outcome
-    metadata: dict[str, Any] = {
+    metadata: JSONObject = {
         "persona": opened.persona.name,
         "prompt_version": briefing.version,
         "chunks_considered": len(result.chunks),
@@ -638,7 +641,7 @@ def _metadata(
         "messages_dropped": briefing.history_dropped,
         "chips": len(briefed.attached),
         "retrieval_ms": round(result.elapsed_ms, 1),
-        "steps_ms": dict(steps.ms),
+        "steps_ms": {name: ms for name, ms in steps.ms.items()},
         "tokens": tokens,
         "tokens_per_s": rate,
         "offline": opened.reasoner.offline,
@@ -671,7 +674,7 @@ def _store(
     grounded: Grounded,
     final: Final,
     latency: float,
-    metadata: dict[str, Any],
+    metadata: JSONObject,
 ) -> None:
     db, views = ctx.db, final.sources.views
     conv.update_message(
@@ -684,10 +687,10 @@ def _store(
         latency_ms=latency,
         metadata=metadata,
     )
-    state: dict[str, Any] = {"emotion": final.emotion}
+    summary = None
     if conv.count_messages(db, opened.cid) <= 2:
-        state["summary"] = conv.summary_from_first_exchange(opened.message, final.text)
-    conv.set_state(db, opened.cid, **state)
+        summary = conv.summary_from_first_exchange(opened.message, final.text)
+    conv.set_state(db, opened.cid, emotion=final.emotion, summary=summary)
     for hit in final.outcome.hits:
         add_policy_event(db, opened.cid, opened.reply_id, hit.policy, hit.action, hit.match)
     spans = len(final.spans)
@@ -703,7 +706,7 @@ def _store(
         latency_ms=latency,
         cited=views,
         unsupported=spans,
-        cut=metadata["cut"],
+        cut=cut if isinstance(cut := metadata.get("cut"), str) else None,
         conversation_id=opened.cid,
         message_id=opened.reply_id,
     )
@@ -746,7 +749,7 @@ class Reply:
     """What a turn has of its reply so far, so that a turn stopped or failing at any point
     keeps it: the two messages (written once), the text shown, the citations it had."""
 
-    def __init__(self, db: Any, opened: Opened, encode: Encode | None = None) -> None:
+    def __init__(self, db: Database, opened: Opened, encode: Encode | None = None) -> None:
         self.db = db
         self.opened = opened
         self.encode = encode
@@ -818,10 +821,11 @@ class Reply:
         """What streamed, kept as ``interrupted`` or ``error`` (never left ``streaming``)."""
         try:
             self.write_rows()  # waits for the thread writing them, if it is running
-            meta: dict[str, Any] = {"error": error} if error else {}
+            meta: JSONObject = {"error": error} if error else {}
             views, found = self._citations()
             if found:
-                meta["found_by_sadie"] = found
+                kept: list[JSON] = [*found]
+                meta["found_by_sadie"] = kept
             conv.update_message(
                 self.db,
                 self.opened.reply_id,
@@ -833,7 +837,7 @@ class Reply:
         except SadieError:
             pass  # the database itself failed; the error already reached the person
 
-    def _citations(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    def _citations(self) -> tuple[list[JSONObject], list[JSONObject]]:
         """What a stopped reply keeps of its sources: its tail's citations (the complete
         entries of a tail cut off mid-stream), else sadie's own sentence matches."""
         briefed, grounded = self.briefed, self.grounded

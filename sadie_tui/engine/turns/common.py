@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..errors import ModelNoAnswer
 from ..events import CitationView
@@ -20,6 +20,7 @@ from ..reply.unsupported import Span, find_details, unsupported_within
 from ..retrieval.recency import by_date
 
 if TYPE_CHECKING:
+    from ..reasoners.base import Reasoner
     from ..reply.citations import PolicedCitations
     from ..reply.grounding import Grounded
     from ..retrieval import RetrievalResult
@@ -115,14 +116,14 @@ class Filtered:
         visible = self.feed(text)
         return visible + self.finish()
 
-    def cut(self, reasoner: Any) -> str | None:
+    def cut(self, reasoner: Reasoner) -> str | None:
         """Why the reply was cut short: the guard's reason, or the model's token cap."""
         if self.guard.stopped:
             return self.guard.stopped
         return "tokens" if getattr(reasoner, "last_done_reason", "") == "length" else None
 
 
-def no_answer(filtered: Filtered, reasoner: Any, thought: bool) -> ModelNoAnswer:
+def no_answer(filtered: Filtered, reasoner: Reasoner, thought: bool) -> ModelNoAnswer:
     """The error for a reply that shows nothing once filtered (``thought``: reasoning came in
     the model's separate thinking field)."""
     out_of_tokens = getattr(reasoner, "last_done_reason", "") == "length"
@@ -244,7 +245,7 @@ def count_details(text: str) -> int:
     return len(find_details(text))
 
 
-def tokens_per_second(reasoner: Any, tokens: int, seconds: float) -> float:
+def tokens_per_second(reasoner: Reasoner, tokens: int, seconds: float) -> float:
     """The model's own rate (``eval_count / eval_duration``) when it reports one; else the
     pieces over the whole generation (which counts the wait for the first token)."""
     count = getattr(reasoner, "last_eval_count", 0)
@@ -254,7 +255,7 @@ def tokens_per_second(reasoner: Any, tokens: int, seconds: float) -> float:
     return round(tokens / max(seconds, 1e-6), 1)
 
 
-def keep_rates(reasoner: Any) -> None:
+def keep_rates(reasoner: Reasoner) -> None:
     """Write the model's measured rates beside the memory (blocking: call it in a thread)."""
     rates = getattr(reasoner, "rates", None)
     if rates is not None:

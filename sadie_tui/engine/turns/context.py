@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..emotions import EmotionClassifier, classifier_for
 from ..reasoners import choose
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ..memory import Memory
     from ..reasoners.base import Reasoner
     from ..reasoners.ollama import ModelInfo
+    from ..store.db import Database
 
 # How long a model check is trusted. Longer than the app's re-probe (every 30 s), so that a
 # turn never waits for a check of its own (~40 ms); a turn that fails on the model clears it.
@@ -107,7 +108,7 @@ class TurnContext:
         )
 
     @property
-    def db(self) -> Any:
+    def db(self) -> Database:
         return self.memory.db
 
 

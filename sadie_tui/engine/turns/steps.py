@@ -14,12 +14,14 @@ import contextlib
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from ..chips import list_chips, resolve
 from ..errors import SadieError
 from ..personas import Persona, get_persona
-from ..policies import load_policies
+from ..policies import Policy, load_policies
 from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing
 from ..reply.grounding import Grounded, own_citations, repair, settle
 from ..telemetry import record_turn
@@ -59,7 +61,7 @@ def persona_for(name: str | None, default: str) -> Persona:
 class Rules:
     """The person's chat policies, and the policy file's errors (each shown as a notice)."""
 
-    policies: Any
+    policies: tuple[Policy, ...]
     errors: tuple[str, ...] = ()
 
 
@@ -164,7 +166,7 @@ def encoder(ctx: TurnContext) -> Encode:
     closeness to its note (``reply.closeness``)."""
     embedder = ctx.memory.embedder
 
-    def encode(texts: Sequence[str]) -> Any:
+    def encode(texts: Sequence[str]) -> np.ndarray:
         return embedder.encode(list(texts))
 
     return encode

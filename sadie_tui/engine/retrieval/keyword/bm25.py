@@ -13,11 +13,15 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ...jsonvalue import JSONObject
 from .tokens import STOPWORDS, WORD_OR_BREAK, fold, sentences, stem, stems, tokenize
+
+if TYPE_CHECKING:
+    import bm25s
 
 K1 = 1.2
 B = 0.75
@@ -39,12 +43,12 @@ class Postings:
     indices: np.ndarray  # the row of each entry
     indptr: np.ndarray  # column ``t`` is entries indptr[t]:indptr[t + 1]
     num_docs: int
-    params: dict[str, Any]  # bm25s's own (k1, b, method, dtypes, version), kept for its loader
+    params: JSONObject  # bm25s's own (k1, b, method, dtypes, version), kept for its loader
 
     @classmethod
-    def from_bm25s(cls, retriever: Any) -> Postings:
+    def from_bm25s(cls, retriever: bm25s.BM25) -> Postings:
         scores = retriever.scores
-        params = {
+        params: JSONObject = {
             "k1": retriever.k1,
             "b": retriever.b,
             "delta": retriever.delta,
@@ -71,12 +75,15 @@ class Postings:
         vocab = json.loads((folder / VOCAB).read_text(encoding="utf-8"))
         if not isinstance(params, dict) or not isinstance(vocab, dict):
             raise ValueError("the BM25 parameters or vocabulary are not JSON objects")
+        num_docs = params.get("num_docs")
+        if isinstance(num_docs, bool) or not isinstance(num_docs, (int, float, str)):
+            raise ValueError("the BM25 parameters do not say how many documents there are")
         return cls(
             {str(token): int(i) for token, i in vocab.items()},
             np.load(folder / DATA),
             np.load(folder / INDICES),
             np.load(folder / INDPTR),
-            int(params["num_docs"]),
+            int(num_docs),
             params,
         )
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
 
 import numpy as np
 
@@ -52,7 +51,11 @@ class Catalogue:
     def __post_init__(self) -> None:
         self._order = np.argsort(self.chunk_ids, kind="stable")
         n = len(self.chunk_ids)
-        starts: Any = np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]]) if n else []
+        starts = (
+            np.flatnonzero(np.r_[True, self.episode[1:] != self.episode[:-1]])
+            if n
+            else np.zeros(0, dtype=np.int64)
+        )
         self.episode_starts = np.asarray(starts, dtype=np.int64)
         self._episodes: list[EpisodeInfo] | None = None  # by episode code, made on first use
         self._title_tokens: dict[int, frozenset[str]] = {}  # by episode code, made on first use
@@ -110,7 +113,7 @@ class Catalogue:
         if self.size == 0:
             return np.zeros(0, dtype=np.float32)
         if rows is None:
-            return np.maximum.reduceat(scores, self.episode_starts)[self.episode]
+            return np.asarray(np.maximum.reduceat(scores, self.episode_starts)[self.episode])
         episodes, where = np.unique(self.episode[rows], return_inverse=True)
         ends = np.r_[self.episode_starts[1:], self.size]
         best = [scores[self.episode_starts[e] : ends[e]].max() for e in episodes]

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import Stemmer
 
 _WORD = re.compile(r"(?u)\b\w\w+\b")
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
@@ -42,7 +45,7 @@ QUESTION_FRAME = frozenset(
 
 
 @lru_cache(maxsize=1)
-def _stemmer() -> Any:
+def _stemmer() -> Stemmer.Stemmer:
     # lazy: the stemmer's C extension loads with the first text to stem
     import Stemmer
 
