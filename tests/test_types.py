@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parent.parent / "sadie_tui"
 
 #: Globs under sadie_tui/ whose files are held to the rule.
-SCOPE = ("engine/**/*.py", "commands/**/*.py", "eval/**/*.py", "*.py")
+SCOPE = ("engine/**/*.py", "commands/**/*.py", "eval/**/*.py", "serve/**/*.py", "*.py")
 
 REASON = "# Any:"
 

@@ -40,6 +40,9 @@ class ShapeError(UsageError):
     """JSON that does not fit its shape, said in one line (``'question' is required``)."""
 
 
+#: A shape: any type expression pydantic reads (a dataclass, ``list[X]``, a union, a Literal).
+Shape = Any  # Any: no type names "a type expression" (``type[T]`` takes only classes)
+
 #: One adapter per shape, each over a type of its own. Any: pydantic's TypeAdapter generic
 _ADAPTERS: dict[object, TypeAdapter[Any]] = {}  # Any: (above)
 

@@ -15,6 +15,7 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import ExceptionHandler
 
 from ..engine.errors import SadieError
 from ..engine.session import SessionProtocol
@@ -88,7 +89,7 @@ def create_app(
             if warming is not None:
                 warming.cancel()
 
-    handlers: dict[Any, Any] = {
+    handlers: dict[Any, ExceptionHandler] = {  # Any: Starlette's own key type
         SadieError: _on_sadie_error,
         HTTPProblem: _on_problem,
         HTTPException: _on_http,

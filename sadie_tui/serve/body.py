@@ -5,10 +5,11 @@ query parameters, each failure a 400 (or 413) with the API's error shape."""
 from __future__ import annotations
 
 import json
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from starlette.requests import ClientDisconnect, Request
 
+from ..engine.jsonvalue import JSON, JSONObject
 from ..engine.wire import ShapeError, load
 from .errors import HTTPProblem
 
@@ -40,7 +41,7 @@ async def raw_body(request: Request, limit: int = MAX_BODY) -> bytes:
     return bytes(data)
 
 
-async def json_body(request: Request) -> dict[str, Any]:
+async def json_body(request: Request) -> JSONObject:
     data = await raw_body(request)
     if not data.strip():
         return {}
@@ -56,11 +57,11 @@ async def json_body(request: Request) -> dict[str, Any]:
     return value
 
 
-def _check_text(value: Any) -> None:
+def _check_text(value: JSON) -> None:
     """Refuse a body nested more than ``MAX_DEPTH`` deep or holding a string that is not text:
     JSON may escape half a surrogate pair (``"\\ud800"``), which no database, tokenizer or
     UTF-8 stream takes. Without recursion: the decoder's own limit is far deeper."""
-    todo: list[tuple[Any, int]] = [(value, 0)]
+    todo: list[tuple[JSON, int]] = [(value, 0)]
     while todo:
         item, depth = todo.pop()
         if depth > MAX_DEPTH:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
 
 from starlette.responses import Response
 
@@ -60,7 +59,7 @@ def kind_of(exc: SadieError) -> str:
 
 
 def json_response(
-    data: Any, status: int = 200, headers: Mapping[str, str] | None = None
+    data: object, status: int = 200, headers: Mapping[str, str] | None = None
 ) -> Response:
     """JSON as the CLI prints it (``ensure_ascii=False``, dates as strings)."""
     body = json.dumps(data, ensure_ascii=False, default=str)

@@ -15,13 +15,14 @@ import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from ..engine.errors import SadieError
 from ..engine.ingest.pipeline import IngestReport
+from ..engine.jsonvalue import JSON
 from ..engine.reflect.report import ReflectReport
 from ..engine.session import Progress, SessionProtocol, Stop
 from ..engine.wire import dump
@@ -44,7 +45,8 @@ from .routing import NDJSON, Answer, Api, ok
 from .streams import NDJSONResponse, dumps
 
 api = Api()
-Job = Callable[[Progress, Stop], Any]  # runs in a thread; its result becomes the last line
+R = TypeVar("R")
+Job = Callable[[Progress, Stop], R]  # runs in a thread; its result becomes the last line
 
 
 def _session(request: Request) -> SessionProtocol:
@@ -94,15 +96,15 @@ def reflect_notice(report: ReflectReport) -> str | None:
     return f"{_plural(report.new, 'new belief')} from another terminal's reflection"
 
 
-async def _lines(job: Job, finish: Callable[[Any], Any]) -> AsyncIterator[str]:
+async def _lines(job: Job[R], finish: Callable[[R], object]) -> AsyncIterator[str]:
     """Run ``job`` in a thread; yield its progress, then ``finish(result)`` or its error, one
     JSON object a line. A client that hangs up stops it at its next ``stop`` check (a
     reflection between batches); an ingest finishes the files it started."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[Any] = asyncio.Queue()
+    queue: asyncio.Queue[JSON] = asyncio.Queue()
     hung_up = threading.Event()
 
-    def put(item: Any) -> None:
+    def put(item: JSON) -> None:
         with contextlib.suppress(RuntimeError):  # the server's loop closed: nobody reads
             loop.call_soon_threadsafe(queue.put_nowait, item)
 
@@ -129,7 +131,7 @@ async def _lines(job: Job, finish: Callable[[Any], Any]) -> AsyncIterator[str]:
             worker.result()
 
 
-def _streamed(job: Job, finish: Callable[[Any], Any]) -> Response:
+def _streamed(job: Job[R], finish: Callable[[R], object]) -> Response:
     return NDJSONResponse(_lines(job, finish), headers={"Cache-Control": "no-store"})
 
 

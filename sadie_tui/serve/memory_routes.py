@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from functools import partial
-from typing import Any, Literal, TypeVar
+from typing import Literal, ParamSpec, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response
@@ -15,6 +15,7 @@ from .. import __version__
 from ..engine.chips import Candidate, Chip, NewChip
 from ..engine.conversations import Conversation, ConversationShow
 from ..engine.conversations.export_format import MAX_EXPORT_BYTES
+from ..engine.jsonvalue import JSONObject
 from ..engine.reasoners.ollama import ModelInfo
 from ..engine.reflect.beliefs import ORIGINS, STATUSES, Belief, BeliefDetail
 from ..engine.reflect.soul import SoulSuggestion
@@ -23,7 +24,7 @@ from ..engine.session import Episode, SessionProtocol
 from ..engine.wire import dump, dump_each
 from .body import body_as, query_bool, query_int, raw_body
 from .errors import HTTPProblem, error_response, json_response
-from .routing import Answer, Api, Param, Route, ok
+from .routing import Answer, Api, Handler, Param, Route, ok
 from .shapes import (
     BeliefDecision,
     BeliefEdit,
@@ -36,6 +37,7 @@ from .shapes import (
 )
 
 T = TypeVar("T")
+P = ParamSpec("P")
 api = Api()
 _C = "/v1/conversations/{conversation_id}"
 _CID = Param("conversation_id", "path", "id or unique prefix", required=True)
@@ -45,7 +47,7 @@ def _session(request: Request) -> SessionProtocol:
     return request.app.state.session
 
 
-async def blocking(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+async def blocking(fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
     return await asyncio.to_thread(partial(fn, *args, **kwargs))
 
 
@@ -74,7 +76,7 @@ async def list_conversations(request: Request) -> Response:
     return json_response(dump_each(found))
 
 
-def _show(session: SessionProtocol, conversation_id: str) -> Any:
+def _show(session: SessionProtocol, conversation_id: str) -> JSONObject:
     c = session.conversation(conversation_id)
     return dump(ConversationShow(c, session.messages(c.id), session.chips(c.id)))
 
@@ -86,10 +88,10 @@ async def show_conversation(request: Request) -> Response:
     return json_response(await blocking(_show, _session(request), _cid(request)))
 
 
-def _changed(action: str) -> Callable[[Request], Any]:
+def _changed(action: str) -> Handler:
     """``POST …/pin|unpin|archive|unarchive``: the change, then the conversation as it is."""
 
-    def change(session: SessionProtocol, cid: str) -> dict[str, Any]:
+    def change(session: SessionProtocol, cid: str) -> JSONObject:
         c = session.conversation(cid)
         if action in ("pin", "unpin"):
             session.pin(c.id, action == "pin")
@@ -116,7 +118,7 @@ async def rename_conversation(request: Request) -> Response:
     title = (await body_as(request, RenameRequest)).title
     session = _session(request)
 
-    def rename(cid: str) -> dict[str, Any]:
+    def rename(cid: str) -> JSONObject:
         c = session.conversation(cid)
         session.rename(c.id, title)
         return dump(session.conversation(c.id))
@@ -135,7 +137,7 @@ async def rename_conversation(request: Request) -> Response:
 async def forget_conversation(request: Request) -> Response:
     session = _session(request)
 
-    def forget(cid: str) -> dict[str, Any]:
+    def forget(cid: str) -> JSONObject:
         c = session.conversation(cid)
         session.forget(c.id)
         return dump(c)
@@ -149,7 +151,7 @@ EXPORT_TYPES = {"md": "text/markdown; charset=utf-8", "json": "application/json"
 @api.get(
     f"{_C}/export",
     "A conversation as Markdown or as JSON that can be imported again",
-    (Answer(str, media="text/markdown"), Answer(dict[str, Any])),
+    (Answer(str, media="text/markdown"), Answer(dict[str, object])),
     (_CID, Param("format", "query", "default md", Literal["md", "json"])),
     errors=(400, 404),
 )
@@ -167,7 +169,7 @@ async def export_conversation(request: Request) -> Response:
     "/v1/conversations/import",
     "Read a JSON export back in, as a new conversation",
     ok(Conversation, 201),
-    request=dict[str, Any],
+    request=dict[str, object],  # an export file, read by the engine as it came
     errors=(400, 413),
 )
 async def import_conversation(request: Request) -> Response:

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .. import __version__
-from ..engine.wire import Mode, components
+from ..engine.wire import Mode, Shape, components
 from . import chat_routes, job_routes, memory_routes
 from .errors import json_response
 from .routing import JSON, Api, Route, ok
@@ -53,8 +53,8 @@ ROUTES: tuple[Route, ...] = (
 )
 
 
-def _shapes() -> list[tuple[Any, Mode]]:
-    found: list[tuple[Any, Mode]] = [(Error, "serialization")]
+def _shapes() -> list[tuple[Shape, Mode]]:
+    found: list[tuple[Shape, Mode]] = [(Error, "serialization")]
     for route in ROUTES:
         found += [(answer.shape, "serialization") for answer in route.answers]
         found += [(param.shape, "validation") for param in route.params]
@@ -63,7 +63,7 @@ def _shapes() -> list[tuple[Any, Mode]]:
     return found
 
 
-def _operation(route: Route, schemas: dict[tuple[Any, Mode], Document]) -> Document:
+def _operation(route: Route, schemas: dict[tuple[Shape, Mode], Document]) -> Document:
     responses: Document = {}
     for answer in route.answers:
         entry = responses.setdefault(str(answer.status), {"description": answer.text})

@@ -39,9 +39,10 @@ from ..engine.errors import (
     UsageError,
 )
 from ..engine.events import ErrorEvent, from_json
+from ..engine.jsonvalue import JSON, JSONObject
 from ..engine.reasoners.ollama import ModelInfo
 from ..engine.session import Episode
-from ..engine.wire import ShapeError, dump, load
+from ..engine.wire import Shape, ShapeError, dump, load
 from .errors import kind_of
 from .shapes import (
     ApiChatRequest,
@@ -72,6 +73,7 @@ if TYPE_CHECKING:
     from ..engine.turns.context import ModelStatus
 
 T = TypeVar("T")
+E = TypeVar("E")  # the last line of a job: its report
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
 CONNECT_SECONDS = 5.0
@@ -108,10 +110,11 @@ def answers(path: Path, timeout: float = HEALTH_SECONDS) -> bool:
             response = client.get("/v1/health")
     except httpx.HTTPError:
         return False
-    return response.status_code == 200 and bool(_json(response).get("ok"))
+    answer = _json(response)
+    return response.status_code == 200 and isinstance(answer, dict) and bool(answer.get("ok"))
 
 
-def _line(text: str) -> Any:
+def _line(text: str) -> JSON:
     """One NDJSON line parsed; a broken one reads as nothing (``_read`` then says so)."""
     try:
         return json.loads(text)
@@ -132,9 +135,10 @@ def _as_given(name: str, given: Sequence[tuple[str, str]]) -> str:
     return name
 
 
-def _json(response: httpx.Response) -> Any:
+def _json(response: httpx.Response) -> JSON:
     try:
-        return response.json()
+        found: JSON = response.json()
+        return found
     except (json.JSONDecodeError, UnicodeDecodeError):
         return {}
 
@@ -153,7 +157,7 @@ _ERRORS: dict[str, type[SadieError]] = {
 }
 
 
-def _error(status: int, body: Any) -> SadieError:
+def _error(status: int, body: JSON) -> SadieError:
     """The API's ``Error`` back as the error the session would raise (the guard's refusals,
     which never reach a socket client, and an answer that is no ``Error``, as storage
     errors)."""
@@ -165,7 +169,7 @@ def _error(status: int, body: Any) -> SadieError:
     return cls(said.error or f"the server answered {status}", fix=said.fix)
 
 
-def _read(shape: type[T] | Any, data: Any, holder: str) -> T:
+def _read(shape: type[T] | Shape, data: JSON, holder: str) -> T:
     """The holder's answer read as ``shape`` (``wire``); an answer that does not fit (another
     version of sadie holds the memory) is a one-line storage error, not a traceback."""
     try:
@@ -193,6 +197,7 @@ class RemoteSession:
         )
 
     # -- the wire ----------------------------------------------------------------------------
+    # Any: the keyword arguments go whole to httpx.Client.request (json=, params=, content=)
     def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         """The holder's answer, or its error raised as the session would raise it."""
         try:
@@ -206,13 +211,13 @@ class RemoteSession:
             raise _error(response.status_code, _json(response))
         return response
 
-    def _request(self, method: str, url: str, **kwargs: Any) -> Any:
+    def _request(self, method: str, url: str, **kwargs: Any) -> JSON:  # Any: as _send's
         return _json(self._send(method, url, **kwargs))
 
-    def _get(self, url: str, **params: Any) -> Any:
+    def _get(self, url: str, **params: str | int | None) -> JSON:
         return self._request("GET", url, params={k: v for k, v in params.items() if v is not None})
 
-    def _read(self, shape: type[T] | Any, data: Any) -> T:
+    def _read(self, shape: type[T] | Shape, data: JSON) -> T:
         return _read(shape, data, self.holder)
 
     def _refuse(self, what: str) -> StorageError:
@@ -244,7 +249,7 @@ class RemoteSession:
         )
         return self._chat(dump(request))
 
-    async def _chat(self, body: dict[str, Any]) -> AsyncGenerator[Event, None]:
+    async def _chat(self, body: JSONObject) -> AsyncGenerator[Event, None]:
         transport = _async_transport(self.path)
         try:
             async with (
@@ -455,7 +460,7 @@ class RemoteSession:
 
         given = [(str(p), os.path.abspath(p)) for p in paths]
         body = dump(IngestRequest([sent for _, sent in given], csv_map))
-        done: IngestDone = self._job("/v1/ingest", body, IngestLine, progress)
+        done = self._job("/v1/ingest", body, IngestLine, IngestDone, progress)
         report = done.report
         for found in (report.skipped, report.ignored):
             found[:] = [replace(s, name=_as_given(s.name, given)) for s in found]
@@ -471,10 +476,15 @@ class RemoteSession:
             NotesRemoved, self._request("POST", "/v1/notes/remove", json=body)
         ).removed
 
-    def _job(self, url: str, body: Any, shape: Any, progress: Progress | None) -> Any:
+    def _job(
+        self, url: str, body: JSONObject, shape: Shape, end: type[E], progress: Progress | None
+    ) -> E:
         """A job's NDJSON lines: each progress line to ``progress``, the report returned,
         the error raised as the session would raise it. ctrl+c here hangs up, which stops a
         reflection between batches (an ingest finishes the files it began)."""
+        # lazy: the job's shapes load only when a client runs a job, not at its start
+        from .job_shapes import JobFailed, JobProgress
+
         try:
             with self._client.stream("POST", url, json=body) as response:
                 if response.status_code >= 400:
@@ -483,14 +493,14 @@ class RemoteSession:
                 for text in response.iter_lines():
                     if not text.strip():
                         continue
-                    line = self._read(shape, _line(text))
-                    if line.type == "progress":
+                    line: JobProgress | JobFailed | E = self._read(shape, _line(text))
+                    if isinstance(line, JobProgress):
                         if progress is not None:
                             progress(line.stage, line.done, line.total)
-                    elif line.type == "error":
+                    elif isinstance(line, JobFailed):
                         cls = _ERRORS.get(line.kind, StorageError)
                         raise cls(line.error, fix=line.fix)
-                    else:
+                    elif isinstance(line, end):
                         return line
         except httpx.HTTPError as exc:
             raise StorageError(
@@ -520,7 +530,7 @@ class RemoteSession:
         from .job_shapes import ReflectDone, ReflectLine, ReflectRequest
 
         body = dump(ReflectRequest(everything, since, budget_minutes))
-        done: ReflectDone = self._job("/v1/reflect", body, ReflectLine, progress)
+        done = self._job("/v1/reflect", body, ReflectLine, ReflectDone, progress)
         return done.report
 
     def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
@@ -544,7 +554,7 @@ class RemoteSession:
     def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
         return self._decide(belief_id, "edit", dump(BeliefEdit(statement)))
 
-    def _decide(self, belief_id: str, action: str, body: dict[str, Any]) -> BeliefDetail:
+    def _decide(self, belief_id: str, action: str, body: JSONObject) -> BeliefDetail:
         # lazy: engine.reflect.beliefs loads only when _decide runs, off the start-up path
         from ..engine.reflect.beliefs import BeliefDetail
 

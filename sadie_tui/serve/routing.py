@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
+
+from ..engine.wire import Shape
 
 JSON = "application/json"
 NDJSON = "application/x-ndjson"
@@ -33,7 +35,7 @@ class Param:
     name: str
     where: Literal["path", "query"]
     text: str
-    shape: Any = str  # Any: a type expression (a class, list[X] or Literal[...]) for pydantic
+    shape: Shape = str
     required: bool = False
 
 
@@ -42,7 +44,7 @@ class Answer:
     """One answer of a route: a status, the shape of its body in ``media`` (for NDJSON, the
     shape of one line), and the headers it sets."""
 
-    shape: Any  # Any: a type expression (a class, list[X] or dict[str, Any]) for pydantic
+    shape: Shape
     status: int = 200
     media: str = JSON
     text: str = "OK"
@@ -58,11 +60,11 @@ class Route:
     summary: str
     answers: tuple[Answer, ...]
     params: tuple[Param, ...] = ()
-    request: Any = None  # Any: a type expression for pydantic, or None for no body
+    request: Shape = None  # None: no body
     errors: tuple[int, ...] = ()
 
 
-def ok(shape: Any, status: int = 200) -> tuple[Answer, ...]:  # Any: as Answer.shape
+def ok(shape: Shape, status: int = 200) -> tuple[Answer, ...]:
     """The one JSON answer of most routes."""
     return (Answer(shape, status),)
 
@@ -88,7 +90,7 @@ class Api:
         answers: tuple[Answer, ...],
         params: tuple[Param, ...] = (),
         *,
-        request: Any = None,  # Any: as Route.request
+        request: Shape = None,
         errors: tuple[int, ...] = (),
     ) -> Callable[[Handler], Handler]:
         """The decorator: ``@api.route("POST", "/v1/ask", "…", ok(AskResult), request=…)``."""

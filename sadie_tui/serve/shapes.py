@@ -8,11 +8,11 @@ the answers with ``wire.load``, and the OpenAPI document takes their schemas fro
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from pydantic import StrictBool
 
 from ..engine.chips import NewChip
+from ..engine.jsonvalue import JSONObject
 from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
 from ..engine.turns.context import ModelStatus
 from ..engine.wire import Text
@@ -129,5 +129,5 @@ class PersonasAnswer:
     """``GET /v1/personas``: the personas this holder answers with, each in its file's own
     shape (``engine.personas.persona_json``), and the persona files that failed to load."""
 
-    personas: list[dict[str, Any]]
+    personas: list[JSONObject]
     problems: list[PersonaFault]

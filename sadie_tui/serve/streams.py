@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from typing import Any
 
 import anyio
 from sse_starlette import EventSourceResponse, ServerSentEvent
@@ -22,7 +21,7 @@ from .turns import Turn
 PING_SECONDS = 15
 
 
-def dumps(data: Any) -> str:
+def dumps(data: object) -> str:
     """One line of JSON exactly as ``sadie chat --ndjson`` prints it."""
     return json.dumps(data, ensure_ascii=False, default=str)
 
