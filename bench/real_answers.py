@@ -48,9 +48,12 @@ from sadie_tui.engine.memory import Memory  # noqa: E402
 from sadie_tui.engine.retrieval import retrieve  # noqa: E402
 from sadie_tui.engine.session import Session  # noqa: E402
 from sadie_tui.engine.turns.steps import persona_for  # noqa: E402
+from sadie_tui.engine.wire import dump  # noqa: E402
 
 QUESTIONS = ROOT / "tests" / "data" / "demo_questions.jsonl"
-DEFAULT_LOG = Path(os.environ.get("RM", Path.home() / ".cache" / "sadie-realmodel")) / "bridge.jsonl"
+DEFAULT_LOG = (
+    Path(os.environ.get("RM", Path.home() / ".cache" / "sadie-realmodel")) / "bridge.jsonl"
+)
 
 
 def fold(text: str) -> str:
@@ -104,7 +107,7 @@ async def ask_one(companion: Session, memory: Memory, row: dict, log: Path) -> d
     right = holds(result.answer, keys) and not result.abstained
     right_draft = holds(draft_text, keys)
     verbatim = sum(1 for c in result.citations if c.support == "verbatim")
-    stages = {s["name"]: s["ms"] / 1000 for s in result.stages}
+    stages = {s.name: s.ms / 1000 for s in result.stages}
     miss = ""
     if not right:
         if right_draft:
@@ -132,7 +135,7 @@ async def ask_one(companion: Session, memory: Memory, row: dict, log: Path) -> d
         "draft_s": float(draft.get("total_s") or 0.0),
         "total_s": round(total, 1),
         "miss": miss,
-        "stages": result.stages,
+        "stages": [dump(s) for s in result.stages],
     }
 
 
@@ -149,13 +152,13 @@ def reclassify(path: Path, rows: list[dict]) -> int:
                 continue
             keys = by_question[record["question"]]["key"]
             chunks = retrieve(memory, record["question"], persona).chunks
-            seen = any(
-                holds(f"{c.occurred_at:%Y-%m-%d} {c.title}\n{c.text}", keys) for c in chunks
-            )
+            seen = any(holds(f"{c.occurred_at:%Y-%m-%d} {c.title}\n{c.text}", keys) for c in chunks)
             record["miss"] = (
                 "policing dropped it"
                 if record["right_draft_lost"]
-                else "model ignored the evidence" if seen else "retrieval missed"
+                else "model ignored the evidence"
+                if seen
+                else "retrieval missed"
             )
     summary = summarise(saved["summaries"][0]["model"], records)
     saved["summaries"] = [summary]

@@ -145,7 +145,7 @@ async def ask_once(companion: Session, question: str, persona: str | None) -> di
         "abstained": result.abstained,
         "first_token_s": None,
         "total_s": time.perf_counter() - started,
-        "stages": [s["name"] for s in result.stages],
+        "stages": [s.name for s in result.stages],
     }
 
 
