@@ -7,7 +7,7 @@ the same when this app is a client of another sadie.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -90,24 +90,6 @@ class BeliefList(OptionList):
     BINDINGS = [Binding("enter", "select", "Open", id="beliefs.open", tooltip="Open the belief")]
 
 
-def decide(screen: Any, belief: Belief | None, action: str) -> None:
-    """Accept, reject or edit (asking for the new words first) ``belief``, shared by the list
-    and the belief screen: ``screen.run_decision`` makes the change in a thread and shows the
-    belief as it now is."""
-    if belief is None:
-        screen.notify("Choose a belief first", severity="warning", timeout=2)
-        return
-    if action != "edit":
-        screen.run_decision(belief.id, action, None)
-        return
-
-    def edited(statement: str | None) -> None:
-        if statement and statement != belief.statement:
-            screen.run_decision(belief.id, "edit", statement)
-
-    screen.app.push_screen(TextPrompt("Reword the belief", belief.statement), edited)
-
-
 def apply(session: SessionProtocol, belief_id: str, action: str, text: str | None) -> BeliefDetail:
     """The decision through the door."""
     if action == "accept":
@@ -120,7 +102,58 @@ def apply(session: SessionProtocol, belief_id: str, action: str, text: str | Non
 DONE = {"accept": "Accepted", "reject": "Rejected", "edit": "Now"}
 
 
-class BeliefsScreen(Screen[None]):
+class Deciding(Screen[None]):
+    """What the list and the belief screen share: a, r and e decide on the belief on show
+    (``current``): the change is made in a thread and ``decided`` shows its outcome."""
+
+    host: SadieHost
+
+    def current(self) -> Belief | None:
+        raise NotImplementedError
+
+    async def decided(self, detail: BeliefDetail) -> None:
+        raise NotImplementedError
+
+    def action_accept(self) -> None:
+        self._decide("accept")
+
+    def action_reject(self) -> None:
+        self._decide("reject")
+
+    def action_edit(self) -> None:
+        self._decide("edit")
+
+    def _decide(self, action: str) -> None:
+        """Accept or reject at once; edit asks for the new words first."""
+        belief = self.current()
+        if belief is None:
+            self.notify("Choose a belief first", severity="warning", timeout=2)
+            return
+        if action != "edit":
+            self.run_decision(belief.id, action, None)
+            return
+
+        def edited(statement: str | None) -> None:
+            if statement and statement != belief.statement:
+                self.run_decision(belief.id, "edit", statement)
+
+        self.app.push_screen(TextPrompt("Reword the belief", belief.statement), edited)
+
+    @work(thread=True, group="belief-change", exit_on_error=False)
+    def run_decision(self, belief_id: str, action: str, text: str | None) -> None:
+        session = self.host.session
+        assert session is not None
+        try:
+            detail = apply(session, belief_id, action, text)
+        except SadieError as exc:
+            self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
+            return
+        said = f"{DONE[action]} “{detail.belief.statement}”"
+        self.app.call_from_thread(self.notify, said, timeout=3)
+        from_thread(self.app, self.decided, detail)
+
+
+class BeliefsScreen(Deciding):
     """The list (see the module)."""
 
     BINDINGS = [
@@ -215,30 +248,14 @@ class BeliefsScreen(Screen[None]):
     def action_back(self) -> None:
         self.dismiss(None)
 
-    def action_accept(self) -> None:
-        decide(self, self.selected(), "accept")
+    def current(self) -> Belief | None:
+        return self.selected()
 
-    def action_reject(self) -> None:
-        decide(self, self.selected(), "reject")
-
-    def action_edit(self) -> None:
-        decide(self, self.selected(), "edit")
-
-    @work(thread=True, group="beliefs-change", exit_on_error=False)
-    def run_decision(self, belief_id: str, action: str, text: str | None) -> None:
-        session = self.host.session
-        assert session is not None
-        try:
-            detail = apply(session, belief_id, action, text)
-        except SadieError as exc:
-            self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
-            return
-        said = f"{DONE[action]} “{detail.belief.statement}”"
-        self.app.call_from_thread(self.notify, said, timeout=3)
-        self.app.call_from_thread(self.refresh_list, belief_id)
+    async def decided(self, detail: BeliefDetail) -> None:
+        self.refresh_list(detail.belief.id)
 
 
-class BeliefScreen(ModalScreen[None]):
+class BeliefScreen(Deciding, ModalScreen[None]):
     """One belief: its statement, quotes (enter opens the note), links and history."""
 
     BINDINGS = [
@@ -355,27 +372,8 @@ class BeliefScreen(ModalScreen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    def _belief(self) -> Belief | None:
+    def current(self) -> Belief | None:
         return self.detail.belief if self.detail is not None else None
 
-    def action_accept(self) -> None:
-        decide(self, self._belief(), "accept")
-
-    def action_reject(self) -> None:
-        decide(self, self._belief(), "reject")
-
-    def action_edit(self) -> None:
-        decide(self, self._belief(), "edit")
-
-    @work(thread=True, group="belief-change", exit_on_error=False)
-    def run_decision(self, belief_id: str, action: str, text: str | None) -> None:
-        session = self.host.session
-        assert session is not None
-        try:
-            detail = apply(session, belief_id, action, text)
-        except SadieError as exc:
-            self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
-            return
-        said = f"{DONE[action]} “{detail.belief.statement}”"
-        self.app.call_from_thread(self.notify, said, timeout=3)
-        from_thread(self.app, self.show, detail)
+    async def decided(self, detail: BeliefDetail) -> None:
+        await self.show(detail)
