@@ -466,7 +466,8 @@ class SadieApp(App[None]):
         if self.settings.open_last and not self.ctx.new and not self.question:
             last = self._last_conversation()
             chat = self.chat_screen
-            if last is not None and chat.conversation_id is None and not chat.streaming:
+            # Not when the person already chose (ctrl+n or a message while the memory opened).
+            if last is not None and not chat.chosen:
                 self._last_remembered = last
                 self.run_worker(chat.open_conversation(last), group="open")
         if self.warm_embedder:

@@ -236,6 +236,12 @@ class ChatScreen(Screen[None]):
         return self.turns.streaming
 
     @property
+    def chosen(self) -> bool:
+        """Whether the person has chosen what to show (a conversation opened, ctrl+n, a
+        message sent): the relaunch's reopen of the last conversation must not undo it."""
+        return self.conversation.opened > 0 or self.streaming
+
+    @property
     def editing(self) -> bool:
         """Whether the input holds the last message, to replace it when sent."""
         return self.widgets.prompt.editing
@@ -279,6 +285,7 @@ class ChatScreen(Screen[None]):
             event.prompt.put_back(event.text)
             self.notify(STILL_REPLYING, severity="warning", timeout=3)
             return
+        self.conversation.keep_shown()
         if event.prompt.editing:
             event.prompt.set_editing(False)
             await self.turns.send(event.text, regenerate=True)
@@ -287,6 +294,7 @@ class ChatScreen(Screen[None]):
 
     async def send(self, text: str) -> None:
         """Send ``text`` as if typed (``sadie "question"`` starts with one)."""
+        self.conversation.keep_shown()
         await self.turns.send(text)
 
     @on(AssistantMessage.Focused)
@@ -311,8 +319,7 @@ class ChatScreen(Screen[None]):
         if self.turns.stop():
             self.notify("Stopped. What was shown is kept.", timeout=2)
         elif prompt.editing:
-            prompt.set_editing(False)
-            prompt.clear()
+            prompt.cancel_editing()
         else:
             prompt.focus()
 
@@ -357,7 +364,8 @@ class ChatScreen(Screen[None]):
         stopped first, and kept as interrupted."""
         await self.turns.abandon()
         prompt = self.widgets.prompt
-        prompt.set_editing(False)
+        if prompt.editing:
+            prompt.cancel_editing()
         await self.conversation.open(conversation_id)
         prompt.focus()
 

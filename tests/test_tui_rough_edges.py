@@ -1,0 +1,200 @@
+"""The first half hour's rough edges (issue 28, items 4, 5, 7, 8 and 9), each with the inputs
+the issue gives: keys pressed while a reopened conversation loads, ctrl+o over a draft, narrow
+terminals, the browser's snippets, focus and pinning, the sidebar's arrows, the footer, ctrl+c
+and a reply that fails mid-stream. Pilot over the typed fake session (no DuckDB, no embedder),
+every wait on the app's own state."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from sadie_tui.engine.store.conversations import Conversation, Message
+from sadie_tui.launch import Launch
+from sadie_tui.tui.app import SadieApp
+from sadie_tui.tui.widgets.prompt import PromptInput
+from sadie_tui.tui.widgets.transcript import Transcript
+from tests.support.fake_session import FakeSession, now
+from tests.support.tui import wait_until
+
+pytestmark = pytest.mark.asyncio
+
+OLD = "c-old"
+AT = datetime(2026, 4, 5, 9, 0)
+
+
+def conversation(cid: str, title: str, **kwargs: Any) -> Conversation:
+    fields: dict[str, Any] = dict(
+        summary="",
+        emotion="reflective",
+        persona="friend",
+        pinned=False,
+        archived_at=None,
+        created_at=AT,
+        updated_at=AT,
+        message_count=2,
+    )
+    fields.update(kwargs)
+    return Conversation(cid, title, **fields)
+
+
+def exchange(cid: str, question: str, answer: str) -> list[Message]:
+    return [
+        Message(f"{cid}-1", cid, "user", question, "complete", None, created_at=AT),
+        Message(f"{cid}-2", cid, "assistant", answer, "complete", "reflective", created_at=AT),
+    ]
+
+
+@dataclass
+class StoredSession(FakeSession):
+    """A fake with stored conversations; ``loading`` (when given) holds ``messages`` until set,
+    as a slow disk or a busy holder would."""
+
+    stored: dict[str, tuple[Conversation, list[Message]]] = field(default_factory=dict)
+    loading: threading.Event | None = None
+    loads: list[str] = field(default_factory=list)
+
+    def conversations(
+        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
+    ) -> list[Conversation]:
+        found = [c for c, _ in self.stored.values() if (c.archived_at is not None) == archived]
+        if search:
+            words = search.casefold()
+            found = [
+                c
+                for c, items in self.stored.values()
+                if c in found
+                and (words in c.title.casefold() or any(words in m.content.casefold() for m in items))
+            ]
+        return sorted(found, key=lambda c: (not c.pinned, c.title))
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        if conversation_id not in self.stored:
+            return super().conversation(conversation_id)
+        return self.stored[conversation_id][0]
+
+    def messages(self, conversation_id: str) -> list[Message]:
+        self.loads.append(conversation_id)
+        if self.loading is not None:
+            self.loading.wait(30)
+        return list(self.stored.get(conversation_id, (None, []))[1])
+
+
+def relaunch_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeSession, **kw: Any):
+    """The app on ``fake`` with OLD remembered as the conversation to reopen."""
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    (tmp_path / "tui-state.json").write_text(json.dumps({"conversation_id": OLD}))
+    factory = kw.pop("session_factory", lambda _: fake)
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    return SadieApp(launch, session_factory=factory, clock=now, warm_embedder=False)
+
+
+def old_session(tmp_path: Path) -> StoredSession:
+    return StoredSession(
+        home=tmp_path,
+        stored={OLD: (conversation(OLD, "Maya's move"), exchange(OLD, "Is Maya moving?", "Yes."))},
+    )
+
+
+async def settled(pilot: Any) -> None:
+    """Every worker of the app done (the reopen, the load, the model check)."""
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+# -- 4. ctrl+n just after a relaunch ------------------------------------------------------------
+async def test_ctrl_n_before_the_memory_opens_is_not_lost(tmp_path, monkeypatch) -> None:
+    """Pressed while the memory opens (the first second after a relaunch): the reopen of the
+    last conversation does not undo it."""
+    fake = old_session(tmp_path)
+    opening = threading.Event()
+
+    def slow_to_open(_: object) -> FakeSession:
+        opening.wait(30)
+        return fake
+
+    app = relaunch_app(tmp_path, monkeypatch, fake, session_factory=slow_to_open)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+n")
+        assert not app.memory_ready.is_set()
+        opening.set()
+        await wait_until(pilot, app.memory_ready.is_set)
+        await settled(pilot)
+        chat = app.chat_screen
+        assert chat.conversation_id is None and chat.title_text == "New conversation"
+        assert not chat.query_one(Transcript).messages
+
+
+async def test_ctrl_n_while_the_last_conversation_loads_wins(tmp_path, monkeypatch) -> None:
+    """Pressed while the reopened conversation's messages are still being read: the screen
+    ends empty, for the new conversation, whenever the load finishes."""
+    fake = old_session(tmp_path)
+    fake.loading = threading.Event()
+    app = relaunch_app(tmp_path, monkeypatch, fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: fake.loads == [OLD], what="the reopen to start")
+        await pilot.press("ctrl+n")
+        fake.loading.set()
+        await settled(pilot)
+        chat = app.chat_screen
+        assert chat.conversation_id is None and chat.title_text == "New conversation"
+        assert not chat.query_one(Transcript).messages
+        state = json.loads((tmp_path / "tui-state.json").read_text())
+        assert state == {"conversation_id": None}
+
+
+async def test_the_last_conversation_still_reopens(tmp_path, monkeypatch) -> None:
+    fake = old_session(tmp_path)
+    app = relaunch_app(tmp_path, monkeypatch, fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.chat_screen
+        await wait_until(pilot, lambda: chat.query_one(Transcript).messages, what="the reopen")
+        assert chat.conversation_id == OLD and chat.title_text == "Maya's move"
+
+
+# -- 5. ctrl+o over a half-typed draft ----------------------------------------------------------
+async def test_escape_after_ctrl_o_gives_the_draft_back(tmp_path, monkeypatch) -> None:
+    """Type, ctrl+o, escape: the box holds the draft again, its cursor where it was."""
+    fake = old_session(tmp_path)
+    app = relaunch_app(tmp_path, monkeypatch, fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.chat_screen
+        await wait_until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
+        prompt = chat.query_one(PromptInput)
+        await pilot.press(*"half a thou")
+        await pilot.press("left", "left")
+        cursor = prompt.cursor_location
+        await pilot.press("ctrl+o")
+        assert chat.editing and prompt.text == "Is Maya moving?"
+        await pilot.press("escape")
+        assert not chat.editing
+        assert prompt.text == "half a thou" and prompt.cursor_location == cursor
+
+
+async def test_a_draft_set_aside_by_ctrl_o_comes_back_with_up(tmp_path, monkeypatch) -> None:
+    """Type, ctrl+o, change and resend the last message: Up in the empty box brings the draft
+    back first."""
+    from sadie_tui.engine.events import Done, Meta, Token
+
+    fake = old_session(tmp_path)
+    fake.replies.append([Meta(OLD, "fake:1b", "friend", False, "m4", "m3", "Maya's move"),
+                         Token("Yes, in May."), Done("m4", 5.0, 1)])  # fmt: skip
+    app = relaunch_app(tmp_path, monkeypatch, fake)
+    async with app.run_test(size=(120, 40)) as pilot:
+        chat = app.chat_screen
+        await wait_until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
+        prompt = chat.query_one(PromptInput)
+        await pilot.press(*"half a thought")
+        await pilot.press("ctrl+o")
+        prompt.text = "Is Maya moving to Leeds?"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: fake.asked and not chat.streaming, what="the resend")
+        assert prompt.text == ""
+        await pilot.press("up")
+        assert prompt.text == "half a thought"
