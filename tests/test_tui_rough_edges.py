@@ -102,6 +102,11 @@ def old_session(tmp_path: Path) -> StoredSession:
     )
 
 
+async def until(pilot: Any, predicate: Any, what: str = "") -> Any:
+    """``wait_until`` with a bound fit for a fake session: nothing here takes seconds."""
+    return await wait_until(pilot, predicate, timeout=20, what=what)
+
+
 async def settled(pilot: Any) -> None:
     """Every worker of the app done (the reopen, the load, the model check)."""
     await pilot.app.workers.wait_for_complete()
@@ -124,7 +129,7 @@ async def test_ctrl_n_before_the_memory_opens_is_not_lost(tmp_path, monkeypatch)
         await pilot.press("ctrl+n")
         assert not app.memory_ready.is_set()
         opening.set()
-        await wait_until(pilot, app.memory_ready.is_set)
+        await until(pilot, app.memory_ready.is_set)
         await settled(pilot)
         chat = app.chat_screen
         assert chat.conversation_id is None and chat.title_text == "New conversation"
@@ -138,7 +143,7 @@ async def test_ctrl_n_while_the_last_conversation_loads_wins(tmp_path, monkeypat
     fake.loading = threading.Event()
     app = relaunch_app(tmp_path, monkeypatch, fake)
     async with app.run_test(size=(120, 40)) as pilot:
-        await wait_until(pilot, lambda: fake.loads == [OLD], what="the reopen to start")
+        await until(pilot, lambda: fake.loads == [OLD], what="the reopen to start")
         await pilot.press("ctrl+n")
         fake.loading.set()
         await settled(pilot)
@@ -154,7 +159,7 @@ async def test_the_last_conversation_still_reopens(tmp_path, monkeypatch) -> Non
     app = relaunch_app(tmp_path, monkeypatch, fake)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.chat_screen
-        await wait_until(pilot, lambda: chat.query_one(Transcript).messages, what="the reopen")
+        await until(pilot, lambda: chat.query_one(Transcript).messages, what="the reopen")
         assert chat.conversation_id == OLD and chat.title_text == "Maya's move"
 
 
@@ -165,7 +170,7 @@ async def test_escape_after_ctrl_o_gives_the_draft_back(tmp_path, monkeypatch) -
     app = relaunch_app(tmp_path, monkeypatch, fake)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.chat_screen
-        await wait_until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
+        await until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
         prompt = chat.query_one(PromptInput)
         await pilot.press(*"half a thou")
         await pilot.press("left", "left")
@@ -188,13 +193,121 @@ async def test_a_draft_set_aside_by_ctrl_o_comes_back_with_up(tmp_path, monkeypa
     app = relaunch_app(tmp_path, monkeypatch, fake)
     async with app.run_test(size=(120, 40)) as pilot:
         chat = app.chat_screen
-        await wait_until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
+        await until(pilot, lambda: chat.conversation_id == OLD, what="the reopen")
         prompt = chat.query_one(PromptInput)
         await pilot.press(*"half a thought")
         await pilot.press("ctrl+o")
         prompt.text = "Is Maya moving to Leeds?"
         await pilot.press("enter")
-        await wait_until(pilot, lambda: fake.asked and not chat.streaming, what="the resend")
+        await until(pilot, lambda: fake.asked and not chat.streaming, what="the resend")
         assert prompt.text == ""
         await pilot.press("up")
         assert prompt.text == "half a thought"
+
+
+# -- 8. the browser -----------------------------------------------------------------------------
+LONG = "c-long"
+WORDS = " ".join(f"w{n:04d}" for n in range(1, 834))  # 5,000 characters
+CUT = WORDS.rfind(" ", 0, 2500)
+LONG_REPLY = WORDS[:CUT] + " the marathon in Lisbon" + WORDS[CUT:]
+
+
+def browser_session(tmp_path: Path) -> StoredSession:
+    long = conversation(LONG, "Long talk", summary="A long talk", updated_at=AT)
+    other = conversation("c-other", "Pottery", summary="Pottery class", pinned=True)
+    third = conversation("c-third", "Refactor", summary="The refactor")
+    return StoredSession(
+        home=tmp_path,
+        stored={
+            LONG: (long, exchange(LONG, "Tell me everything", LONG_REPLY)),
+            "c-other": (other, exchange("c-other", "Pottery?", "Your bowl collapsed.")),
+            "c-third": (third, exchange("c-third", "Refactor?", "The review queue.")),
+        },
+    )
+
+
+def screen_lines(app: Any) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+async def open_browser(pilot: Any) -> Any:
+    from sadie_tui.tui.screens.conversations import BrowserScreen
+
+    app = pilot.app
+    await until(pilot, app.memory_ready.is_set)
+    await pilot.press("ctrl+l")
+    browser = await until(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen)
+    await until(pilot, lambda: browser.conversations, what="the listing")
+    return browser
+
+
+async def test_a_long_message_makes_a_short_snippet(tmp_path, monkeypatch) -> None:
+    """A 5,000-character message found by a search shows as one line around the match, cut
+    with an ellipsis at both ends, not as thirty lines."""
+    fake = browser_session(tmp_path)
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    async with app.run_test(size=(100, 32)) as pilot:
+        browser = await open_browser(pilot)
+        await pilot.press(*"marathon")
+        await until(pilot, lambda: [c.id for c in browser.conversations] == [LONG])
+        await until(pilot, lambda: any("marathon" in line for line in screen_lines(app)))
+        shown = [line for line in screen_lines(app) if "w0" in line]
+        assert len(shown) == 1, shown
+        line = shown[0].strip()
+        assert "marathon" in line and line.startswith("sadie: …") and line.endswith("…")
+
+
+def browser_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SadieApp, StoredSession]:
+    fake = browser_session(tmp_path)
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    return app, fake
+
+
+async def test_escape_leaves_the_search_box_keeping_the_filter(tmp_path, monkeypatch) -> None:
+    """``/``, typing, escape: focus is on the list with the filter kept, so ``p`` pins the
+    highlighted row instead of typing a "p"; a second escape clears the filter, a third goes
+    back."""
+    from sadie_tui.tui.screens.chat import ChatScreen
+    from sadie_tui.tui.screens.conversations import ConversationList
+
+    app, fake = browser_app(tmp_path, monkeypatch)
+    pinned: list[tuple[str, bool]] = []
+    monkeypatch.setattr(fake, "pin", lambda cid, on=True: pinned.append((cid, on)))
+    async with app.run_test(size=(100, 32)) as pilot:
+        browser = await open_browser(pilot)
+        search = browser.query_one("#browser-search")
+        await pilot.press("slash", *"marathon")
+        await until(pilot, lambda: [c.id for c in browser.conversations] == [LONG])
+        await pilot.press("escape")
+        assert isinstance(app.focused, ConversationList) and search.value == "marathon"
+        await pilot.press("p")
+        assert search.value == "marathon"
+        await until(pilot, lambda: pinned == [(LONG, True)], what="the pin")
+        await pilot.press("escape")
+        assert search.value == "" and app.screen is browser
+        await until(pilot, lambda: len(browser.conversations) == 3)
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ChatScreen))
+
+
+async def test_tab_then_down_pins_the_highlighted_row(tmp_path, monkeypatch) -> None:
+    """Tab (into the search box and back, or wherever it goes) then Down: ``p`` pins the row
+    the list highlights, always."""
+    app, fake = browser_app(tmp_path, monkeypatch)
+    pinned: list[str] = []
+    monkeypatch.setattr(fake, "pin", lambda cid, on=True: pinned.append(cid))
+    async with app.run_test(size=(100, 32)) as pilot:
+        browser = await open_browser(pilot)
+        await pilot.press("tab", "down")
+        highlighted = browser.highlighted_id()
+        assert highlighted is not None
+        await pilot.press("p")
+        await until(pilot, lambda: pinned, what="the pin")
+        assert pinned == [highlighted]
+        await pilot.press("tab", "tab", "down", "p")
+        await until(pilot, lambda: len(pinned) == 2, what="the second pin")
+        assert pinned[1] == browser.highlighted_id()

@@ -108,9 +108,35 @@ class ConversationList(OptionList):
 
 
 class SearchBox(Input):
-    """The search box; escape clears a search (and only escapes the browser when empty)."""
+    """The search box. Escape, Up and Down leave it for the list, the filter kept, so the
+    row keys act on the highlighted row (escape on the list then clears the filter)."""
 
     BINDINGS = [
+        Binding(
+            "escape",
+            "to_list",
+            "To the list",
+            id="browser.to-list",
+            tooltip="Leave the search box for the list, keeping the search (escape on the"
+            " list clears it)",
+        ),
+        Binding(
+            "down,up",
+            "to_list",
+            "To the list",
+            id="browser.to-list-arrows",
+            show=False,
+            tooltip="Down or up in the search box: on to the list, the search kept",
+        ),
+    ]
+
+    def action_to_list(self) -> None:
+        self.screen.query_one(ConversationList).focus()
+
+
+class BrowserScreen(Screen[tuple[str, str | None] | None]):
+    BINDINGS = [
+        # Before "back": while a search filters the list, escape clears it first.
         Binding(
             "escape",
             "clear_search",
@@ -118,26 +144,12 @@ class SearchBox(Input):
             id="browser.clear-search",
             tooltip="Clear the search (escape again goes back)",
         ),
-    ]
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_search":
-            # False passes escape on to the screen's "back" binding.
-            return bool(self.value)
-        return super().check_action(action, parameters)
-
-    def action_clear_search(self) -> None:
-        self.value = ""
-
-
-class BrowserScreen(Screen[tuple[str, str | None] | None]):
-    BINDINGS = [
         Binding(
             "escape,ctrl+l",
             "back",
             "Back",
             id="browser.back",
-            tooltip="Back to the conversation (escape in a search box with text clears it first)",
+            tooltip="Back to the conversation (escape clears a search first)",
         ),
         Binding("ctrl+n", "new", "New", id="new-conversation", tooltip="Start a new conversation"),
         Binding(
@@ -223,6 +235,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.refresh_list(keep=self.current)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":
+            # False passes escape on to "back".
+            return bool(self.query_one("#browser-search", Input).value)
         if action == "archive":
             return not self.archived
         if action == "restore":
@@ -357,6 +372,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     def action_new(self) -> None:
         self.dismiss(("new", None))
+
+    def action_clear_search(self) -> None:
+        self.query_one("#browser-search", Input).value = ""
 
     def action_search(self) -> None:
         self.query_one("#browser-search", Input).focus()
