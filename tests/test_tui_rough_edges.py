@@ -23,6 +23,7 @@ from sadie_tui.tui.widgets.transcript import Transcript
 from tests.support.fake_session import FakeSession, now
 from tests.support.tui import wait_until
 
+pytest_plugins = ["tests.support.tui"]
 pytestmark = pytest.mark.asyncio
 
 OLD = "c-old"
@@ -70,7 +71,9 @@ class StoredSession(FakeSession):
                 c
                 for c, items in self.stored.values()
                 if c in found
-                and (words in c.title.casefold() or any(words in m.content.casefold() for m in items))
+                and (
+                    words in c.title.casefold() or any(words in m.content.casefold() for m in items)
+                )
             ]
         return sorted(found, key=lambda c: (not c.pinned, c.title))
 
@@ -311,3 +314,115 @@ async def test_tab_then_down_pins_the_highlighted_row(tmp_path, monkeypatch) -> 
         await pilot.press("tab", "tab", "down", "p")
         await until(pilot, lambda: len(pinned) == 2, what="the second pin")
         assert pinned[1] == browser.highlighted_id()
+
+
+# -- 9. sources and keys ------------------------------------------------------------------------
+EPS = [f"3f7f7a68-0b1c-4d2e-9f00-12345678900{n}" for n in range(3)]
+
+
+def cited_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[SadieApp, FakeSession]:
+    """The app on a fake whose one reply cites three notes."""
+    from sadie_tui.engine.events import CitationsEvent, CitationView, Done, Meta, Token
+
+    cites = tuple(
+        CitationView(ep, f"quote {n}", "verbatim", "verbatim", f"Note {n}", "2026-03-1{n}")
+        for n, ep in enumerate(EPS)
+    )
+    fake = FakeSession(
+        home=tmp_path,
+        replies=[
+            [
+                Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Notes"),
+                Token("Three."),
+                CitationsEvent(cites),
+                Done("m2", 5.0, 3),
+            ]
+        ],  # fmt: skip
+    )
+    monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
+    launch = Launch(home=tmp_path, settings=fake.settings)
+    app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
+    return app, fake
+
+
+async def ask(pilot: Any, text: str = "What do my notes say?") -> Any:
+    app = pilot.app
+    await until(pilot, app.memory_ready.is_set)
+    chat = app.chat_screen
+    chat.query_one(PromptInput).insert(text)
+    await pilot.press("enter")
+    reply = await until(pilot, lambda: chat.reply)
+    await until(pilot, lambda: reply.status != "streaming" and not chat.streaming)
+    return reply
+
+
+async def test_up_and_down_move_between_citations_and_tab_passes_the_list(
+    tmp_path, monkeypatch
+) -> None:
+    from sadie_tui.tui.widgets.citations import CitationItem
+    from sadie_tui.tui.widgets.transcript import MessageView
+
+    app, _ = cited_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ask(pilot)
+        await until(pilot, lambda: len(app.chat_screen.query(CitationItem)) == 3)
+        await pilot.press("tab")
+        assert isinstance(app.focused, CitationItem) and app.focused.number == 1
+        await pilot.press("down")
+        assert isinstance(app.focused, CitationItem) and app.focused.number == 2
+        await pilot.press("down", "down")  # the last stays
+        assert isinstance(app.focused, CitationItem) and app.focused.number == 3
+        await pilot.press("up")
+        assert isinstance(app.focused, CitationItem) and app.focused.number == 2
+        await pilot.press("tab")  # past the list, in one stop
+        assert isinstance(app.focused, MessageView)
+
+
+async def test_the_footer_names_ctrl_y_on_a_focused_message(tmp_path, monkeypatch) -> None:
+    from textual.widgets._footer import FooterKey
+
+    from sadie_tui.tui.widgets.transcript import MessageView
+
+    app, _ = cited_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await ask(pilot)
+        reply.focus()
+        await pilot.pause()
+        assert isinstance(app.focused, MessageView)
+        keys = await until(
+            pilot, lambda: {k.key: k.description for k in app.screen.query(FooterKey)}
+        )
+        assert "ctrl+y" in keys, keys
+
+
+async def test_ctrl_c_says_how_to_quit_in_plain_words(tmp_path, monkeypatch) -> None:
+    app, _ = cited_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        reply = await ask(pilot)
+        reply.focus()
+        await pilot.press("ctrl+c")
+        notes = [n.message for n in app._notifications]
+        assert notes and not any("[b]" in n or "[/b]" in n for n in notes), notes
+        assert any("ctrl+q" in n and "quit" in n for n in notes), notes
+
+
+async def test_a_reply_cut_by_the_model_server_says_what_happened_and_that_ctrl_g_retries(
+    ctx, ollama
+) -> None:
+    """The project's Ollama server drops the connection mid-stream (a half-sent body): the
+    reply says so in words, and that ctrl+g retries; no exception class name anywhere."""
+    import re
+
+    from tests.support.ollama_server import Reply
+    from tests.support.tui import make_app
+
+    ollama.queue(Reply(["You wrote ", "that Maya ", "is moving"], stall_after=2, stall_seconds=0))
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app.chat_screen.query_one("StatusLine").online is not None)
+        reply = await ask(pilot, "What did Maya say about moving?")
+        assert reply.status == "error"
+        note = str(reply.query_one(".note").render())
+        said = [note, *(n.message for n in app._notifications)]
+        assert "closed the connection" in note and "ctrl+g retries" in note, note
+        assert not any(re.search(r"[A-Z][a-z]+[A-Z][A-Za-z]*(Error|Exception)", s) for s in said)

@@ -302,6 +302,12 @@ class SadieApp(App[None]):
         except OSError as exc:
             self.call_from_thread(self.notify, f"cannot save {key}: {exc}", severity="warning")
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (where nothing copies) says how to quit, in words: Textual's own line is
+        markup, and sadie's notifications show markup as text."""
+        keys = self.keymap.get("quit", "ctrl+q").split(",")[0].strip()
+        self.notify(f"Press {keys} to quit sadie", title="Do you want to quit?", timeout=3)
+
     # -- palette and help ---------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from system_commands(self, screen)

@@ -99,13 +99,13 @@ class ChatScreen(Screen[None]):
             show=False,
             tooltip="Stop the reply (what was shown is kept, marked interrupted)",
         ),
-        # Priority: the input's TextArea binds ctrl+y to redo.
+        # Not a priority binding, so a focused message's or citation's own ctrl+y shows in
+        # the footer; the input binds it here too (its TextArea would redo).
         Binding(
             "ctrl+y",
             "copy",
             "Copy reply",
             id="copy",
-            priority=True,
             show=False,
             tooltip="Copy the last reply, or the focused message or citation quote",
         ),
@@ -249,8 +249,12 @@ class ChatScreen(Screen[None]):
     # -- focus and keys ----------------------------------------------------------------------
     @property
     def focus_chain(self) -> list[Widget]:
-        """Tab order: the input, the chips, the sources, then the messages."""
-        return sorted(super().focus_chain, key=focus_rank)
+        """Tab order: the input, the chips, the sources (one stop: the focused citation, else
+        the first; Up/Down move within), then the messages."""
+        chain = sorted(super().focus_chain, key=focus_rank)
+        sources = [w for w in chain if isinstance(w, CitationItem)]
+        keep = self.focused if self.focused in sources else next(iter(sources), None)
+        return [w for w in chain if not isinstance(w, CitationItem) or w is keep]
 
     def on_key(self, event: events.Key) -> None:
         """A letter typed while a message, chip or citation has focus goes to the input."""

@@ -50,6 +50,8 @@ class PromptInput(TextArea):
             tooltip="Start a new line in the message (shift+enter too, where the terminal"
             " tells it from enter)",
         ),
+        # The screen's copy (the last reply), not TextArea's redo.
+        Binding("ctrl+y", "screen.copy", "Copy reply", id="copy", show=False),
     ]
 
     class Submitted(Message):

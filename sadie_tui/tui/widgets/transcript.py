@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
@@ -93,6 +94,10 @@ class ReplyStream:
 class MessageView(Widget, can_focus=True):
     """One message; focus it (click, tab, or the scroll keys) and press ctrl+y to copy it.
     Letters typed while it has focus go to the message box, not to it."""
+
+    # The screen's ctrl+y (a priority binding) copies the focused message; this one names it
+    # in the footer while a message has focus.
+    BINDINGS = [Binding("ctrl+y", "copy", "Copy", id="copy", tooltip="Copy this message")]
 
     DEFAULT_CSS = """
     MessageView {
