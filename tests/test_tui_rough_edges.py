@@ -426,3 +426,46 @@ async def test_a_reply_cut_by_the_model_server_says_what_happened_and_that_ctrl_
         said = [note, *(n.message for n in app._notifications)]
         assert "closed the connection" in note and "ctrl+g retries" in note, note
         assert not any(re.search(r"[A-Z][a-z]+[A-Z][A-Za-z]*(Error|Exception)", s) for s in said)
+
+
+# -- 7. narrow terminals ------------------------------------------------------------------------
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)])
+async def test_a_narrow_chat_keeps_its_width_and_shows_the_sources_over_it(
+    tmp_path, monkeypatch, size
+) -> None:
+    """Below 100 columns the sidebar hides and the chat keeps the screen's width; ctrl+b
+    shows the sources over the chat, and ctrl+b or escape hides them. Headers, the status
+    line and the footer fit: no word is cut."""
+    from sadie_tui.tui.widgets.citations import CitationSidebar
+
+    app, _ = cited_app(tmp_path, monkeypatch)
+    async with app.run_test(size=size) as pilot:
+        reply = await ask(pilot)
+        chat = app.chat_screen
+        transcript, sidebar = chat.query_one(Transcript), chat.query_one(CitationSidebar)
+        await until(pilot, lambda: not sidebar.display and transcript.size.width >= size[0] - 6)
+        width = transcript.size.width
+        lines = screen_lines(app)
+        header = next(line for line in lines if "sadie · 14:30" in line)
+        assert "3 src" in header or "3 sources" in header, header
+        assert "● fake:1b online │ friend" in lines[-2]
+        footer = lines[-1].rstrip()
+        assert footer.endswith("f1 Help") and "▏" not in footer, footer
+        await pilot.press("ctrl+b")
+        assert sidebar.display and transcript.size.width == width  # over the chat, not beside
+        await until(pilot, lambda: any("1. Note 0" in line for line in screen_lines(app)))
+        await pilot.press("escape")
+        assert not sidebar.display and reply.status == "complete"
+        await pilot.press("ctrl+b")
+        assert sidebar.display
+        await pilot.press("ctrl+b")
+        assert not sidebar.display
+
+
+async def test_a_narrow_browser_footer_cuts_no_key(tmp_path, monkeypatch) -> None:
+    app, _ = browser_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await open_browser(pilot)
+        await pilot.pause()
+        footer = screen_lines(app)[-1].rstrip()
+        assert footer.endswith("f1 Help") and "▏" not in footer, footer

@@ -17,13 +17,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from ..chat_widgets import NEW_TITLE, ChatWidgets
 from ..conversation_controller import ConversationController
 from ..turn_controller import TurnController
 from ..widgets.chip_bar import ChipBar, ChipView
 from ..widgets.citations import CitationItem, CitationSidebar
+from ..widgets.fitting import NARROW, FittingFooter
 from ..widgets.prompt import PromptInput
 from ..widgets.sigil import EmotionSigil
 from ..widgets.status import StatusLine
@@ -52,7 +53,8 @@ def focus_rank(widget: Widget) -> int:
 class ChatScreen(Screen[None]):
     """The conversation screen (see the module)."""
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]
+    # Below NARROW columns the sources sidebar is an overlay, shown by ctrl+b.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
 
     BINDINGS = [
         Binding(
@@ -203,7 +205,7 @@ class ChatScreen(Screen[None]):
                 yield w.prompt
             yield w.sources
         yield w.status
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         status, host = self.widgets.status, self.host
@@ -320,7 +322,9 @@ class ChatScreen(Screen[None]):
     # -- actions -----------------------------------------------------------------------------
     async def action_stop_reply(self) -> None:
         prompt = self.widgets.prompt
-        if self.turns.stop():
+        if self.overlaid:  # the sidebar over the chat (a narrow screen) goes first
+            self.action_toggle_sidebar()
+        elif self.turns.stop():
             self.notify("Stopped. What was shown is kept.", timeout=2)
         elif prompt.editing:
             prompt.cancel_editing()
@@ -373,10 +377,18 @@ class ChatScreen(Screen[None]):
         await self.conversation.open(conversation_id)
         prompt.focus()
 
+    @property
+    def overlaid(self) -> bool:
+        """Whether the sidebar is shown over the chat (below NARROW columns)."""
+        return self.has_class("-narrow") and bool(self.widgets.sources.display)
+
     def action_toggle_sidebar(self) -> None:
-        shown = self.widgets.sources.display
+        sources = self.widgets.sources
+        shown = sources.display
         self.set_class(not shown, "-sidebar-shown")
         self.set_class(shown, "-sidebar-hidden")
+        if shown and self.focused is not None and sources in self.focused.ancestors:
+            self.widgets.prompt.focus()  # not left on a hidden citation
 
     def action_copy(self) -> None:
         focused = self.focused

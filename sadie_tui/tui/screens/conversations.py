@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static, Tab, Tabs
+from textual.widgets import Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -25,6 +25,7 @@ from ...display import safe
 from ...engine.errors import SadieError
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
+from ..widgets.fitting import FittingFooter
 from .dialogs import Confirm, TextPrompt
 
 if TYPE_CHECKING:
@@ -227,7 +228,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         )
         yield ConversationList(id="browser-list")
         yield Static(Text(""), id="browser-empty")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#browser-tabs", Tabs).can_focus = False

@@ -74,6 +74,7 @@ class PromptInput(TextArea):
     """
 
     EDITING_TITLE = "editing your last message — enter resends it, escape cancels"
+    EDITING_SHORT = "editing — enter resends, esc cancels"
 
     def __init__(
         self,
@@ -182,4 +183,12 @@ class PromptInput(TextArea):
         """Mark the box as holding the last message to resend (its border says so), or not."""
         self.editing = editing
         self.set_class(editing, "-editing")
-        self.border_title = self.EDITING_TITLE if editing else None
+        self.border_title = self._editing_title() if editing else None
+
+    def _editing_title(self) -> str:
+        fits = not self.size.width or len(self.EDITING_TITLE) + 4 <= self.size.width
+        return self.EDITING_TITLE if fits else self.EDITING_SHORT
+
+    def on_resize(self) -> None:
+        if self.editing:
+            self.border_title = self._editing_title()

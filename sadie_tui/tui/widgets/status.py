@@ -42,6 +42,12 @@ class StatusLine(Widget):
     via: reactive[str] = reactive("")  # the sadie holding the memory, when this is its client
 
     def render(self) -> Text:
+        full = self.line()
+        room = self.content_size.width
+        return full if not room or full.cell_len <= room else self.line(short=True)
+
+    def line(self, short: bool = False) -> Text:
+        """The status in words; ``short`` (a narrow screen): fewer of them."""
         text = Text(no_wrap=True, overflow="ellipsis")
         if self.online is None:
             text.append("○ ", style="dim")
@@ -54,7 +60,8 @@ class StatusLine(Widget):
         else:
             text.append("● ", style="bold yellow")
             text.append("offline", style="bold")
-            text.append(" (quotes from your notes)", style="dim")
+            if not short:
+                text.append(" (quotes from your notes)", style="dim")
         if self.persona:
             text.append(SEP, style="dim")
             text.append(safe(self.persona))
@@ -66,7 +73,8 @@ class StatusLine(Widget):
                 text.append(f" ({ctx.messages_dropped} older left out)", style="yellow")
             if ctx.chips:
                 text.append(f" · {counted(ctx.chips, 'chip')}")
-            text.append(f" · {ctx.retrieval_ms:.0f} ms")
+            if not short:
+                text.append(f" · {ctx.retrieval_ms:.0f} ms")
             if not ctx.vector:
                 text.append(" · keywords+names", style="dim")
         if self.tokens_per_s:
@@ -83,5 +91,7 @@ class StatusLine(Widget):
             text.append("memory unavailable", style="bold red")
         elif not self.embedder_ready:
             text.append(SEP, style="dim")
-            text.append("embedding model loading…", style="italic")
+            text.append(
+                "embedder loading…" if short else "embedding model loading…", style="italic"
+            )
         return text

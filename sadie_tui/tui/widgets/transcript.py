@@ -91,6 +91,25 @@ class ReplyStream:
                 )
 
 
+class MessageHeader(Widget):
+    """The line above a message: its view's ``header_text``, the short wording when the long
+    one does not fit the column."""
+
+    DEFAULT_CSS = """
+    MessageHeader {
+        height: 1;
+    }
+    """
+
+    def render(self) -> Text:
+        view = self.parent
+        if not isinstance(view, MessageView):
+            return Text()
+        full = view.header_text()
+        width = self.size.width
+        return full if not width or full.cell_len <= width else view.header_text(short=True)
+
+
 class MessageView(Widget, can_focus=True):
     """One message; focus it (click, tab, or the scroll keys) and press ctrl+y to copy it.
     Letters typed while it has focus go to the message box, not to it."""
@@ -128,13 +147,14 @@ class MessageView(Widget, can_focus=True):
     def text(self) -> str:
         return self._text
 
-    def header_text(self) -> Text:
+    def header_text(self, short: bool = False) -> Text:
+        """The line above the message; ``short``: the wording for a narrow column."""
         return Text.assemble(("you", "bold"), f" · {self.at:%H:%M}")
 
     def update_header(self) -> None:
         # One line high whatever it says: no layout. Not composed yet: compose shows it.
-        for header in self.query_children(".header").results(Static):
-            header.update(self.header_text(), layout=False)
+        for header in self.query_children(MessageHeader):
+            header.refresh()
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.text)
@@ -150,7 +170,7 @@ class UserMessage(MessageView):
     """
 
     def compose(self):
-        yield Static(self.header_text(), classes="header")
+        yield MessageHeader(classes="header")
         yield Static(Text(safe(self._text)), classes="body")
 
 
@@ -224,7 +244,7 @@ class AssistantMessage(MessageView):
         # Imported here: markdown-it is not needed for the first frame.
         from textual.widgets import Markdown
 
-        yield Static(self.header_text(), classes="header")
+        yield MessageHeader(classes="header")
         placeholder = Static(Text(self._placeholder), classes="placeholder")
         placeholder.display = self.live and not self._text
         yield placeholder
@@ -235,7 +255,9 @@ class AssistantMessage(MessageView):
         if not self.live and self.status != "complete":
             self.show_note(STATUS_NOTES.get(self.status, self.status), error=self.status == "error")
 
-    def header_text(self) -> Text:
+    def header_text(self, short: bool = False) -> Text:
+        """Sigil, time, register, sources and what the reply is doing; ``short`` (a narrow
+        column): the register only as its sigil, fewer words."""
         text = Text()
         mark = glyph(self.emotion)
         if mark is not None:
@@ -243,17 +265,19 @@ class AssistantMessage(MessageView):
             text.append(" ")
         text.append("sadie", style="bold")
         text.append(f" · {self.at:%H:%M}")
-        if self.emotion:
+        if self.emotion and not short:
             text.append(f" · {self.emotion}")
         count = self.sources.count
         if count:
-            text.append(f" · {count} source{'s' if count != 1 else ''}")
+            noun = "src" if short else f"source{'s' if count != 1 else ''}"
+            text.append(f" · {count} {noun}")
         if self.live and self.status == "streaming":
             if self.checking:
                 spent = f" {self.checking_for:.0f} s" if self.checking_for >= 1 else ""
-                text.append(f" · checking sources…{spent}", style="italic")
+                word = "checking…" if short else "checking sources…"
+                text.append(f" · {word}{spent}", style="italic")
             else:
-                text.append(" · replying… esc stops", style="italic")
+                text.append(" · replying…" if short else " · replying… esc stops", style="italic")
         return text
 
     @property
