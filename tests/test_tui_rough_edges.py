@@ -448,7 +448,7 @@ async def test_a_narrow_chat_keeps_its_width_and_shows_the_sources_over_it(
         lines = screen_lines(app)
         header = next(line for line in lines if "sadie · 14:30" in line)
         assert "3 src" in header or "3 sources" in header, header
-        assert "● fake:1b online │ friend" in lines[-2]
+        assert "● fake:1b" in lines[-2] and "│ friend" in lines[-2] and "…" not in lines[-2]
         footer = lines[-1].rstrip()
         assert footer.endswith("f1 Help") and "▏" not in footer, footer
         await pilot.press("ctrl+b")

@@ -56,7 +56,8 @@ class StatusLine(Widget):
         elif self.online:
             text.append("● ", style="bold green")
             text.append(safe(self.model), style="bold")
-            text.append(" online")
+            if not short:  # the green dot says it
+                text.append(" online")
         else:
             text.append("● ", style="bold yellow")
             text.append("offline", style="bold")
