@@ -51,7 +51,14 @@ class PromptInput(TextArea):
             " tells it from enter)",
         ),
         # The screen's copy (the last reply), not TextArea's redo.
-        Binding("ctrl+y", "screen.copy", "Copy reply", id="copy", show=False),
+        Binding(
+            "ctrl+y",
+            "screen.copy",
+            "Copy reply",
+            id="copy",
+            show=False,
+            tooltip="Copy the last reply, or the focused message or citation quote",
+        ),
     ]
 
     class Submitted(Message):
