@@ -469,3 +469,23 @@ async def test_a_narrow_browser_footer_cuts_no_key(tmp_path, monkeypatch) -> Non
         await pilot.pause()
         footer = screen_lines(app)[-1].rstrip()
         assert footer.endswith("f1 Help") and "▏" not in footer, footer
+
+
+async def test_letters_typed_in_a_burst_after_slash_all_reach_the_search(
+    tmp_path, monkeypatch
+) -> None:
+    """``/bike`` arriving at once (as a terminal sends a fast typist's keys): the letters that
+    reach the list before the search box has focus are the search's, so ``e`` does not
+    export."""
+    from textual import events
+
+    app, _ = browser_app(tmp_path, monkeypatch)
+    async with app.run_test(size=(100, 32)) as pilot:
+        browser = await open_browser(pilot)
+        for key, character in [("slash", "/"), ("b", "b"), ("i", "i"), ("k", "k"), ("e", "e")]:
+            app.post_message(events.Key(key, character))
+        search = browser.query_one("#browser-search")
+        await until(pilot, lambda: search.value.startswith("bik"))
+        await pilot.pause()
+        assert search.value == "bike"
+        assert not (tmp_path / "exports").exists()

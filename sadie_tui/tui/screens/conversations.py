@@ -85,13 +85,21 @@ class ConversationList(OptionList):
     ]
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in self.screen.active_bindings:
+        screen = self.screen
+        # Keys typed in one burst after / (or a first letter) reach the list before the
+        # search box has focus: they are the search's, not the row keys' (e exports).
+        typing = isinstance(screen, BrowserScreen) and screen.search_pending
+        if event.key in screen.active_bindings and not typing:
             return
-        if event.is_printable and event.character and isinstance(self.screen, BrowserScreen):
+        if event.is_printable and event.character and isinstance(screen, BrowserScreen):
             event.stop()
             event.prevent_default()
             # At once, not by message: the next key must already land in the search box.
             self.screen.type_ahead(event.character)
+
+    def on_focus(self) -> None:
+        if isinstance(self.screen, BrowserScreen):
+            self.screen.search_pending = False  # back on the list: letters are row keys
 
     def row_ids(self) -> list[str]:
         """The ids of the rows that can be highlighted (not the section headings), in order."""
@@ -213,6 +221,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.conversations: list[Any] = []
         self.archived = False
         self._forgot_current = False
+        self.search_pending = False  # focus is on its way to the search box
         # The row highlighted in each tab when it was left, to come back to.
         self._left_at: dict[bool, str | None] = {False: current, True: None}
 
@@ -350,6 +359,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     def type_ahead(self, character: str) -> None:
         search = self.query_one("#browser-search", Input)
+        self.search_pending = True
         search.focus()
         search.insert_text_at_cursor(character)
 
@@ -378,6 +388,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.query_one("#browser-search", Input).value = ""
 
     def action_search(self) -> None:
+        self.search_pending = True
         self.query_one("#browser-search", Input).focus()
 
     def action_toggle_archived(self) -> None:
