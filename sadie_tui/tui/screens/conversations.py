@@ -95,7 +95,7 @@ class ConversationList(OptionList):
             event.stop()
             event.prevent_default()
             # At once, not by message: the next key must already land in the search box.
-            self.screen.type_ahead(event.character)
+            screen.type_ahead(event.character)
 
     def on_focus(self) -> None:
         if isinstance(self.screen, BrowserScreen):
