@@ -71,14 +71,16 @@ class FittingFooter(Footer):
 
 
 class FittingLine(Static):
-    """One line of text in its long wording, or its short one where the long does not fit."""
+    """One line of text in its long wording, or (below NARROW columns) its short one where the
+    long does not fit."""
 
     def __init__(self, long: str, short: str, *, id: str | None = None) -> None:
         super().__init__(Text(long), id=id, markup=False)
         self.long, self.short = long, short
 
     def _wording(self, width: int) -> str:
-        return self.long if cell_len(self.long) <= width else self.short
+        wide = self.app.size.width >= NARROW  # at 100 columns and more: as it always was
+        return self.long if wide or cell_len(self.long) <= width else self.short
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return cell_len(self._wording(container.width))

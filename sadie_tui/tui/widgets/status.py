@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from ...display import safe
 from ...engine.events import ContextBudget
+from .fitting import NARROW
 
 SEP = " │ "
 
@@ -44,7 +45,9 @@ class StatusLine(Widget):
     def render(self) -> Text:
         full = self.line()
         room = self.content_size.width
-        return full if not room or full.cell_len <= room else self.line(short=True)
+        if not room or full.cell_len <= room or self.app.size.width >= NARROW:
+            return full
+        return self.line(short=True)
 
     def line(self, short: bool = False) -> Text:
         """The status in words; ``short`` (a narrow screen): fewer of them."""

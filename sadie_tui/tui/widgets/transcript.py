@@ -25,6 +25,7 @@ from textual.widgets import Static
 from ...display import safe
 from ..registers import colour, glyph
 from .citations import Sources
+from .fitting import NARROW
 
 if TYPE_CHECKING:
     # lazy: markdown-it loads with the first reply that needs Markdown
@@ -107,7 +108,9 @@ class MessageHeader(Widget):
             return Text()
         full = view.header_text()
         width = self.size.width
-        return full if not width or full.cell_len <= width else view.header_text(short=True)
+        if not width or full.cell_len <= width or self.app.size.width >= NARROW:
+            return full
+        return view.header_text(short=True)
 
 
 class MessageView(Widget, can_focus=True):
