@@ -332,3 +332,42 @@ def test_too_small(snap_compare, ctx) -> None:
         await settle(pilot)
 
     assert snap_compare(make_app(ctx), terminal_size=(40, 10), run_before=run)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_chat_narrow(snap_compare, ctx, size) -> None:
+    """Below 100 columns: no sidebar beside the chat, shorter wordings, whole footer keys."""
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await ask(pilot)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=size, run_before=run)
+
+
+def test_chat_narrow_sources_over_the_chat(snap_compare, ctx) -> None:
+    """ctrl+b at 80 columns: the sources over the chat, which keeps its width."""
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await ask(pilot)
+        await pilot.press("ctrl+b")
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=(80, 24), run_before=run)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
+def test_browser_narrow(snap_compare, ctx, size) -> None:
+    seed_conversations(ctx.home)
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        await wait_until(pilot, app.memory_ready.is_set)
+        await pilot.press("ctrl+l")
+        browser = await wait_until(
+            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
+        )
+        await wait_until(pilot, lambda: browser.conversations)
+        await settle(pilot)
+
+    assert snap_compare(make_app(ctx), terminal_size=size, run_before=run)

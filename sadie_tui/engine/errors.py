@@ -63,6 +63,33 @@ def exit_code_for(kind: str) -> ExitCode:
         return ExitCode.FAILURE
 
 
+# What a failed connection to a model server means, in words, by the transport's exception
+# class (looked up by name along its classes, so this module needs no HTTP library). A person
+# reads these; a class name ("RemoteProtocolError") tells them nothing.
+CONNECTION_WORDS = {
+    "RemoteProtocolError": "the model server closed the connection before the reply was complete",
+    "ReadError": "the connection to the model server was cut while the reply came in",
+    "WriteError": "the request could not be sent to the model server",
+    "ProxyError": "a proxy between sadie and the model server refused the connection",
+    "UnsupportedProtocol": "the model server's address does not start with http:// or https://",
+    "DecodingError": "the model server sent a reply that could not be decoded",
+    "TooManyRedirects": "the model server redirected sadie too many times",
+    "LocalProtocolError": "sadie sent the model server a request it could not make sense of",
+    "ConnectionResetError": "the model server reset the connection",
+    "BrokenPipeError": "the connection to the model server broke",
+}
+
+
+def in_words(exc: BaseException) -> str:
+    """What went wrong, for a person: the words for a known transport failure, else the
+    exception's own message (its first 300 characters), never its class name alone."""
+    for kind in type(exc).__mro__:
+        if kind.__name__ in CONNECTION_WORDS:
+            return CONNECTION_WORDS[kind.__name__]
+    said = " ".join(str(exc).split())[:300]
+    return said or "it gave no reason"
+
+
 class SadieError(Exception):
     """A failure explained in one line, with an optional fix."""
 

@@ -325,6 +325,12 @@ class SadieApp(App[None]):
             self.learning.touched()
         await super().on_event(event)
 
+    def action_help_quit(self) -> None:
+        """ctrl+c (where nothing copies) says how to quit, in words: Textual's own line is
+        markup, and sadie's notifications show markup as text."""
+        keys = self.keymap.get("quit", "ctrl+q").split(",")[0].strip()
+        self.notify(f"Press {keys} to quit sadie", title="Do you want to quit?", timeout=3)
+
     # -- palette and help ---------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from system_commands(self, screen)
@@ -507,7 +513,8 @@ class SadieApp(App[None]):
         if self.settings.open_last and not self.ctx.new and not self.question:
             last = self._last_conversation()
             chat = self.chat_screen
-            if last is not None and chat.conversation_id is None and not chat.streaming:
+            # Not when the person already chose (ctrl+n or a message while the memory opened).
+            if last is not None and not chat.chosen:
                 self._last_remembered = last
                 self.run_worker(chat.open_conversation(last), group="open")
         if self.warm_embedder:

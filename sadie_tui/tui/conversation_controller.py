@@ -38,6 +38,10 @@ class ConversationController:
         self.widgets = widgets
         self.conversation_id: str | None = None  # None: a new one, created by its first reply
         self.title = NEW_TITLE
+        # One per open(): a load that finishes after a later open (ctrl+n while the reopened
+        # conversation is still being read) is dropped; the later intent wins.
+        self.opened = 0
+        self._showing = asyncio.Lock()  # clearing and showing a load never interleave
 
     def _session(self) -> SessionProtocol:
         session = self.host.session
@@ -74,15 +78,26 @@ class ConversationController:
         self.set_title(NEW_TITLE)
 
     async def open(self, conversation_id: str | None) -> None:
-        """Show ``conversation_id`` (``None``: a fresh one)."""
-        await self.clear()
-        if conversation_id is None:
-            self.host.remember_conversation(None)
-            return
-        load = partial(self._load, conversation_id)
+        """Show ``conversation_id`` (``None``: a fresh one). The last call wins: a load still
+        running for an earlier one is not shown."""
+        self.opened += 1
+        turn = self.opened
+        async with self._showing:
+            if turn != self.opened:
+                return  # opened again meanwhile
+            await self.clear()
+            if conversation_id is None:
+                self.host.remember_conversation(None)
+                return
+        load = partial(self._load, conversation_id, turn)
         self.owner.run_worker(load, thread=True, exclusive=True, group="load", exit_on_error=False)
 
-    def _load(self, conversation_id: str) -> None:
+    def keep_shown(self) -> None:
+        """The person acts on the conversation on screen (a message sent): a load still
+        running for another one is not shown over it."""
+        self.opened += 1
+
+    def _load(self, conversation_id: str, turn: int) -> None:
         session = self.host.session
         if session is None:
             return
@@ -93,9 +108,16 @@ class ConversationController:
         except SadieError as exc:
             self._tell(exc.one_line())
             return
-        from_thread(self.owner.app, self._show_loaded, conversation, items, chips)
+        from_thread(self.owner.app, self._show_loaded, turn, conversation, items, chips)
 
-    async def _show_loaded(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
+    async def _show_loaded(
+        self, turn: int, conversation: Any, items: list[Any], chips: list[Any]
+    ) -> None:
+        async with self._showing:
+            if turn == self.opened:  # else the person opened another meanwhile
+                await self._show(conversation, items, chips)
+
+    async def _show(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
         self.adopt(conversation.id, conversation.title)
         last = await self.widgets.transcript.show_stored(items)
         await self.widgets.sources.follow(last)

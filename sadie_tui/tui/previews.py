@@ -172,18 +172,28 @@ class Preview:
     span: tuple[int, int] | None = None
 
 
+def clip(text: str, room: int = ROOM) -> str:
+    """``text`` in at most ``room`` characters: cut at a word boundary, with "…", when longer
+    (the list wraps a row's lines; a snippet keeps to one)."""
+    if len(text) <= room:
+        return text
+    cut = text[: room - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > room // 2 else cut).rstrip() + "…"
+
+
 def snippet(text: str, span: tuple[int, int], room: int = ROOM) -> Preview:
     """``text`` shown so that the match and a little after it fit in ``room`` characters:
-    cut (with "…") at a word boundary ahead of the match when it would not (the row cuts
-    the end)."""
+    cut (with "…") at a word boundary ahead of the match when it would not, and after it
+    to fit ``room`` (a 5,000-character message is one line, not thirty)."""
     end = span[1] + min(AFTER, len(text) - span[1])
-    if end <= room:
-        return Preview(text, span)
-    start = min(end - room + 1, span[0])
-    space = text.find(" ", start, span[0])
-    start = space + 1 if space != -1 else start
-    shift = 1 - start
-    return Preview("…" + text[start:], (span[0] + shift, span[1] + shift))
+    if end > room:
+        start = min(end - room + 1, span[0])
+        space = text.find(" ", start, span[0])
+        start = space + 1 if space != -1 else start
+        shift = 1 - start
+        text, span = "…" + text[start:], (span[0] + shift, span[1] + shift)
+    return Preview(clip(text, max(room, span[1] + 1)), span)  # the match always shows
 
 
 Messages = Callable[[str], Sequence[Any]]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
-from ..engine.errors import SadieError
+from ..engine.errors import SadieError, in_words
 from ..engine.events import (
     Checking,
     CitationsEvent,
@@ -206,8 +206,8 @@ class TurnController:
             raise
         except Exception as exc:  # noqa: BLE001 - shown, never a traceback over the UI
             await showing.wait()
-            await reply.failed(f"something went wrong: {exc}", None)
-            self.owner.notify(str(exc), title="sadie", severity="error")
+            await reply.failed(f"something went wrong: {in_words(exc)}", None)
+            self.owner.notify(in_words(exc), title="sadie", severity="error")
             raise
 
     async def _render(self, event: Event, reply: AssistantMessage, pending: list[ChipItem]) -> None:
@@ -297,12 +297,14 @@ class TurnController:
         status.tokens_per_s = (event.tokens_per_s or None) if status.online else None
 
     async def _on_error(self, event: ErrorEvent, reply: AssistantMessage) -> None:
-        await reply.failed(event.message, event.fix)
+        retry = f"{self.host.keymap.get('regenerate', 'ctrl+g').split(',')[0]} retries"
+        fix = f"{event.fix}; {retry}" if event.fix else retry
+        await reply.failed(event.message, fix)
         reply.sources.state = "failed"
         await self.widgets.sources.sources_changed(reply)
         self.host.model_failed(event.code)
         self.owner.notify(
-            event.message + (f"\n{event.fix}" if event.fix else ""),
+            f"{event.message}\n{fix}",
             title="The reply failed",
             severity="error",
             timeout=8,

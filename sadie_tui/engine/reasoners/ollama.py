@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, TypedDict
 
 import httpx
 
-from ..errors import ModelError, ModelMissing, ModelStreamError, ModelTimeout, ModelUnreachable
+from ..errors import (
+    ModelError,
+    ModelMissing,
+    ModelStreamError,
+    ModelTimeout,
+    ModelUnreachable,
+    in_words,
+)
 from .base import Piece
 from .rates import Budget, Rates
 
@@ -102,8 +109,8 @@ def translate(exc: BaseException, host: str, model: str) -> ModelError:
             " ollama_host in config.toml)",
         )
     if isinstance(exc, httpx.HTTPError):
-        return ModelStreamError(f"the connection to Ollama broke mid-reply ({type(exc).__name__})")
-    return ModelError(f"unexpected model failure: {type(exc).__name__}: {exc}")
+        return ModelStreamError(f"the connection to Ollama broke mid-reply: {in_words(exc)}")
+    return ModelError(f"unexpected model failure: {in_words(exc)}")
 
 
 class OllamaReasoner:

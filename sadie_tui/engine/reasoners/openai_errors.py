@@ -10,7 +10,14 @@ import re
 
 import httpx
 
-from ..errors import ModelError, ModelMissing, ModelStreamError, ModelTimeout, ModelUnreachable
+from ..errors import (
+    ModelError,
+    ModelMissing,
+    ModelStreamError,
+    ModelTimeout,
+    ModelUnreachable,
+    in_words,
+)
 
 __all__ = ["REJECTED", "USAGE_REJECTED", "refuses", "translate"]
 
@@ -90,6 +97,6 @@ def translate(
         return ModelStreamError(f"the model stopped with an error mid-reply: {_said(exc)}")
     if isinstance(exc, httpx.HTTPError):
         return ModelStreamError(
-            f"the connection to the model server broke mid-reply ({type(exc).__name__})"
+            f"the connection to the model server broke mid-reply: {in_words(exc)}"
         )
-    return ModelError(f"unexpected model failure: {type(exc).__name__}: {exc}")
+    return ModelError(f"unexpected model failure: {in_words(exc)}")

@@ -17,13 +17,14 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Input, Static, TextArea
+from textual.widgets import Input, Static, TextArea
 
 from ..chat_widgets import NEW_TITLE, ChatWidgets
 from ..conversation_controller import ConversationController
 from ..turn_controller import TurnController
 from ..widgets.chip_bar import ChipBar, ChipView
 from ..widgets.citations import CitationItem, CitationSidebar
+from ..widgets.fitting import NARROW, FittingFooter
 from ..widgets.prompt import PromptInput
 from ..widgets.sigil import EmotionSigil
 from ..widgets.status import StatusLine
@@ -52,7 +53,8 @@ def focus_rank(widget: Widget) -> int:
 class ChatScreen(Screen[None]):
     """The conversation screen (see the module)."""
 
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (96, "-wide")]
+    # Below NARROW columns the sources sidebar is an overlay, shown by ctrl+b.
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW, "-wide")]
 
     BINDINGS = [
         Binding(
@@ -99,13 +101,13 @@ class ChatScreen(Screen[None]):
             show=False,
             tooltip="Stop the reply (what was shown is kept, marked interrupted)",
         ),
-        # Priority: the input's TextArea binds ctrl+y to redo.
+        # Not a priority binding, so a focused message's or citation's own ctrl+y shows in
+        # the footer; the input binds it here too (its TextArea would redo).
         Binding(
             "ctrl+y",
             "copy",
             "Copy reply",
             id="copy",
-            priority=True,
             show=False,
             tooltip="Copy the last reply, or the focused message or citation quote",
         ),
@@ -203,7 +205,7 @@ class ChatScreen(Screen[None]):
                 yield w.prompt
             yield w.sources
         yield w.status
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         status, host = self.widgets.status, self.host
@@ -236,6 +238,12 @@ class ChatScreen(Screen[None]):
         return self.turns.streaming
 
     @property
+    def chosen(self) -> bool:
+        """Whether the person has chosen what to show (a conversation opened, ctrl+n, a
+        message sent): the relaunch's reopen of the last conversation must not undo it."""
+        return self.conversation.opened > 0 or self.streaming
+
+    @property
     def editing(self) -> bool:
         """Whether the input holds the last message, to replace it when sent."""
         return self.widgets.prompt.editing
@@ -243,8 +251,12 @@ class ChatScreen(Screen[None]):
     # -- focus and keys ----------------------------------------------------------------------
     @property
     def focus_chain(self) -> list[Widget]:
-        """Tab order: the input, the chips, the sources, then the messages."""
-        return sorted(super().focus_chain, key=focus_rank)
+        """Tab order: the input, the chips, the sources (one stop: the focused citation, else
+        the first; Up/Down move within), then the messages."""
+        chain = sorted(super().focus_chain, key=focus_rank)
+        sources = [w for w in chain if isinstance(w, CitationItem)]
+        keep = self.focused if self.focused in sources else next(iter(sources), None)
+        return [w for w in chain if not isinstance(w, CitationItem) or w is keep]
 
     def on_key(self, event: events.Key) -> None:
         """A letter typed while a message, chip or citation has focus goes to the input."""
@@ -279,6 +291,7 @@ class ChatScreen(Screen[None]):
             event.prompt.put_back(event.text)
             self.notify(STILL_REPLYING, severity="warning", timeout=3)
             return
+        self.conversation.keep_shown()
         if event.prompt.editing:
             event.prompt.set_editing(False)
             await self.turns.send(event.text, regenerate=True)
@@ -287,6 +300,7 @@ class ChatScreen(Screen[None]):
 
     async def send(self, text: str) -> None:
         """Send ``text`` as if typed (``sadie "question"`` starts with one)."""
+        self.conversation.keep_shown()
         await self.turns.send(text)
 
     @on(AssistantMessage.Focused)
@@ -308,11 +322,12 @@ class ChatScreen(Screen[None]):
     # -- actions -----------------------------------------------------------------------------
     async def action_stop_reply(self) -> None:
         prompt = self.widgets.prompt
-        if self.turns.stop():
+        if self.overlaid:  # the sidebar over the chat (a narrow screen) goes first
+            self.action_toggle_sidebar()
+        elif self.turns.stop():
             self.notify("Stopped. What was shown is kept.", timeout=2)
         elif prompt.editing:
-            prompt.set_editing(False)
-            prompt.clear()
+            prompt.cancel_editing()
         else:
             prompt.focus()
 
@@ -357,14 +372,23 @@ class ChatScreen(Screen[None]):
         stopped first, and kept as interrupted."""
         await self.turns.abandon()
         prompt = self.widgets.prompt
-        prompt.set_editing(False)
+        if prompt.editing:
+            prompt.cancel_editing()
         await self.conversation.open(conversation_id)
         prompt.focus()
 
+    @property
+    def overlaid(self) -> bool:
+        """Whether the sidebar is shown over the chat (below NARROW columns)."""
+        return self.has_class("-narrow") and bool(self.widgets.sources.display)
+
     def action_toggle_sidebar(self) -> None:
-        shown = self.widgets.sources.display
+        sources = self.widgets.sources
+        shown = sources.display
         self.set_class(not shown, "-sidebar-shown")
         self.set_class(shown, "-sidebar-hidden")
+        if shown and self.focused is not None and sources in self.focused.ancestors:
+            self.widgets.prompt.focus()  # not left on a hidden citation
 
     def action_copy(self) -> None:
         focused = self.focused

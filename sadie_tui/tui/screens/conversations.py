@@ -17,7 +17,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList, Static, Tab, Tabs
+from textual.widgets import Input, OptionList, Static, Tab, Tabs
 from textual.widgets.option_list import Option
 from textual.worker import get_current_worker
 
@@ -26,6 +26,7 @@ from ...engine.errors import SadieError
 from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import COLOURS, GLYPHS
+from ..widgets.fitting import FittingFooter
 from .dialogs import Confirm, ExportDialog, TextPrompt
 
 if TYPE_CHECKING:
@@ -93,13 +94,21 @@ class ConversationList(OptionList):
     ]
 
     def on_key(self, event: events.Key) -> None:
-        if event.key in self.screen.active_bindings:
+        screen = self.screen
+        # Keys typed in one burst after / (or a first letter) reach the list before the
+        # search box has focus: they are the search's, not the row keys' (e exports).
+        typing = isinstance(screen, BrowserScreen) and screen.search_pending
+        if event.key in screen.active_bindings and not typing:
             return
-        if event.is_printable and event.character and isinstance(self.screen, BrowserScreen):
+        if event.is_printable and event.character and isinstance(screen, BrowserScreen):
             event.stop()
             event.prevent_default()
             # At once, not by message: the next key must already land in the search box.
-            self.screen.type_ahead(event.character)
+            screen.type_ahead(event.character)
+
+    def on_focus(self) -> None:
+        if isinstance(self.screen, BrowserScreen):
+            self.screen.search_pending = False  # back on the list: letters are row keys
 
     def row_ids(self) -> list[str]:
         """The ids of the rows that can be highlighted (not the section headings), in order."""
@@ -117,9 +126,35 @@ class ConversationList(OptionList):
 
 
 class SearchBox(Input):
-    """The search box; escape clears a search (and only escapes the browser when empty)."""
+    """The search box. Escape, Up and Down leave it for the list, the filter kept, so the
+    row keys act on the highlighted row (escape on the list then clears the filter)."""
 
     BINDINGS = [
+        Binding(
+            "escape",
+            "to_list",
+            "To the list",
+            id="browser.to-list",
+            tooltip="Leave the search box for the list, keeping the search (escape on the"
+            " list clears it)",
+        ),
+        Binding(
+            "down,up",
+            "to_list",
+            "To the list",
+            id="browser.to-list-arrows",
+            show=False,
+            tooltip="Down or up in the search box: on to the list, the search kept",
+        ),
+    ]
+
+    def action_to_list(self) -> None:
+        self.screen.query_one(ConversationList).focus()
+
+
+class BrowserScreen(Screen[tuple[str, str | None] | None]):
+    BINDINGS = [
+        # Before "back": while a search filters the list, escape clears it first.
         Binding(
             "escape",
             "clear_search",
@@ -127,26 +162,12 @@ class SearchBox(Input):
             id="browser.clear-search",
             tooltip="Clear the search (escape again goes back)",
         ),
-    ]
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "clear_search":
-            # False passes escape on to the screen's "back" binding.
-            return bool(self.value)
-        return super().check_action(action, parameters)
-
-    def action_clear_search(self) -> None:
-        self.value = ""
-
-
-class BrowserScreen(Screen[tuple[str, str | None] | None]):
-    BINDINGS = [
         Binding(
             "escape,ctrl+l",
             "back",
             "Back",
             id="browser.back",
-            tooltip="Back to the conversation (escape in a search box with text clears it first)",
+            tooltip="Back to the conversation (escape clears a search first)",
         ),
         Binding("ctrl+n", "new", "New", id="new-conversation", tooltip="Start a new conversation"),
         Binding(
@@ -209,6 +230,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.conversations: list[Any] = []
         self.archived = False
         self._forgot_current = False
+        self.search_pending = False  # focus is on its way to the search box
         # The row highlighted in each tab when it was left, to come back to.
         self._left_at: dict[bool, str | None] = {False: current, True: None}
 
@@ -224,7 +246,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         )
         yield ConversationList(id="browser-list")
         yield Static(Text(""), id="browser-empty")
-        yield Footer()
+        yield FittingFooter()
 
     def on_mount(self) -> None:
         self.query_one("#browser-tabs", Tabs).can_focus = False
@@ -232,6 +254,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         self.refresh_list(keep=self.current)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "clear_search":
+            # False passes escape on to "back".
+            return bool(self.query_one("#browser-search", Input).value)
         if action == "archive":
             return not self.archived
         if action == "restore":
@@ -343,6 +368,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     def type_ahead(self, character: str) -> None:
         search = self.query_one("#browser-search", Input)
+        self.search_pending = True
         search.focus()
         search.insert_text_at_cursor(character)
 
@@ -367,7 +393,11 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def action_new(self) -> None:
         self.dismiss(("new", None))
 
+    def action_clear_search(self) -> None:
+        self.query_one("#browser-search", Input).value = ""
+
     def action_search(self) -> None:
+        self.search_pending = True
         self.query_one("#browser-search", Input).focus()
 
     def action_toggle_archived(self) -> None:

@@ -25,6 +25,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...display import safe
+from .fitting import FittingLine
 
 KIND_NAMES = {
     "wiki": "wiki",
@@ -262,10 +263,10 @@ class ChipBar(Horizontal, can_focus=False):
         self.window = (0, 0)  # the chips shown: [start, stop)
 
     def compose(self):
-        yield Static(
+        yield FittingLine(
             "no context attached · ctrl+t attaches notes, wiki, briefs, people",
+            "no context · ctrl+t attaches some",
             id="chip-hint",
-            markup=False,
         )
         yield ChipMore(-1, id="chip-before")
         yield ChipMore(1, id="chip-after")

@@ -127,6 +127,25 @@ class CitationItem(Widget, can_focus=True):
             id="open-citation",
             tooltip="Open the episode with the quote highlighted",
         ),
+        Binding(
+            "down",
+            "step(1)",
+            "Next source",
+            id="next-citation",
+            show=False,
+            tooltip="The next citation in the sidebar (tab moves past the list)",
+        ),
+        Binding(
+            "up",
+            "step(-1)",
+            "Previous source",
+            id="previous-citation",
+            show=False,
+            tooltip="The previous citation in the sidebar",
+        ),
+        # The screen's ctrl+y (a priority binding) copies the quote; this one names it in
+        # the footer while a citation has focus.
+        Binding("ctrl+y", "copy", "Copy quote", id="copy", tooltip="Copy the quote"),
     ]
 
     class Selected(Message):
@@ -181,6 +200,14 @@ class CitationItem(Widget, can_focus=True):
 
     def action_open(self) -> None:
         self.post_message(self.Selected(self.citation))
+
+    def action_step(self, step: int) -> None:
+        """Focus the citation ``step`` places away in the list (the ends stay put)."""
+        items = list(self.parent.query_children(CitationItem)) if self.parent else [self]
+        at = items.index(self) + step
+        if 0 <= at < len(items):
+            items[at].focus()
+            items[at].scroll_visible()
 
     def on_click(self) -> None:
         self.post_message(self.Selected(self.citation))

@@ -1,6 +1,8 @@
 """The message input: a TextArea where enter sends and ctrl+j / shift+enter start a new line;
 Up in an empty box (or on the first line of a recalled message) recalls earlier messages.
-While it holds the last message to change and resend (``editing``), its border says so."""
+While it holds the last message to change and resend (``editing``), its border says so; what
+was typed before is set aside, given back (text and cursor) when the edit is cancelled, and
+recalled by Up first until it is sent."""
 
 from __future__ import annotations
 
@@ -48,6 +50,15 @@ class PromptInput(TextArea):
             tooltip="Start a new line in the message (shift+enter too, where the terminal"
             " tells it from enter)",
         ),
+        # The screen's copy (the last reply), not TextArea's redo.
+        Binding(
+            "ctrl+y",
+            "screen.copy",
+            "Copy reply",
+            id="copy",
+            show=False,
+            tooltip="Copy the last reply, or the focused message or citation quote",
+        ),
     ]
 
     class Submitted(Message):
@@ -70,6 +81,7 @@ class PromptInput(TextArea):
     """
 
     EDITING_TITLE = "editing your last message — enter resends it, escape cancels"
+    EDITING_SHORT = "editing — enter resends, esc cancels"
 
     def __init__(
         self,
@@ -82,6 +94,8 @@ class PromptInput(TextArea):
         self.keymap: Mapping[str, str] = keymap or {}  # binding id -> keys, as remapped
         self.editing = False  # holds the last message, to replace it when sent
         self._recall: list[str] = []
+        self._draft: tuple[str, tuple[int, int]] | None = None  # set aside while editing
+        self.drafts: list[str] = []  # drafts set aside by an edit, oldest first, for Up
         self._recalled = -1  # index into _recall of the text shown, -1: the person's own
         super().__init__(
             id=id,
@@ -118,7 +132,8 @@ class PromptInput(TextArea):
         if not recalled:
             if self.text or step > 0:
                 return False
-            self._recall = self.history_source()
+            drafts = list(reversed(self.drafts))
+            self._recall = drafts + [t for t in self.history_source() if t not in drafts]
             self._recalled = -1
         row = self.cursor_location[0]
         if recalled and (
@@ -141,6 +156,8 @@ class PromptInput(TextArea):
             return
         self.clear()
         self._recalled = -1
+        if text in self.drafts:  # sent at last: recalled as a sent message from now on
+            self.drafts.remove(text)
         self.post_message(self.Submitted(self, text))
 
     def action_newline(self) -> None:
@@ -152,13 +169,33 @@ class PromptInput(TextArea):
         self.move_cursor(self.document.end)
 
     def start_editing(self, text: str) -> None:
-        """Hold ``text`` (the last message) to change; enter then sends it as a replacement."""
+        """Hold ``text`` (the last message) to change; enter then sends it as a replacement.
+        What the box held is set aside (and recalled by Up) until the edit is cancelled."""
+        if not self.editing:
+            self._draft = (self.text, self.cursor_location) if self.text.strip() else None
+            if self._draft is not None and self.text not in self.drafts:
+                self.drafts.append(self.text)
         self.put_back(text)
         self.focus()
         self.set_editing(True)
+
+    def cancel_editing(self) -> None:
+        """Stop editing: the box holds again what it held before, the cursor where it was."""
+        draft, self._draft = self._draft, None
+        self.set_editing(False)
+        self.text = draft[0] if draft else ""
+        self.move_cursor(draft[1] if draft else (0, 0))
 
     def set_editing(self, editing: bool) -> None:
         """Mark the box as holding the last message to resend (its border says so), or not."""
         self.editing = editing
         self.set_class(editing, "-editing")
-        self.border_title = self.EDITING_TITLE if editing else None
+        self.border_title = self._editing_title() if editing else None
+
+    def _editing_title(self) -> str:
+        fits = not self.size.width or len(self.EDITING_TITLE) + 4 <= self.size.width
+        return self.EDITING_TITLE if fits else self.EDITING_SHORT
+
+    def on_resize(self) -> None:
+        if self.editing:
+            self.border_title = self._editing_title()

@@ -10,6 +10,7 @@ from textual.widget import Widget
 
 from ...display import safe
 from ...engine.events import ContextBudget
+from .fitting import NARROW
 
 SEP = " │ "
 
@@ -43,6 +44,14 @@ class StatusLine(Widget):
     reflecting: reactive[str] = reactive("")  # "reflecting… 2/5" while the app reflects idle
 
     def render(self) -> Text:
+        full = self.line()
+        room = self.content_size.width
+        if not room or full.cell_len <= room or self.app.size.width >= NARROW:
+            return full
+        return self.line(short=True)
+
+    def line(self, short: bool = False) -> Text:
+        """The status in words; ``short`` (a narrow screen): fewer of them."""
         text = Text(no_wrap=True, overflow="ellipsis")
         if self.online is None:
             text.append("○ ", style="dim")
@@ -51,11 +60,13 @@ class StatusLine(Widget):
         elif self.online:
             text.append("● ", style="bold green")
             text.append(safe(self.model), style="bold")
-            text.append(" online")
+            if not short:  # the green dot says it
+                text.append(" online")
         else:
             text.append("● ", style="bold yellow")
             text.append("offline", style="bold")
-            text.append(" (quotes from your notes)", style="dim")
+            if not short:
+                text.append(" (quotes from your notes)", style="dim")
         if self.persona:
             text.append(SEP, style="dim")
             text.append(safe(self.persona))
@@ -67,7 +78,8 @@ class StatusLine(Widget):
                 text.append(f" ({ctx.messages_dropped} older left out)", style="yellow")
             if ctx.chips:
                 text.append(f" · {counted(ctx.chips, 'chip')}")
-            text.append(f" · {ctx.retrieval_ms:.0f} ms")
+            if not short:
+                text.append(f" · {ctx.retrieval_ms:.0f} ms")
             if not ctx.vector:
                 text.append(" · keywords+names", style="dim")
         if self.tokens_per_s:
@@ -87,5 +99,7 @@ class StatusLine(Widget):
             text.append("memory unavailable", style="bold red")
         elif not self.embedder_ready:
             text.append(SEP, style="dim")
-            text.append("embedding model loading…", style="italic")
+            text.append(
+                "embedder loading…" if short else "embedding model loading…", style="italic"
+            )
         return text

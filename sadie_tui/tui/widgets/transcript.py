@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
@@ -24,6 +25,7 @@ from textual.widgets import Static
 from ...display import safe
 from ..registers import colour, glyph
 from .citations import Sources, stopped_note
+from .fitting import NARROW
 
 if TYPE_CHECKING:
     # lazy: markdown-it loads with the first reply that needs Markdown
@@ -90,9 +92,34 @@ class ReplyStream:
                 )
 
 
+class MessageHeader(Widget):
+    """The line above a message: its view's ``header_text``, the short wording when the long
+    one does not fit the column."""
+
+    DEFAULT_CSS = """
+    MessageHeader {
+        height: 1;
+    }
+    """
+
+    def render(self) -> Text:
+        view = self.parent
+        if not isinstance(view, MessageView):
+            return Text()
+        full = view.header_text()
+        width = self.size.width
+        if not width or full.cell_len <= width or self.app.size.width >= NARROW:
+            return full
+        return view.header_text(short=True)
+
+
 class MessageView(Widget, can_focus=True):
     """One message; focus it (click, tab, or the scroll keys) and press ctrl+y to copy it.
     Letters typed while it has focus go to the message box, not to it."""
+
+    # The screen's ctrl+y (a priority binding) copies the focused message; this one names it
+    # in the footer while a message has focus.
+    BINDINGS = [Binding("ctrl+y", "copy", "Copy", id="copy", tooltip="Copy this message")]
 
     DEFAULT_CSS = """
     MessageView {
@@ -123,13 +150,14 @@ class MessageView(Widget, can_focus=True):
     def text(self) -> str:
         return self._text
 
-    def header_text(self) -> Text:
+    def header_text(self, short: bool = False) -> Text:
+        """The line above the message; ``short``: the wording for a narrow column."""
         return Text.assemble(("you", "bold"), f" · {self.at:%H:%M}")
 
     def update_header(self) -> None:
         # One line high whatever it says: no layout. Not composed yet: compose shows it.
-        for header in self.query_children(".header").results(Static):
-            header.update(self.header_text(), layout=False)
+        for header in self.query_children(MessageHeader):
+            header.refresh()
 
     def action_copy(self) -> None:
         self.app.copy_to_clipboard(self.text)
@@ -145,7 +173,7 @@ class UserMessage(MessageView):
     """
 
     def compose(self):
-        yield Static(self.header_text(), classes="header")
+        yield MessageHeader(classes="header")
         yield Static(Text(safe(self._text)), classes="body")
 
 
@@ -220,7 +248,7 @@ class AssistantMessage(MessageView):
         # Imported here: markdown-it is not needed for the first frame.
         from textual.widgets import Markdown
 
-        yield Static(self.header_text(), classes="header")
+        yield MessageHeader(classes="header")
         placeholder = Static(Text(self._placeholder), classes="placeholder")
         placeholder.display = self.live and not self._text
         yield placeholder
@@ -233,7 +261,9 @@ class AssistantMessage(MessageView):
         elif not self.live and self.sources.stopped is not None:
             self.show_note(stopped_note(self.sources.stopped))
 
-    def header_text(self) -> Text:
+    def header_text(self, short: bool = False) -> Text:
+        """Sigil, time, register, sources and what the reply is doing; ``short`` (a narrow
+        column): the register only as its sigil, fewer words."""
         text = Text()
         mark = glyph(self.emotion)
         if mark is not None:
@@ -241,19 +271,22 @@ class AssistantMessage(MessageView):
             text.append(" ")
         text.append("sadie", style="bold")
         text.append(f" · {self.at:%H:%M}")
-        if self.emotion:
+        if self.emotion and not short:
             text.append(f" · {self.emotion}")
         count = self.sources.count
         if count:
-            text.append(f" · {count} source{'s' if count != 1 else ''}")
+            noun = "src" if short else f"source{'s' if count != 1 else ''}"
+            text.append(f" · {count} {noun}")
         if self.live and self.status == "streaming":
             if self.checking:
                 spent = f" {self.checking_for:.0f} s" if self.checking_for >= 1 else ""
-                text.append(f" · checking sources…{spent}", style="italic")
+                word = "checking…" if short else "checking sources…"
+                text.append(f" · {word}{spent}", style="italic")
             elif self.in_tail:
-                text.append(" · writing its sources… esc keeps the reply", style="italic")
+                word = "writing sources…" if short else "writing its sources… esc keeps the reply"
+                text.append(f" · {word}", style="italic")
             else:
-                text.append(" · replying… esc stops", style="italic")
+                text.append(" · replying…" if short else " · replying… esc stops", style="italic")
         return text
 
     @property
