@@ -74,7 +74,8 @@ async def test_idle_reflection_then_the_beliefs_it_found(ctx, ollama) -> None:
         report = app.learning.last_report
         assert report is not None and report.new == 2 and report.stopped is None
         assert status.reflecting == ""
-        assert "sadie reflected on your notes: 2 new beliefs — f5 shows them" in _said(app)
+        said = "sadie reflected on your notes: 2 new beliefs — f5 shows them"
+        await wait_until(pilot, lambda: said in _said(app), what="the notice")  # posted, not set
         assert not app.learning.check()  # the next run waits for another idle stretch
 
         await pilot.press("f5")
