@@ -23,6 +23,11 @@ else:
 JSONObject: TypeAlias = dict[str, JSON]
 
 
+def objects(value: JSON) -> list[JSONObject]:
+    """The JSON objects of a list (a column's spans, say); none for anything else."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def as_object(value: JSON) -> JSONObject | None:
     """``value`` if it is a JSON object, else None (a row that should be one but is not)."""
     return value if isinstance(value, dict) else None

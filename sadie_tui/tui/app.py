@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -137,7 +137,7 @@ class SadieApp(App[None]):
         self.warm_embedder = warm_embedder
         self.session: SessionProtocol | None = None
         self.memory_ready = asyncio.Event()
-        self.exit_error: Any = None
+        self.exit_error: BaseException | None = None
         self.persona = self.settings.chat_persona
         self.model = self.settings.model
         self.model_choice: str | None = None  # a model picked here (None: the configured one)

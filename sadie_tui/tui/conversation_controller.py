@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..engine.errors import SadieError
 from .chat_widgets import NEW_TITLE, ChatWidgets
@@ -19,11 +19,13 @@ from .widgets.chip_bar import ChipItem
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from ..engine.chips import Candidate, Chip
+    from ..engine.conversations import Conversation, Message
     from ..engine.session import SessionProtocol
     from .host import SadieHost
 
 
-def chip_item(chip: Any) -> ChipItem:
+def chip_item(chip: Chip) -> ChipItem:
     """A stored ``Chip`` as the chip bar shows it."""
     return ChipItem(chip.kind, chip.ref_id, chip.label, chip.snippet, chip.id)
 
@@ -32,7 +34,7 @@ class ConversationController:
     """The conversation on screen and its chips; blocking work runs in thread workers of
     ``owner`` (the chat screen), whose results come back to the widgets."""
 
-    def __init__(self, owner: Screen[Any], host: SadieHost, widgets: ChatWidgets) -> None:
+    def __init__(self, owner: Screen[None], host: SadieHost, widgets: ChatWidgets) -> None:
         self.owner = owner
         self.host = host
         self.widgets = widgets
@@ -111,13 +113,15 @@ class ConversationController:
         from_thread(self.owner.app, self._show_loaded, turn, conversation, items, chips)
 
     async def _show_loaded(
-        self, turn: int, conversation: Any, items: list[Any], chips: list[Any]
+        self, turn: int, conversation: Conversation, items: list[Message], chips: list[Chip]
     ) -> None:
         async with self._showing:
             if turn == self.opened:  # else the person opened another meanwhile
                 await self._show(conversation, items, chips)
 
-    async def _show(self, conversation: Any, items: list[Any], chips: list[Any]) -> None:
+    async def _show(
+        self, conversation: Conversation, items: list[Message], chips: list[Chip]
+    ) -> None:
         self.adopt(conversation.id, conversation.title)
         last = await self.widgets.transcript.show_stored(items)
         await self.widgets.sources.follow(last)
@@ -136,7 +140,7 @@ class ConversationController:
         chips = await asyncio.to_thread(self._session().chips, conversation_id)
         await self.widgets.chips.set_items([chip_item(c) for c in chips])
 
-    async def attach(self, candidate: Any) -> None:
+    async def attach(self, candidate: Candidate | None) -> None:
         """Attach a picked ``Candidate`` (held in the bar while the conversation is new)."""
         if candidate is None:
             return
@@ -155,7 +159,7 @@ class ConversationController:
         remove = partial(self._remove_saved, self.conversation_id, item.chip_id)
         self.owner.run_worker(remove, thread=True, group="chips", exit_on_error=False)
 
-    def _attach_saved(self, conversation_id: str, candidate: Any) -> None:
+    def _attach_saved(self, conversation_id: str, candidate: Candidate) -> None:
         from ..engine.chips import cut  # lazy: it loads DuckDB, which the first frame need not
 
         session = self._session()

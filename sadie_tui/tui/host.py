@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import asyncio
 
+    from textual.app import App
     from textual.binding import Binding
+    from textual.dom import DOMNode
 
     from ..engine.reasoners.choose import ServerSource
     from ..engine.session import SessionProtocol
@@ -58,12 +60,15 @@ class SadieHost(Protocol):
     # Textual's App gives these two; the palette and help use them.
     def get_key_display(self, binding: Binding) -> str: ...
 
-    def run_action(self, action: str, default_namespace: Any = None) -> Awaitable[bool]: ...
+    def run_action(
+        self, action: str, default_namespace: DOMNode | None = None
+    ) -> Awaitable[bool]: ...
 
 
-def from_thread(app: Any, callback: Callable[..., Awaitable[None]], *args: Any) -> None:
+# Any: the callback's own arguments, passed on as they come (Textual's call_from_thread)
+def from_thread(app: App[Any], callback: Callable[..., Awaitable[None]], *args: Any) -> None:
     """Run the coroutine function ``callback(*args)`` on the app's loop from a worker thread
     and wait for it (``App.call_from_thread``, whose annotation makes mypy infer ``Never``
     for a coroutine callback: the one place that is typed away)."""
-    call: Callable[..., Any] = app.call_from_thread
+    call: Callable[..., object] = app.call_from_thread
     call(callback, *args)

@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ..engine.errors import SadieError
 
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..engine.reflect.beliefs import Belief
     from ..engine.reflect.report import ReflectReport
     from ..engine.session import SessionProtocol
+    from .widgets.status import StatusLine
 
 SEEN_FILE = "tui-beliefs.json"
 CHECK_SECONDS = 15.0  # how often the app asks itself whether it has been idle long enough
@@ -85,20 +86,20 @@ class LearningHost(Protocol):
         """Whether a reply is being written."""
         ...
 
-    def status_lines(self) -> list[Any]: ...
+    def status_lines(self) -> list[StatusLine]: ...
 
     # Textual's App gives these.
     @property
     def notify(self) -> Callable[..., None]: ...
 
     @property
-    def run_worker(self) -> Callable[..., Any]: ...
+    def run_worker(self) -> Callable[..., object]: ...
 
     @property
-    def set_interval(self) -> Callable[..., Any]: ...
+    def set_interval(self) -> Callable[..., object]: ...
 
     @property
-    def call_from_thread(self) -> Callable[..., Any]: ...
+    def call_from_thread(self) -> Callable[..., object]: ...
 
 
 class Learning:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from ..engine.turns.context import ModelStatus
 
 
 class MemoryReady(Message):
@@ -30,7 +33,7 @@ class EmbedderReady(Message):
 class ModelChecked(Message):
     """The result of asking Ollama whether the model is there (``ModelStatus``)."""
 
-    def __init__(self, status: Any) -> None:
+    def __init__(self, status: ModelStatus) -> None:
         super().__init__()
         self.status = status
 

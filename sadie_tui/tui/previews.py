@@ -10,7 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias
+
+if TYPE_CHECKING:
+    from ..engine.conversations import Conversation, Message
 
 #: How the engine joins the person's words and sadie's in a summary
 #: (``conversations.summary_from_first_exchange``).
@@ -196,13 +199,13 @@ def snippet(text: str, span: tuple[int, int], room: int = ROOM) -> Preview:
     return Preview(clip(text, max(room, span[1] + 1)), span)  # the match always shows
 
 
-Messages = Callable[[str], Sequence[Any]]
+Messages: TypeAlias = "Callable[[str], Sequence[Message]]"
 
 WHO = {"user": "you", "assistant": "sadie"}
 
 
 def describe(
-    conversations: Iterable[Any],
+    conversations: Iterable[Conversation],
     search: str,
     messages: Messages,
     *,
@@ -223,9 +226,9 @@ def describe(
             break
         question, answer = split_summary(c.summary)
         base = summary_preview(c.summary)
-        read: Sequence[Any] | None = None
+        read: Sequence[Message] | None = None
 
-        def read_messages(cid: str = c.id) -> Sequence[Any] | None:
+        def read_messages(cid: str = c.id) -> Sequence[Message] | None:
             nonlocal read, left
             if read is None and left > 0:
                 left -= 1
@@ -242,10 +245,10 @@ def describe(
 
 
 def _searched(
-    c: Any,
+    c: Conversation,
     base: str,
     needle: str,
-    read_messages: Callable[[], Sequence[Any] | None],
+    read_messages: Callable[[], Sequence[Message] | None],
     room: int,
 ) -> Preview:
     if (span := find(base, needle)) is not None:

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import aclosing
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from textual.worker import Worker, WorkerCancelled, WorkerFailed, WorkerState
 
@@ -31,6 +31,7 @@ from ..engine.events import (
     Token,
     Waiting,
 )
+from ..engine.jsonvalue import objects
 from .chat_widgets import ChatWidgets
 from .conversation_controller import ConversationController
 from .host import from_thread
@@ -41,6 +42,7 @@ from .widgets.transcript import CUT_NOTES, AssistantMessage, UserMessage
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from ..engine.conversations import Message
     from ..engine.events import Event
     from .host import SadieHost
 
@@ -74,7 +76,7 @@ class TurnController:
 
     def __init__(
         self,
-        owner: Screen[Any],
+        owner: Screen[None],
         host: SadieHost,
         widgets: ChatWidgets,
         conversation: ConversationController,
@@ -325,7 +327,9 @@ class TurnController:
             sources = Sources.stored(stored.citations, stored.metadata or {}, stored.status)
             from_thread(self.owner.app, self._show_reloaded, reply, sources, stored)
 
-    async def _show_reloaded(self, reply: AssistantMessage, sources: Sources, stored: Any) -> None:
+    async def _show_reloaded(
+        self, reply: AssistantMessage, sources: Sources, stored: Message
+    ) -> None:
         reply.set_sources(sources)
         if stored.status == "interrupted" and reply.status == "complete":
             await reply.interrupted()  # the engine could not keep it complete after all
@@ -335,7 +339,7 @@ class TurnController:
             if stored.content != reply.text:
                 await reply.replace(stored.content, "", blocked=False, quiet=True)
             reply.show_note(stopped_note(sources.stopped))
-            unsupported = (stored.metadata or {}).get("unsupported") or []
+            unsupported = objects((stored.metadata or {}).get("unsupported"))
             if unsupported:
-                await reply.flag(list(unsupported))
+                await reply.flag(unsupported)
         await self.widgets.sources.sources_changed(reply)

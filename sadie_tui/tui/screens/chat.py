@@ -9,7 +9,7 @@ reply focused, a citation opened) and the screen hands each to whoever owns it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on
@@ -31,6 +31,7 @@ from ..widgets.status import StatusLine
 from ..widgets.transcript import AssistantMessage, MessageView, Transcript
 
 if TYPE_CHECKING:
+    from ...engine.chips import Candidate
     from ..host import SadieHost
 
 STILL_REPLYING = "sadie is still replying — escape stops it"
@@ -411,7 +412,7 @@ class ChatScreen(Screen[None]):
 
         self.app.push_screen(ChipPickerScreen(self.host.session), self.attach)
 
-    async def attach(self, candidate: Any) -> None:
+    async def attach(self, candidate: Candidate | None) -> None:
         """Attach a picked ``Candidate``. A new conversation has no row yet: its chips wait
         in the chip bar and go with the first message (``Session.chat``'s ``chips``)."""
         await self.conversation.attach(candidate)

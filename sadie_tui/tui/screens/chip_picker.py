@@ -3,7 +3,7 @@ graph_entity, discourse) as you type; enter attaches the highlighted one."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -18,11 +18,15 @@ from ...engine.errors import SadieError
 from ..messages import MemoryChanged
 from ..widgets.chip_bar import KIND_NAMES
 
+if TYPE_CHECKING:
+    from ...engine.chips import Candidate
+    from ...engine.session import SessionProtocol
+
 LIMIT = 30
 SNIPPET_WIDTH = 72  # one line under the label, even in a narrow terminal
 
 
-def candidate_prompt(candidate: Any) -> Text:
+def candidate_prompt(candidate: Candidate) -> Text:
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append(f"{KIND_NAMES.get(candidate.kind, candidate.kind):<7}", style="bold cyan")
     text.append(" ")
@@ -38,7 +42,7 @@ def candidate_prompt(candidate: Any) -> Text:
     return text
 
 
-class ChipPickerScreen(ModalScreen[Any]):
+class ChipPickerScreen(ModalScreen["Candidate | None"]):
     BINDINGS = [
         Binding("escape", "cancel", "Cancel", id="picker.cancel"),
         Binding("down", "move(1)", "Next", show=False, id="picker.next"),
@@ -62,10 +66,10 @@ class ChipPickerScreen(ModalScreen[Any]):
     }
     """
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: SessionProtocol) -> None:
         super().__init__()
         self.session = session
-        self.candidates: list[Any] = []
+        self.candidates: list[Candidate] = []
 
     def compose(self):
         with Vertical(id="picker-box"):
@@ -97,7 +101,7 @@ class ChipPickerScreen(ModalScreen[Any]):
             return
         self.app.call_from_thread(self._show, query, found)
 
-    def _show(self, query: str, found: list[Any]) -> None:
+    def _show(self, query: str, found: list[Candidate]) -> None:
         if query != self.query_one(Input).value:
             return  # a newer search is on its way
         self.candidates = found

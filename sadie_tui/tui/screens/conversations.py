@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import events, on, work
@@ -30,6 +30,7 @@ from ..widgets.fitting import FittingFooter
 from .dialogs import Confirm, ExportDialog, TextPrompt
 
 if TYPE_CHECKING:
+    from ...engine.conversations import Conversation
     from ..host import SadieHost
 
 
@@ -46,7 +47,7 @@ MATCH_STYLE = "bold underline not dim"
 
 
 def conversation_prompt(
-    c: Any, now: datetime, preview: Preview | None = None, search: str = ""
+    c: Conversation, now: datetime, preview: Preview | None = None, search: str = ""
 ) -> Text:
     """A row: sigil, title, when and how long; the preview (the summary unless given) below,
     with the search match emphasised in both."""
@@ -227,7 +228,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         super().__init__()
         self.host = host
         self.current = current
-        self.conversations: list[Any] = []
+        self.conversations: list[Conversation] = []
         self.archived = False
         self._forgot_current = False
         self.search_pending = False  # focus is on its way to the search box
@@ -291,7 +292,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
 
     def _show(
         self,
-        found: list[Any],
+        found: list[Conversation],
         previews: dict[str, Preview],
         keep: str | None,
         row: int | None,
@@ -304,7 +305,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         previous = self.highlighted_id()
         listing.clear_options()
 
-        def option(c: Any) -> Option:
+        def option(c: Conversation) -> Option:
             return Option(conversation_prompt(c, now, previews.get(c.id), search), id=c.id)
 
         options: list[Option] = []
@@ -353,7 +354,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         rows = self.query_one(ConversationList).row_ids()
         return rows.index(cid) if cid in rows else None
 
-    def selected(self) -> Any | None:
+    def selected(self) -> Conversation | None:
         cid = self.highlighted_id()
         return next((c for c in self.conversations if c.id == cid), None)
 
@@ -404,7 +405,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         tabs = self.query_one(Tabs)
         tabs.active = "active" if self.archived else "archived"
 
-    def _need_selection(self) -> Any | None:
+    def _need_selection(self) -> Conversation | None:
         c = self.selected()
         if c is None:
             self.notify("Choose a conversation first", severity="warning", timeout=2)
@@ -460,23 +461,25 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             confirmed,
         )
 
-    def _change(self, what: str, conversation_id: str, value: Any) -> None:
+    def _change(self, what: str, conversation_id: str, value: bool | str | None) -> None:
         """Change the conversation, then list again with the highlight where it was: on the
         renamed row, or on whatever takes the place of one that moved or left."""
         row = self.highlighted_row() if self.highlighted_id() == conversation_id else None
         self._apply(what, conversation_id, value, None if what == "rename" else row)
 
     @work(thread=True, group="browser-change", exit_on_error=False)
-    def _apply(self, what: str, conversation_id: str, value: Any, row: int | None) -> None:
+    def _apply(
+        self, what: str, conversation_id: str, value: bool | str | None, row: int | None
+    ) -> None:
         session = self.host.session
         assert session is not None
         try:
             if what == "pin":
-                session.pin(conversation_id, value)
+                session.pin(conversation_id, value is True)
             elif what == "archive":
-                session.archive(conversation_id, value)
+                session.archive(conversation_id, value is True)
             elif what == "rename":
-                session.rename(conversation_id, value)
+                session.rename(conversation_id, str(value or ""))
             elif what == "forget":
                 session.forget(conversation_id)
         except SadieError as exc:

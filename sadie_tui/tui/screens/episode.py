@@ -4,7 +4,7 @@ scrolled into view."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -23,7 +23,7 @@ from ..widgets.citations import LABEL_HELP
 REMOVED = "This note was removed from the memory: its file was deleted after it was cited."
 
 if TYPE_CHECKING:
-    from ...engine.session import Episode
+    from ...engine.session import Episode, SessionProtocol
 
 
 def quote_pattern(quote: str) -> re.Pattern[str] | None:
@@ -68,7 +68,7 @@ class EpisodeScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, session: Any, citation: CitationView) -> None:
+    def __init__(self, session: SessionProtocol, citation: CitationView) -> None:
         """Open ``citation``'s note; one that was removed says so, with the quote kept."""
         super().__init__()
         self.session = session

@@ -9,7 +9,7 @@ says), saved to config.toml by the app, and the models are asked for again.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import on, work
@@ -25,10 +25,11 @@ from .dialogs import DIALOG_CSS
 
 if TYPE_CHECKING:
     from ...engine.reasoners.choose import ServerSource
+    from ...engine.reasoners.ollama import ModelInfo
     from ..host import SadieHost
 
 
-def describe(model: Any) -> str:
+def describe(model: ModelInfo) -> str:
     """A picker line for a ``ModelInfo``: size, parameters, family, quantisation."""
     parts = []
     if model.size:

@@ -12,7 +12,7 @@ import contextlib
 import time
 from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.style import Style
 from rich.text import Text
@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...display import safe
+from ...engine.jsonvalue import objects
 from ..registers import colour, glyph
 from .citations import Sources, stopped_note
 from .fitting import NARROW
@@ -30,6 +31,9 @@ from .fitting import NARROW
 if TYPE_CHECKING:
     # lazy: markdown-it loads with the first reply that needs Markdown
     from textual.widgets import Markdown
+
+    from ...engine.conversations import Message as Stored
+    from ...engine.jsonvalue import JSONObject
 
 FLUSH_SECONDS = 1 / 30  # the most often a streaming reply re-renders
 
@@ -223,12 +227,12 @@ class AssistantMessage(MessageView):
         self.checking = False
         self.checking_for = 0.0  # seconds the citation pass has run
         self.in_tail = False  # the prose is complete: the model is writing its sources
-        self.unsupported: list[dict] = []
+        self.unsupported: list[JSONObject] = []
         self._stream: ReplyStream | None = None
         self._placeholder = "reading your notes…" if live else ""
 
     @classmethod
-    def stored(cls, message: Any) -> AssistantMessage:
+    def stored(cls, message: Stored) -> AssistantMessage:
         """A reply as the memory kept it (a ``Message``): its text, register, status and
         sources, and the details no note holds (flagged once it is mounted)."""
         metadata = message.metadata or {}
@@ -241,7 +245,7 @@ class AssistantMessage(MessageView):
         )
         view.message_id = message.id
         view.sources = Sources.stored(message.citations or [], metadata, message.status)
-        view.unsupported = list(metadata.get("unsupported") or [])
+        view.unsupported = objects(metadata.get("unsupported"))
         return view
 
     def compose(self):
@@ -338,7 +342,7 @@ class AssistantMessage(MessageView):
         self.checking, self.checking_for = checking, elapsed
         self.update_header()
 
-    async def flag(self, spans: list[dict]) -> None:
+    async def flag(self, spans: list[JSONObject]) -> None:
         """Mark the details no note holds (offsets into the final text) in a distinct style."""
         self.unsupported = [sp for sp in spans if _span_fits(sp, self._text)]
         if not self.unsupported:
@@ -485,7 +489,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.anchor()
         return view
 
-    async def show_stored(self, messages: Iterable[Any]) -> AssistantMessage | None:
+    async def show_stored(self, messages: Iterable[Stored]) -> AssistantMessage | None:
         """Mount a stored conversation's messages (``Message`` records; system ones are not
         shown) and flag their unsupported details; returns the last reply, if any."""
         views: list[MessageView] = []
