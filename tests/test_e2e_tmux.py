@@ -191,3 +191,24 @@ def test_the_app_is_a_client_while_sadie_serve_holds_the_memory(
     finally:
         serve.terminate()
         assert serve.wait(timeout=30) == 0
+
+
+def test_an_emoji_in_the_message_box_keeps_its_border_whole(
+    tmux: Tmux, env: dict[str, str]
+) -> None:
+    # Issue 28, item 9: tmux draws ❤️ in one cell and 👩‍💻 in four where Rich counts two each,
+    # so the box was drawn a column off and left a stray letter beside its border ("│i").
+    from rich.cells import cell_len
+
+    tmux.start(sadie_command(), env)
+    tmux.wait_for(r"Talk to sadie", timeout=20)
+    tmux.keys("I ❤️ my 👩‍💻 job and more text", literal=True)
+    screen = tmux.wait_for(r"job and more text", timeout=20)
+    lines = screen.splitlines()
+    row = next(i for i, line in enumerate(lines) if "job and more text" in line)
+    typed, top = lines[row], lines[row - 1]
+    assert "I ❤ my 👩💻 job and more text" in typed  # kept without joiner and selector
+    right = typed.rindex("│")
+    assert typed[right + 1] == " "  # nothing left behind beside the border
+    assert cell_len(typed[: right + 1]) == top.index("╮") + 1  # where the box's top ends
+    tmux.keys("C-q")

@@ -12,6 +12,7 @@ from textual import events
 from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
+from textual.widgets.text_area import EditResult, Location
 
 # Keys the box handles itself, for F1 (no binding: they only act in the cases described).
 PROMPT_KEYS = [
@@ -30,6 +31,18 @@ PROMPT_KEYS = [
         tooltip="While recalling: the next newer message, then an empty box again",
     ),
 ]
+
+
+# Joiners and presentation selectors make sequences whose width terminals and Rich disagree on
+# (tmux draws ❤️ in one cell where Rich counts two, and 👩‍💻 in four where Rich counts two), so a
+# box drawn around them lands a column off and leaves a second border behind. The box keeps
+# the characters without them, which every terminal and Rich measure alike: ❤, 👩💻.
+UNSTEADY = str.maketrans("", "", "\u200d\ufe0e\ufe0f")
+
+
+def steady(text: str) -> str:
+    """``text`` without zero-width joiners and variation selectors (``UNSTEADY``)."""
+    return text.translate(UNSTEADY)
 
 
 class PromptInput(TextArea):
@@ -133,7 +146,8 @@ class PromptInput(TextArea):
             if self.text or step > 0:
                 return False
             drafts = list(reversed(self.drafts))
-            self._recall = drafts + [t for t in self.history_source() if t not in drafts]
+            older = [steady(t) for t in self.history_source()]
+            self._recall = drafts + [t for t in older if t not in drafts]
             self._recalled = -1
         row = self.cursor_location[0]
         if recalled and (
@@ -163,9 +177,15 @@ class PromptInput(TextArea):
     def action_newline(self) -> None:
         self.insert("\n")
 
+    def _replace_via_keyboard(
+        self, insert: str, start: Location, end: Location
+    ) -> EditResult | None:
+        """Typed or pasted text, kept steady (``UNSTEADY``)."""
+        return super()._replace_via_keyboard(steady(insert), start, end)
+
     def put_back(self, text: str) -> None:
         """Show ``text`` again (a message that could not be sent yet), the cursor at its end."""
-        self.text = text
+        self.text = steady(text)
         self.move_cursor(self.document.end)
 
     def start_editing(self, text: str) -> None:
