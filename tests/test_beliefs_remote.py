@@ -5,35 +5,12 @@ holder's memory. Real subprocesses on two copies of a memory with derived belief
 from __future__ import annotations
 
 import json
-import queue
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
-from tests.test_remote import CLIENT_SECONDS, ROOT, Served, _env, _free_port
-
-
-def _serve(home: Path, config: Path) -> Served:
-    env = _env(home, config)
-    process = subprocess.Popen(
-        [sys.executable, "-m", "sadie_tui.cli", "serve", "--port", str(_free_port())],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    lines: queue.Queue[str] = queue.Queue()
-
-    def pump() -> None:
-        assert process.stderr is not None
-        for line in process.stderr:
-            lines.put(line)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return Served(process, lines, env, home / "sadie.sock")
+from tests.test_remote import CLIENT_SECONDS, ROOT, _env, start_serve
 
 
 def _run(env: dict[str, str], *args: str) -> str:
@@ -69,7 +46,7 @@ def test_beliefs_through_a_holder_print_what_they_print_in_process(
     first = listed[0]["id"]
     expected = _commands(alone, first)
 
-    served = _serve(learned_home, tmp_path / "config")
+    served = start_serve(learned_home, tmp_path / "config")
     try:
         served.wait_for_line("serving on")
         got = _commands(served.env, first)

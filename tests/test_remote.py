@@ -80,14 +80,9 @@ class Served:
         return self.process.wait(timeout=30)
 
 
-@pytest.fixture
-def served(memory_home: Path, tmp_path: Path) -> Iterator[Served]:
-    sock = memory_home / "sadie.sock"
-    # A stale socket file, as a crash leaves it: bound once, never listening, closed.
-    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    stale.bind(str(sock))
-    stale.close()
-    env = _env(memory_home, tmp_path / "config")
+def start_serve(home: Path, config: Path) -> Served:
+    """``sadie serve`` on ``home`` in a real subprocess, its stderr read line by line."""
+    env = _env(home, config)
     process = subprocess.Popen(
         [sys.executable, "-m", "sadie_tui.cli", "serve", "--port", str(_free_port())],
         stdout=subprocess.DEVNULL,
@@ -104,7 +99,18 @@ def served(memory_home: Path, tmp_path: Path) -> Iterator[Served]:
             lines.put(line)
 
     threading.Thread(target=pump, daemon=True).start()
-    running = Served(process, lines, env, sock)
+    return Served(process, lines, env, home / "sadie.sock")
+
+
+@pytest.fixture
+def served(memory_home: Path, tmp_path: Path) -> Iterator[Served]:
+    sock = memory_home / "sadie.sock"
+    # A stale socket file, as a crash leaves it: bound once, never listening, closed.
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(sock))
+    stale.close()
+    running = start_serve(memory_home, tmp_path / "config")
+    process = running.process
     try:
         running.url = running.wait_for_line("serving on").split("serving on ", 1)[1].strip()
         assert is_live(sock)  # the stale file was replaced by a listening socket

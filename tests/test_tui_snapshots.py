@@ -206,20 +206,19 @@ def test_chip_bar_overflow(snap_compare, ctx) -> None:
     assert snap_compare(make_app(ctx), terminal_size=(80, 24), run_before=run)
 
 
+async def open_browser(pilot) -> None:  # type: ignore[no-untyped-def]
+    """ctrl+l once the memory is open, and wait for the list."""
+    app = pilot.app
+    await wait_until(pilot, app.memory_ready.is_set)
+    await pilot.press("ctrl+l")
+    browser = await wait_until(pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen)
+    await wait_until(pilot, lambda: browser.conversations)
+    await settle(pilot)
+
+
 def test_browser(snap_compare, ctx) -> None:
     seed_conversations(ctx.home)
-
-    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
-        app = pilot.app
-        await wait_until(pilot, app.memory_ready.is_set)
-        await pilot.press("ctrl+l")
-        browser = await wait_until(
-            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
-        )
-        await wait_until(pilot, lambda: browser.conversations)
-        await settle(pilot)
-
-    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=run)
+    assert snap_compare(make_app(ctx), terminal_size=SIZE, run_before=open_browser)
 
 
 def test_browser_search_shows_the_match(snap_compare, ctx) -> None:
@@ -359,15 +358,4 @@ def test_chat_narrow_sources_over_the_chat(snap_compare, ctx) -> None:
 @pytest.mark.parametrize("size", [(80, 24), (60, 20)], ids=["80x24", "60x20"])
 def test_browser_narrow(snap_compare, ctx, size) -> None:
     seed_conversations(ctx.home)
-
-    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
-        app = pilot.app
-        await wait_until(pilot, app.memory_ready.is_set)
-        await pilot.press("ctrl+l")
-        browser = await wait_until(
-            pilot, lambda: isinstance(app.screen, BrowserScreen) and app.screen
-        )
-        await wait_until(pilot, lambda: browser.conversations)
-        await settle(pilot)
-
-    assert snap_compare(make_app(ctx), terminal_size=size, run_before=run)
+    assert snap_compare(make_app(ctx), terminal_size=size, run_before=open_browser)
