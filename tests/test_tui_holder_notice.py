@@ -64,4 +64,7 @@ async def test_notes_from_another_terminal_show_a_notice(home: Path, ollama, tmp
             timeout=30,
             what="the notice",
         )
+        await pilot.pause()
+        said = [str(n.message) for n in app._notifications]
+        assert said.count("3 notes added from another terminal") == 1, said  # once
         assert any("Braga" in c.text for c in app.session.search("Braga").chunks)

@@ -29,7 +29,14 @@ from ..display import safe
 from ..engine.errors import SadieError
 from .commands import system_commands
 from .learning import Learning
-from .messages import EmbedderReady, MemoryChanged, MemoryFailed, MemoryReady, ModelChecked
+from .messages import (
+    EmbedderReady,
+    MemoryChanged,
+    MemoryFailed,
+    MemoryReady,
+    MemoryRefreshed,
+    ModelChecked,
+)
 from .probe import Prober
 from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
@@ -540,7 +547,7 @@ class SadieApp(App[None]):
         """Another terminal changed the memory: say what, and let open screens refresh."""
         self.notify(message.line, title="Memory", timeout=6)
         for screen in self.screen_stack:
-            screen.post_message(MemoryChanged(message.line))
+            screen.post_message(MemoryRefreshed())
 
     @work(thread=True, exclusive=True, group="notes", exit_on_error=False)
     def _watch_notes(self) -> None:

@@ -40,11 +40,17 @@ class ModelChecked(Message):
 
 class MemoryChanged(Message):
     """Another sadie's ingest or reflection, through this app's socket, changed the memory:
-    ``line`` says what ("3 notes added from another terminal"). The app shows it and hands
-    it to each open screen; it does not bubble back up."""
-
-    bubble = False
+    ``line`` says what ("3 notes added from another terminal"). The app shows it and sends
+    each open screen a ``MemoryRefreshed``."""
 
     def __init__(self, line: str) -> None:
         super().__init__()
         self.line = line
+
+
+class MemoryRefreshed(Message):
+    """To a screen: the memory changed under it (``MemoryChanged``), so what it lists may be
+    stale. A message of its own: a ``MemoryChanged`` handed to a screen reached the app's
+    handler again, which handed it on again, without end."""
+
+    bubble = False

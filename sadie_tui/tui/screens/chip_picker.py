@@ -15,7 +15,7 @@ from textual.widgets.option_list import Option
 
 from ...display import safe
 from ...engine.errors import SadieError
-from ..messages import MemoryChanged
+from ..messages import MemoryRefreshed
 from ..widgets.chip_bar import KIND_NAMES
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ class ChipPickerScreen(ModalScreen["Candidate | None"]):
         self.query_one(Input).focus()
         self._search("")
 
-    def on_memory_changed(self, _: MemoryChanged) -> None:
+    def on_memory_refreshed(self, _: MemoryRefreshed) -> None:
         """Notes came in from another terminal: search again, so they can be attached."""
         self._search(self.query_one(Input).value)
 
