@@ -9,6 +9,8 @@ from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
+from ..errors import ModelTimeout
+
 if TYPE_CHECKING:
     from ..jsonvalue import JSONObject
     from ..prompt import Briefing
@@ -53,6 +55,35 @@ class StructuredReasoner(Reasoner, Protocol):
         budget: Budget,
         max_tokens: int = 256,
     ) -> str: ...
+
+
+async def within(
+    pieces: AsyncIterator[T], budget: Budget, deadline: float, started: Callable[[], bool]
+) -> AsyncGenerator[T, None]:
+    """``pieces`` as they come: the first within ``budget.first``, each next within
+    ``budget.stall``, all by ``deadline`` (the running loop's clock). A wait that runs out
+    raises ``ModelTimeout``, saying whether the model did not start or stopped writing
+    (``started``: whether the answer had begun), or that it hit the cap."""
+    loop = asyncio.get_running_loop()
+    wait = budget.first_wait()
+    while True:
+        left = deadline - loop.time()
+        bound = max(0.0, min(wait, left))
+        try:
+            piece = await asyncio.wait_for(pieces.__anext__(), bound)
+        except StopAsyncIteration:
+            return
+        except TimeoutError as exc:
+            if bound >= left:
+                raise ModelTimeout(
+                    f"the model did not finish within the {budget.cap:g} s cap",
+                    fix="raise citation_pass_timeout in config.toml",
+                ) from exc
+            what = "stopped writing" if started() else "did not start"
+            spent = budget.cap - left + bound
+            raise ModelTimeout(f"the model {what} within its budget ({spent:.0f} s)") from exc
+        wait = budget.stall_wait()
+        yield piece
 
 
 async def paced(pieces: AsyncIterator[Piece], every: float) -> AsyncGenerator[Piece | None, None]:

@@ -24,7 +24,7 @@ from ..errors import (
     ModelUnreachable,
     in_words,
 )
-from .base import Piece
+from .base import Piece, within
 from .rates import Budget, Rates
 
 if TYPE_CHECKING:
@@ -242,8 +242,7 @@ class OllamaReasoner:
         ``budget.stall``; all of it at most ``budget.cap``. The JSON text, thinking left out."""
         client = _client(self.host, self.connect_timeout, budget.cap)
         parts: list[str] = []
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + budget.cap
+        deadline = asyncio.get_running_loop().time() + budget.cap
 
         async def read() -> None:
             request = self._request()
@@ -257,27 +256,7 @@ class OllamaReasoner:
                 options=self._options(briefing, temperature=0.0, num_predict=max_tokens),
                 **request,
             )
-            pieces = response.__aiter__()
-            wait = budget.first_wait()
-            while True:
-                left = deadline - loop.time()
-                bound = max(0.0, min(wait, left))
-                try:
-                    part = await asyncio.wait_for(pieces.__anext__(), bound)
-                except StopAsyncIteration:
-                    return
-                except TimeoutError as exc:
-                    if bound >= left:
-                        raise ModelTimeout(
-                            f"the model did not finish within the {budget.cap:g} s cap",
-                            fix="raise citation_pass_timeout in config.toml",
-                        ) from exc
-                    what = "stopped writing" if parts else "did not start"
-                    spent = budget.cap - left + bound
-                    raise ModelTimeout(
-                        f"the model {what} within its budget ({spent:.0f} s)"
-                    ) from exc
-                wait = budget.stall_wait()
+            async for part in within(response.__aiter__(), budget, deadline, lambda: bool(parts)):
                 if part.message.content:
                     parts.append(part.message.content)
                 if part.done:

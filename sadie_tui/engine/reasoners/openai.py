@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import httpx
 
-from ..errors import ModelError, ModelTimeout
-from .base import Piece
+from ..errors import ModelError
+from .base import Piece, within
 from .ollama import ModelInfo, _tls, _tracing
 from .openai_errors import REJECTED, USAGE_REJECTED, refuses, translate
 from .rates import CHARS_PER_TOKEN, Budget, Rates
@@ -371,7 +371,6 @@ class OpenAIReasoner:
         budget: Budget,
         deadline: float,
     ) -> str:
-        loop = asyncio.get_running_loop()
         reading = _Reading(sum(len(m["content"]) for m in messages))
         client = _client(
             self.base_url, self.api_key, self.connect_timeout, budget.cap, reading.sent
@@ -379,26 +378,7 @@ class OpenAIReasoner:
         parts: list[str] = []
         chunks = self._chunks(client, reading, request)
         try:
-            wait = budget.first_wait()
-            while True:
-                left = deadline - loop.time()
-                bound = max(0.0, min(wait, left))
-                try:
-                    chunk = await asyncio.wait_for(chunks.__anext__(), bound)
-                except StopAsyncIteration:
-                    break
-                except TimeoutError as exc:
-                    if bound >= left:
-                        raise ModelTimeout(
-                            f"the model did not finish within the {budget.cap:g} s cap",
-                            fix="raise citation_pass_timeout in config.toml",
-                        ) from exc
-                    what = "stopped writing" if parts else "did not start"
-                    spent = budget.cap - left + bound
-                    raise ModelTimeout(
-                        f"the model {what} within its budget ({spent:.0f} s)"
-                    ) from exc
-                wait = budget.stall_wait()
+            async for chunk in within(chunks, budget, deadline, lambda: bool(parts)):
                 for choice in chunk.choices[:1]:
                     if _reasoning(choice.delta):
                         reading.piece()
