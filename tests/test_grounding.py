@@ -194,12 +194,18 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
         assert c.episode_id in full_ids(memory)
         assert c.backs == PLANTED  # the one sentence of the reply
 
+    # The planted time is in no note: the quote does not establish the sentence, and the
+    # person reads that before the reply (the kept text, as `replace` says).
+    assert all(c.doubt for c in cites.value)
+    kept = next(e for e in events if e.type == "replace").value
+    assert kept.startswith("Your notes don't say this directly.") and kept.endswith(PLANTED)
+
     # The planted time and name are flagged at the right offsets; the known ones are not.
     spans = {(s["text"], s["kind"]) for s in cites.unsupported}
     assert ("3:15", "time") in spans and ("Beatriz", "name") in spans
     assert not any(s["text"] in ("Lisbon",) for s in cites.unsupported)
     for s in cites.unsupported:
-        assert PLANTED[s["start"] : s["end"]] == s["text"]
+        assert kept[s["start"] : s["end"]] == s["text"]
 
     # Persisted on the message, and in the NDJSON shape.
     row = memory.db.fetchone("SELECT id::VARCHAR FROM messages WHERE role='assistant'")

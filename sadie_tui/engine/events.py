@@ -38,6 +38,9 @@ class CitationView:
     origin: str = "model"  # model (its tail or the citation pass) | sadie (matched mechanically)
     backs: str = ""  # the sentence of the reply this citation supports
     unbacked: tuple[str, ...] = ()  # details of that sentence the cited note does not hold
+    # Why the quote does not establish that sentence (the claim check, ``reply.claims``): it
+    # is really there, but says something else ("this note is from June, not in March").
+    doubt: str = ""
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -71,6 +74,7 @@ class CitationView:
             unbacked=tuple(d for d in unbacked if isinstance(d, str))
             if isinstance(unbacked, (list, tuple))
             else (),
+            doubt=str(data.get("doubt") or ""),
         )
 
 

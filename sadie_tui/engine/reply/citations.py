@@ -32,6 +32,7 @@ __all__ = [
     "SUPPORT_LABELS",
     "Citation",
     "PolicedCitations",
+    "find_at_words",
     "grade",
     "is_placeholder",
     "normalise",
@@ -61,6 +62,9 @@ class Citation:
     quote: str
     support: str  # final label after re-grading
     claimed: str  # what the model claimed
+    # Why the quote does not establish the sentence it backs ("" when it does, or before the
+    # check: ``claims``); a doubted citation weighs nothing in the grounding score.
+    doubt: str = ""
 
 
 @dataclass(frozen=True)
@@ -231,7 +235,44 @@ def _normalised_texts(texts: Sequence[str] | str) -> list[str]:
 
 
 def _found(needle: str, haystacks: Sequence[str]) -> bool:
-    return bool(needle) and any(needle in hay for hay in haystacks)
+    return bool(needle) and any(find_at_words(needle, hay) >= 0 for hay in haystacks)
+
+
+_APOSTROPHES = "'\u2019"
+
+
+def _inside_word(text: str, i: int) -> bool:
+    """Whether ``text[i]`` is a letter or digit of a word, or an apostrophe between two
+    (the ``'`` of "don't")."""
+    if not 0 <= i < len(text):
+        return False
+    ch = text[i]
+    if ch.isalnum():
+        return True
+    return ch in _APOSTROPHES and _inside_word(text, i - 1) and _inside_word(text, i + 1)
+
+
+def find_at_words(needle: str, hay: str, start: int = 0) -> int:
+    """Where ``needle`` occurs in ``hay`` starting and ending on word boundaries, or -1.
+
+    "happy with my job" is not in "I am unhappy with my job": a quote cut mid-word changes
+    what the note says, so it is never verbatim. A needle that begins (ends) with a mark
+    rather than a letter needs no boundary on that side."""
+    if not needle:
+        return -1
+    head, tail = needle[0].isalnum(), needle[-1].isalnum()
+    at = hay.find(needle, start)
+    while at >= 0:
+        end = at + len(needle)
+        before = head and (_inside_word(hay, at - 1) or (at > 0 and hay[at - 1] in _APOSTROPHES))
+        after = tail and (
+            _inside_word(hay, end)
+            or (end < len(hay) and hay[end] in _APOSTROPHES and _inside_word(hay, end + 1))
+        )
+        if not before and not after:
+            return at
+        at = hay.find(needle, at + 1)
+    return -1
 
 
 def _folded_with_offsets(text: str) -> tuple[str, list[int]]:
@@ -264,7 +305,7 @@ def _span_in(needle: str, folded: Sequence[tuple[str, str, list[int]]]) -> str |
     if not needle:
         return None
     for text, folded_text, at in folded:
-        start = folded_text.find(needle)
+        start = find_at_words(needle, folded_text)
         if start >= 0:
             end = start + len(needle) - 1
             # The note's own characters; a line break inside is a space in a one-line quote.

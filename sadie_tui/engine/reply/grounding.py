@@ -21,16 +21,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..errors import ModelError
+from ..errors import ModelError, SadieError
 from ..jsonvalue import JSON, JSONObject
 from ..reasoners.rates import Rates
+from . import claims
 from .backing import SENTENCE_BREAK, Backed, back, content_words, sentence_spans, stems
 from .citations import PolicedCitations, normalise, parse_tail, police, split_trailing_list
-from .closeness import Encode, drop_unfound
+from .closeness import Encode, closeness, drop_unfound
 from .unsupported import find_details
 
 if TYPE_CHECKING:
@@ -315,6 +317,11 @@ class Grounded:
     found: list[Match] | None = None
     list_removed: bool = False
     backed: Backed | None = None  # once settled: the sentence each citation backs
+    # Once settled (``claims``): the line the person reads before the answer when what it
+    # cites does not establish it, and the reply answered from its own quote when it said
+    # the notes do not say while citing the sentence that does.
+    doubt: str = ""
+    answered: str = ""
 
 
 def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
@@ -393,3 +400,77 @@ def settle(briefing: Briefing, grounded: Grounded, encode: Encode | None = None)
             grounded.repaired = False
             grounded.pass_reason = "the citation pass named only sentences unrelated to the reply"
         grounded.found = match_sentences(grounded.text, briefing.excerpts)
+    establish(briefing, grounded, encode)
+
+
+def notes_of(briefing: Briefing) -> list[claims.Note]:
+    """The shown notes as the claim check reads them: one per episode, with every text shown
+    of it (excerpts and source chips)."""
+    by_id: dict[str, claims.Note] = {}
+    for e in [*briefing.excerpts, *briefing.attached_excerpts()]:
+        key = e.episode_id.lower()
+        texts = tuple(briefing.shown.get(key, ())) or (e.text,)
+        if key not in by_id:
+            by_id[key] = claims.Note(e.episode_id, e.date, e.title, texts, e.outside)
+    return list(by_id.values())
+
+
+def _near(encode: Encode | None) -> Callable[[str, str], float] | None:
+    if encode is None:
+        return None
+
+    def near(a: str, b: str) -> float:
+        try:
+            return closeness(a, [b], encode)
+        except SadieError:  # no embedding model: the lexical rules stand alone
+            return 0.0
+
+    return near
+
+
+def establish(
+    briefing: Briefing,
+    grounded: Grounded,
+    encode: Encode | None = None,
+    today: datetime | None = None,
+) -> None:
+    """Judge each backed citation against the claim of its sentence (``claims.judge``: a
+    doubted one keeps its place with the reason and weighs nothing), then the reply as a
+    whole (``claims.assess``): ``doubt`` and ``answered``."""
+    backed = grounded.backed
+    if backed is None:
+        return
+    question = claims.asked(
+        briefing.message, today or datetime.now(), briefing.extra.get("people", ())
+    )
+    notes = notes_of(briefing)
+    by_id = {n.episode_id.lower(): n for n in notes}
+    near = _near(encode)
+    kept = []
+    judged: list[claims.Judged] = []
+    for c, span in zip(backed.policed.citations, backed.sentences, strict=True):
+        note = by_id.get(c.episode_id.lower())
+        if note is None or c.support == "inference":
+            kept.append(c)
+            continue
+        sentence = grounded.text[span[0] : span[1]]
+        verdict = claims.judge(question, sentence, c.quote, note, notes, near=near)
+        kept.append(replace(c, doubt=verdict.reason))
+        judged.append(claims.Judged(span, c.episode_id, c.quote, c.support, verdict))
+    policed = PolicedCitations(tuple(kept), backed.policed.dropped, backed.policed.parse_error)
+    grounded.policed = policed
+    grounded.backed = replace(backed, policed=policed)
+    for m in grounded.found or ():
+        note = by_id.get(m.episode_id.lower())
+        if note is None:
+            continue
+        for span in claims.answer_spans(grounded.text, question):
+            sentence = grounded.text[span[0] : span[1]]
+            if claims.judge(question, sentence, m.quote, note, notes, near=near).ok and (
+                claims.answer_terms(sentence, question) & stems(m.quote)
+            ):
+                judged.append(
+                    claims.Judged(span, m.episode_id, m.quote, "verbatim", claims.ESTABLISHED)
+                )
+    outcome = claims.assess(question, grounded.text, judged, notes)
+    grounded.doubt, grounded.answered = outcome.doubt, outcome.answer

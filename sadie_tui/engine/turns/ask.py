@@ -125,13 +125,15 @@ def split_opinion(text: str) -> tuple[str, str | None]:
 
 
 def grounding_report(
-    policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0
+    policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0, doubt: str = ""
 ) -> JSONObject:
     counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
     for c in policed.citations:
         counts[c.support] = counts.get(c.support, 0) + 1
     return {
-        "score": grounding_score(policed, len(spans), details),
+        "score": grounding_score(policed, len(spans), details, doubt=bool(doubt)),
+        "doubt": doubt,
+        "doubted": sum(1 for c in policed.citations if c.doubt),
         "unsupported": [sp.as_json() for sp in spans],
         "counts": {support: n for support, n in counts.items()},
         "dropped": len(policed.dropped),
@@ -207,7 +209,8 @@ def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> JSO
     spans: Sequence[Span] = answer.spans
     if text != grounded.text:
         spans = unsupported(text, briefing, grounded, check=not offline)
-    report = grounding_report(grounded.policed, spans, count_details(text))
+    doubt = "" if offline else grounded.doubt
+    report = grounding_report(grounded.policed, spans, count_details(text), doubt)
     report.update(
         repaired=grounded.repaired,
         tail=grounded.tail,
@@ -217,6 +220,18 @@ def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> JSO
         sentences_matched=answer.weight.sentences,
     )
     return report
+
+
+def _spans(report: JSONObject) -> list[JSONObject]:
+    found = report.get("unsupported")
+    return [sp for sp in found if isinstance(sp, dict)] if isinstance(found, list) else []
+
+
+def _shifted(span: JSONObject, by: int) -> JSONObject:
+    start, end = span.get("start"), span.get("end")
+    if isinstance(start, int) and isinstance(end, int):
+        return {**span, "start": start + by, "end": end + by}
+    return span
 
 
 def _empty_memory(
@@ -373,6 +388,10 @@ async def _result(
     """The answer (or the abstention), its grounding report and its telemetry."""
     grounded, result, briefing = answer.grounded, plan.result, plan.briefing
     text, opinion = split_opinion(grounded.text)
+    if grounded.answered and not reasoner.offline:
+        # It said the notes do not say, citing the sentence that does: answered from it.
+        text, opinion = grounded.answered, None
+        grounded.doubt = ""
     report = _report(answer, text, briefing, reasoner.offline)
     supported = [c for c in grounded.policed.citations if c.support in ("verbatim", "paraphrase")]
     # Evidence sadie finds itself counts like a citation: a right answer whose citations were
@@ -383,6 +402,11 @@ async def _result(
     if abstained:
         text = ABSTAIN
         report["unsupported"] = []
+    elif report["doubt"]:
+        # The person reads the doubt before the answer (the details' offsets move with it).
+        lead = f"{report['doubt']}\n\n"
+        text = lead + text
+        report["unsupported"] = [_shifted(sp, len(lead)) for sp in _spans(report)]
     latency = (time.perf_counter() - started) * 1000
     score, spans = report["score"], report["unsupported"]
     telemetry = Telemetry(

@@ -92,6 +92,9 @@ WAITING_EVERY = 1.0
 SAVE_EVERY = 1.0
 # The Replace reason when sentences the model wrote back in other words were taken out.
 ECHO_REASON = "removing echoed instructions"
+# Why the kept reply differs from what streamed, when the claim check changed it.
+DOUBT_REASON = "its sources do not say this directly"
+ANSWERED_REASON = "answered from the sentence it cited"
 LOADING = "the embedding model is still loading: searching by keywords and names"
 
 
@@ -586,6 +589,14 @@ def judge(
         if blocked is not None:
             emotion, sources = "serious", Sources((), ())
     check = blocked is None and not opened.reasoner.offline
+    if check and grounded.answered:
+        # It said the notes do not say, citing the sentence that does: answered from it.
+        text, reason, grounded.doubt = grounded.answered, ANSWERED_REASON, ""
+    elif check and grounded.doubt:
+        # What it cites does not establish the answer: the person reads that first.
+        text, reason = f"{grounded.doubt}\n\n{text}", DOUBT_REASON
+    elif not check:
+        grounded.doubt = ""
     spans = unsupported(text, briefing, grounded, check=check)
     status = "blocked" if blocked is not None else "complete"
     return Final(text, emotion, status, reason, sources, spans, outcome)
@@ -656,6 +667,7 @@ def _metadata(
         "pass_ms": round(g.pass_ms, 1),
         "thinking_s": streamed.thinking_s,
         "unsupported": [sp.as_json() for sp in final.spans],
+        "doubt": g.doubt,
         "found_by_sadie": [v.as_json() for v in final.sources.found],
         "cut": streamed.cut,
         "echoes_hidden": streamed.filtered.echoes,
@@ -702,7 +714,9 @@ def _store(
         briefing=briefed.briefing,
         result=briefed.result,
         grounded=grounded,
-        grounding=grounding_score(grounded.policed, spans, count_details(final.text)),
+        grounding=grounding_score(
+            grounded.policed, spans, count_details(final.text), doubt=bool(grounded.doubt)
+        ),
         latency_ms=latency,
         cited=views,
         unsupported=spans,

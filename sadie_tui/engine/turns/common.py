@@ -26,6 +26,8 @@ if TYPE_CHECKING:
     from ..retrieval import RetrievalResult
 
 SUPPORT_WEIGHTS = {"verbatim": 1.0, "paraphrase": 0.6, "inference": 0.3}
+# The most a reply scores when its answer is not established by what it cites.
+DOUBTED = 0.5
 
 
 class Steps:
@@ -180,6 +182,7 @@ def citation_views(
                 *titles.get(c.episode_id.lower(), ("", "")),
                 backs=backs,
                 unbacked=unbacked,
+                doubt=c.doubt,
             )
         )
     return tuple(views)
@@ -222,16 +225,25 @@ def cited_chunk_ids(result: RetrievalResult, views: Sequence[CitationView]) -> l
     return [c.chunk_id for c in result.chunks if c.episode_id.lower() in cited]
 
 
-def grounding_score(policed: PolicedCitations, unsupported: int = 0, details: int = 0) -> float:
-    """Weighted share of the model's citations that survived — verbatim 1, paraphrase 0.6,
-    inference 0.3, dropped 0; 0 when the model cited nothing — times the share of the
-    reply's checkable details (numbers, times, dates, amounts, names) found in a source."""
+def grounding_score(
+    policed: PolicedCitations, unsupported: int = 0, details: int = 0, *, doubt: bool = False
+) -> float:
+    """Weighted share of the model's citations that establish the sentence they back —
+    verbatim 1, paraphrase 0.6, inference 0.3; a citation the claim check doubts
+    (``reply.claims``) and a dropped one 0; 0 when the model cited nothing — times the share
+    of the reply's checkable details (numbers, times, dates, amounts, names) found in a
+    source; at most ``DOUBTED`` when the answer's claim is not established (``doubt``: the
+    person reads that before the answer)."""
     total = len(policed.citations) + len(policed.dropped)
     if total == 0:
         return 0.0
-    score = sum(SUPPORT_WEIGHTS.get(c.support, 0.0) for c in policed.citations) / total
+    score = (
+        sum(SUPPORT_WEIGHTS.get(c.support, 0.0) for c in policed.citations if not c.doubt) / total
+    )
     if details > 0:
         score *= 1 - min(unsupported, details) / details
+    if doubt:
+        score = min(score, DOUBTED)
     return round(score, 3)
 
 

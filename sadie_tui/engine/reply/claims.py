@@ -1,0 +1,511 @@
+"""Support means the claim: whether a citation establishes the sentence it backs.
+
+A quote that is in its note word for word and shares words with the reply proves nothing by
+itself: the right person on another day, a month's figure for "now", a true sentence about a
+side issue, a sentence that shares only a name, an event with a reason the model made up
+around it. A citation establishes its sentence (``judge``) only when, read against what the
+person asked (``Asked``):
+
+* **time**: the question names a time ("in March") and the note is from that time, or the
+  quoted sentence itself names a day inside it;
+* **now**: the question asks how things are now ("how much have I saved", "these days") and
+  the quote does not speak of a past period ("for April", "last year"), and no newer shown
+  note speaks to the question as well or better;
+* **people**: every person the question names is in the note (its text or its title);
+* **polarity**: the quote was not cut out of a negated sentence ("like my manager" from
+  "I don't like my manager") unless the reply keeps the negation;
+* **content**: the sentence's answer (its words that are not the question's) is taken from
+  the quoted sentence: each number, date, amount or name the sentence adds is in it (or the
+  note's title and date), and a reason ("because …", or any sentence answering "why") has
+  most of its words there; a sentence with no such detail shares at least a third of its
+  answer words with it (or, with the embedding model, is close to it).
+
+A citation that fails says why (``Verdict.reason``); it stays visible with that reason and
+weighs nothing in the grounding score. ``doubt`` is the reply-level conclusion: when the
+answer's first claim is not established, the person reads "Your notes don't say this
+directly. The closest they come: …" before the answer, with the shown sentence that best
+answers the question.
+
+Pure: no I/O and no UI imports.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..retrieval.timewords import MONTHS, TimeWindow, parse_time_window
+from .backing import SENTENCE_BREAK, declines, sentence_spans, stems
+from .citations import find_at_words, normalise
+from .unsupported import SourceIndex, Span, find_details
+
+__all__ = [
+    "Asked",
+    "Note",
+    "Verdict",
+    "asked",
+    "answer_terms",
+    "closest",
+    "judge",
+]
+
+# Words that say where an answer comes from, not what it is.
+_FRAMING = frozenset(
+    stems(
+        "note notes noted wrote written write writes mention mentioned mentions says said "
+        "journal entry entries record records recorded excerpt excerpts according seems "
+        "appears remember remembered recall recalled describe described talk talked told "
+        "tell tells thing things"
+    )
+)
+_KIN = (
+    "mum mom mother dad father sister brother niece nephew aunt uncle grandma grandpa "
+    "grandmother grandfather wife husband partner boyfriend girlfriend son daughter cousin"
+).split()
+_NEGATORS = frozenset(
+    "not no never nor nothing none neither without hardly barely don't doesn't didn't "
+    "isn't aren't wasn't weren't won't wouldn't can't cannot couldn't shouldn't haven't "
+    "hasn't hadn't dont doesnt didnt isnt wasnt cant".split()
+)
+_REASON = re.compile(
+    r"\b(?:because(?: of)?|due to|as a result of|owing to|thanks to|so that|"
+    r"which (?:is )?why|that(?:'s| is) why|caused by|the reason (?:was|is))\b",
+    re.IGNORECASE,
+)
+_WHY = re.compile(r"^\W*(?:why|how come|what (?:made|caused|led))\b|\bwhy\b", re.IGNORECASE)
+_NOW = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|so far|"
+    r"lately|right now|today|anymore|any more|latest|most recent(?:ly)?)\b",
+    re.IGNORECASE,
+)
+# "how much have I saved", "do I still", "what is my …": the present, when no time is named.
+_PRESENT = re.compile(
+    r"^\W*(?:(?:how (?:much|many|often|far|long|well)|what|where|who|which)\b[^?]*?\b)?"
+    r"(?:do|does|am|is|are|have|has)\s+(?:i|my|we)\b",
+    re.IGNORECASE,
+)
+_MONTH_WORDS = "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len))
+# A quote that speaks of a past period: "for April", "in 2025", "last month".
+_PERIOD = re.compile(
+    r"\b(?:(?:in|for|during|over|through|since|by|until|last|of)\s+(?:" + _MONTH_WORDS + r")|"
+    r"(?:in|for|during)\s+(?:19|20)\d\d|last (?:week|month|year|spring|summer|autumn|winter)|"
+    r"back then|at the time|used to)\b",
+    re.IGNORECASE,
+)
+_NAME = re.compile(r"\b[A-Z][\w'’-]+")
+# Below this share of the sentence's answer words found in the quote, it does not say it.
+MIN_SHARE = 1 / 3
+# A reason must have at least half of its words in the quoted sentence.
+MIN_REASON_SHARE = 0.5
+# The cosine (the embedding model retrieval uses) at which a sentence with no detail of its
+# own still counts as saying what the quoted sentence says, in other words.
+NEAR_SENTENCE = 0.72
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What the person asked about: the question's own words, the people and the time it
+    names, whether it asks how things are now, and whether it asks why."""
+
+    text: str
+    terms: frozenset[str]
+    people: tuple[str, ...]
+    window: TimeWindow | None
+    now: bool
+    why: bool
+
+    @property
+    def factual(self) -> bool:
+        """A question about the person's life (not a remark): a sentence that asks."""
+        return "?" in self.text or bool(
+            re.match(
+                r"^\W*(?:what|when|where|who|whom|which|why|how|did|do|does|was|were|is|are|"
+                r"have|has|had|can|could|tell me)\b",
+                self.text,
+                re.IGNORECASE,
+            )
+        )
+
+
+def asked(question: str, today: datetime, people: Iterable[str] = ()) -> Asked:
+    """What ``question`` names. ``people``: the memory's people (names the question holds
+    are kept; kinship words such as "Mum" always count)."""
+    window = parse_time_window(question, today)
+    folded = normalise(question)
+    named: list[str] = []
+    for name in [*people, *_KIN]:
+        key = normalise(name)
+        if key and find_at_words(key, folded) >= 0 and name not in named:
+            named.append(name)
+    now = window is None and bool(_NOW.search(question) or _PRESENT.search(question))
+    return Asked(
+        text=question,
+        terms=frozenset(stems(question)),
+        people=tuple(named),
+        window=window,
+        now=now,
+        why=bool(_WHY.search(question)),
+    )
+
+
+@dataclass(frozen=True)
+class Note:
+    """A shown note as the check reads it: its id, date (YYYY-MM-DD), title, the texts shown
+    of it, and the asked time it lies outside (retrieval's mark), if any."""
+
+    episode_id: str
+    date: str
+    title: str
+    texts: tuple[str, ...]
+    outside: str = ""
+
+    @property
+    def header(self) -> str:
+        return f"({self.date}) {self.title}"
+
+    def day(self) -> datetime | None:
+        try:
+            return datetime.strptime(self.date, "%Y-%m-%d")
+        except ValueError:
+            return None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether a citation establishes its sentence; ``reason`` says why not ("" when it does)."""
+
+    ok: bool
+    reason: str = ""
+
+
+ESTABLISHED = Verdict(True)
+
+
+def answer_terms(sentence: str, question: Asked) -> set[str]:
+    """The sentence's own answer: its content stems less the question's and the framing words
+    ("your notes say")."""
+    return stems(sentence) - question.terms - _FRAMING
+
+
+def _sentences(text: str) -> list[str]:
+    return [p.strip() for p in SENTENCE_BREAK.split(text) if p.strip()]
+
+
+def _located(quote: str, texts: Sequence[str]) -> tuple[str, int, int] | None:
+    """The text holding ``quote`` (whitespace squashed, case folded, on word boundaries) and
+    the quote's start and end in that text's folded form."""
+    needle = normalise(quote.strip().strip("\"'“”‘’«»").strip())
+    for text in texts:
+        folded = normalise(text)
+        at = find_at_words(needle, folded)
+        if at >= 0:
+            return folded, at, at + len(needle)
+    return None
+
+
+def _window(quote: str, note: Note, reason: bool) -> tuple[str, str]:
+    """(the quoted sentence(s), what comes right before the quote in its sentence): the note's
+    sentences the quote overlaps, and for a reason the sentence after them too. A quote not
+    in the note word for word stands for the note sentence closest to it."""
+    found = _located(quote, note.texts)
+    if found is None:
+        best = _closest_sentence(quote, note.texts)
+        return (best or quote), ""
+    folded, start, end = found
+    spans = sentence_spans(folded)
+    picked = [i for i, (a, b) in enumerate(spans) if a < end and b > start]
+    if not picked:
+        return folded[start:end], ""
+    last = picked[-1] + (1 if reason and picked[-1] + 1 < len(spans) else 0)
+    first_start = spans[picked[0]][0]
+    before = folded[first_start:start]
+    return folded[first_start : spans[last][1]], before
+
+
+def _closest_sentence(quote: str, texts: Sequence[str]) -> str:
+    own = stems(quote)
+    best, best_shared = "", 0
+    for text in texts:
+        for sentence in _sentences(text):
+            shared = len(own & stems(sentence))
+            if shared > best_shared:
+                best, best_shared = sentence, shared
+    return best
+
+
+def _negated(before: str) -> bool:
+    """The last few words before the quote, in its own sentence, negate it."""
+    words = re.findall(r"[\w'’]+", before.replace("’", "'").casefold())[-3:]
+    return any(w in _NEGATORS or w.endswith("n't") for w in words)
+
+
+def _has_negation(text: str) -> bool:
+    words = re.findall(r"[\w'’]+", text.replace("’", "'").casefold())
+    return any(w in _NEGATORS or w.endswith("n't") for w in words)
+
+
+def _in_window(window: TimeWindow, day: datetime) -> bool:
+    return (window.start is None or day >= window.start) and (
+        window.end is None or day < window.end
+    )
+
+
+def _names_a_day_inside(text: str, window: TimeWindow, year: int) -> bool:
+    """The quoted text itself names a time inside the asked window ("on 3 March")."""
+    for m in re.finditer(r"\b(\d{4})-(\d{2})-(\d{2})\b", text):
+        try:
+            if _in_window(window, datetime(int(m[1]), int(m[2]), int(m[3]))):
+                return True
+        except ValueError:
+            continue
+    for word, month in MONTHS.items():
+        if len(word) < 4 and word != "may":
+            continue
+        if re.search(rf"\b{word}\b", text, re.IGNORECASE):
+            try:
+                if _in_window(window, datetime(year, month, 15)):
+                    return True
+            except ValueError:
+                continue
+    return False
+
+
+def _mentions(note: Note, name: str) -> bool:
+    key = normalise(name)
+    hay = normalise(" ".join([note.title, *note.texts]))
+    return find_at_words(key, hay) >= 0
+
+
+def _answer_details(sentence: str, question: Asked) -> list[Span]:
+    """The numbers, dates, amounts and names of ``sentence`` that the question does not hold."""
+    asked_index = SourceIndex([question.text])
+    return [d for d in find_details(sentence) if not asked_index.supports(d)]
+
+
+def _share(terms: set[str], source: set[str]) -> float:
+    return len(terms & source) / len(terms) if terms else 1.0
+
+
+def _reason_part(sentence: str, question: Asked) -> str:
+    """The reason a sentence gives: what follows "because" (and its kin), or the whole
+    sentence when it answers "why"; "" when it gives none."""
+    m = _REASON.search(sentence)
+    if m is not None:
+        return sentence[m.end() :]
+    return sentence if question.why else ""
+
+
+def judge(
+    question: Asked,
+    sentence: str,
+    quote: str,
+    note: Note,
+    shown: Sequence[Note] = (),
+    *,
+    near: Callable[[str, str], float] | None = None,
+) -> Verdict:
+    """Whether ``quote`` (from ``note``) establishes ``sentence`` of the reply, for
+    ``question`` (module rules). ``shown``: every note the model was shown (a newer one can
+    make a "now" answer stale). ``near``: the cosine of two texts by the embedding model, for
+    a sentence that says what the quote says in other words."""
+    reason = _reason_part(sentence, question)
+    window_text, before = _window(quote, note, bool(reason))
+    day = note.day()
+    # time
+    if question.window is not None and day is not None:
+        year = day.year
+        inside = _in_window(question.window, day)
+        if not inside and not _names_a_day_inside(window_text, question.window, year):
+            return Verdict(False, f"this note is from {note.date}, not {question.window.phrase}")
+    elif note.outside:
+        return Verdict(False, f"this note is from {note.date}, outside {note.outside}")
+    # people
+    for name in question.people:
+        if not _mentions(note, name):
+            return Verdict(False, f"this note does not mention {name}")
+    # polarity
+    if before and _negated(before) and not _has_negation(quote) and not _has_negation(sentence):
+        return Verdict(False, "the note says the opposite: it is negated there")
+    # now
+    if question.now:
+        period = _PERIOD.search(window_text)
+        if period is not None and not _PERIOD.search(sentence):
+            return Verdict(False, f"this speaks of {period.group(0).strip()}, not of now")
+        newer = _newer(question, note, window_text, shown)
+        if newer is not None:
+            return Verdict(False, f"a newer note ({newer.date}, {newer.title}) speaks to this")
+    # content
+    source = stems(window_text) | stems(note.header)
+    details = _answer_details(sentence, question)
+    held = SourceIndex([window_text, note.header])
+    missing = [d.text for d in details if not held.supports(d)]
+    if missing:
+        return Verdict(False, f"“{missing[0]}” is not in what it quotes")
+    if reason:
+        terms = answer_terms(reason, question)
+        if terms and _share(terms, source) < MIN_REASON_SHARE:
+            return Verdict(False, "the quote does not give this reason")
+        return ESTABLISHED
+    if details:
+        return ESTABLISHED
+    terms = answer_terms(sentence, question)
+    if not terms or _share(terms, source) >= MIN_SHARE:
+        return ESTABLISHED
+    if near is not None and near(sentence, window_text) >= NEAR_SENTENCE:
+        return ESTABLISHED
+    return Verdict(False, "the quote does not say what this sentence says")
+
+
+def _coverage(question: Asked, text: str) -> float:
+    """The share of the question's content stems a text holds."""
+    terms = set(question.terms) - _FRAMING
+    return _share(terms, stems(text)) if terms else 0.0
+
+
+def _newer(question: Asked, note: Note, window_text: str, shown: Sequence[Note]) -> Note | None:
+    """A note dated after ``note`` with a sentence that speaks to the question at least as
+    well as the quoted one (and at least half of its words)."""
+    mine = _coverage(question, window_text)
+    if not note.date:
+        return None
+    best: Note | None = None
+    for other in shown:
+        if other.episode_id == note.episode_id or other.date <= note.date:
+            continue
+        for text in other.texts:
+            for sentence in _sentences(text):
+                cover = _coverage(question, sentence)
+                if cover >= 0.5 and cover >= mine and (best is None or other.date > best.date):
+                    best = other
+    return best
+
+
+def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
+    """The shown sentence that speaks most to the question (its content words, the newest
+    first for "now"), for "The closest they come: …"; None when none shares a word."""
+    best: tuple[float, str, Note, str] | None = None
+    for note in notes:
+        for text in note.texts:
+            for sentence in _sentences(text):
+                if len(sentence) < 12:
+                    continue
+                cover = _coverage(question, sentence)
+                if cover <= 0:
+                    continue
+                tie = note.date if question.now else ""
+                key = (cover, tie)
+                if best is None or key > (best[0], best[1]):
+                    best = (cover, tie, note, sentence[:300])
+    return (best[2], best[3]) if best is not None else None
+
+
+def declined(text: str) -> bool:
+    """A reply that says the notes do not hold the answer (or apologises, or declines)."""
+    return declines(text)
+
+
+# -- the reply as a whole ------------------------------------------------------------------
+
+DOUBT = "Your notes don't say this directly."
+CLOSEST = "The closest they come: “{sentence}” ({date}, {title})."
+FROM_QUOTE = "Your notes say, on {date} in “{title}”: “{sentence}”"
+_OPINION_LINE = re.compile(r"^\s*OPINION:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A citation as the reply check sees it: where its sentence is in the reply, the note it
+    quotes, the quote, its support label and its verdict."""
+
+    span: tuple[int, int]
+    episode_id: str
+    quote: str
+    support: str
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What the person reads about the reply as a whole: ``doubt``, the line before the answer
+    when its claim is not established ("" when it is); ``answer``, the reply answered from its
+    own quote when it said the notes do not say while citing the sentence that does ("" when
+    the reply stands)."""
+
+    doubt: str = ""
+    answer: str = ""
+
+
+def answer_spans(reply: str, question: Asked) -> list[tuple[int, int]]:
+    """The sentences of the reply that answer: words of their own beyond the question's, not
+    a question back, not a refusal, before any OPINION: part."""
+    cut = _OPINION_LINE.search(reply)
+    end = cut.start() if cut is not None else len(reply)
+    found = []
+    for a, b in sentence_spans(reply[:end]):
+        sentence = reply[a:b]
+        if sentence.rstrip().endswith("?") or declines(sentence):
+            continue
+        if answer_terms(sentence, question) or _answer_details(sentence, question):
+            found.append((a, b))
+    return found
+
+
+def _closest_line(question: Asked, notes: Sequence[Note]) -> str:
+    found = closest(question, notes)
+    if found is None:
+        return ""
+    note, sentence = found
+    title = " ".join(note.title.split()) or "untitled"
+    return CLOSEST.format(sentence=" ".join(sentence.split()), date=note.date, title=title)
+
+
+def doubt_line(question: Asked, notes: Sequence[Note]) -> str:
+    """ "Your notes don't say this directly. The closest they come: …"."""
+    closest_line = _closest_line(question, notes)
+    return f"{DOUBT} {closest_line}" if closest_line else DOUBT
+
+
+def _answers(question: Asked, quote: str, note: Note) -> str:
+    """The quoted sentence when it answers the question (at least half of the question's
+    words, and words of its own beyond them); else ""."""
+    sentence, _ = _window(quote, note, False)
+    original = _closest_sentence(sentence, note.texts) or sentence
+    if _coverage(question, original) >= 0.5 and answer_terms(original, question):
+        return " ".join(original.split())
+    return ""
+
+
+def assess(
+    question: Asked, reply: str, judged: Sequence[Judged], notes: Sequence[Note]
+) -> Assessment:
+    """The reply-level conclusion (module docstring): for a question about the person's
+    life, doubt when the reply's answer is not established by what it cites; and a reply
+    that declines while it cites the sentence that answers is answered from that sentence."""
+    if not question.factual:
+        return Assessment()
+    by_id = {n.episode_id.lower(): n for n in notes}
+    if declines(reply):
+        for j in judged:
+            note = by_id.get(j.episode_id.lower())
+            if note is None or j.support == "inference":
+                continue
+            sentence = _answers(question, j.quote, note)
+            if sentence:
+                title = " ".join(note.title.split()) or "untitled"
+                return Assessment(
+                    answer=FROM_QUOTE.format(date=note.date, title=title, sentence=sentence)
+                )
+        return Assessment()
+    spans = answer_spans(reply, question)
+    if not spans:
+        return Assessment()
+    if not judged and not any(_answer_details(reply[a:b], question) for a, b in spans):
+        # Nothing cited and no detail claimed (a remark, a question back): nothing to doubt.
+        return Assessment()
+    established = {j.span for j in judged if j.verdict.ok and j.support != "inference"}
+    cited = [j.span for j in sorted(judged, key=lambda j: j.span) if j.span in spans]
+    if not established & set(spans) or (cited and cited[0] not in established):
+        return Assessment(doubt=doubt_line(question, notes))
+    return Assessment()
