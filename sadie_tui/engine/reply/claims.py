@@ -235,6 +235,16 @@ def _closest_sentence(quote: str, texts: Sequence[str]) -> str:
     return best
 
 
+def _as_written(folded: str, texts: Sequence[str]) -> str:
+    """``folded`` (case-folded words of a note) as the note writes them."""
+    pattern = r"\s+".join(re.escape(w) for w in folded.split())
+    for text in texts:
+        m = re.search(pattern, text, re.IGNORECASE)
+        if m is not None:
+            return m.group(0)
+    return folded
+
+
 def _negated(before: str) -> bool:
     """The last few words before the quote, in its own sentence, negate it."""
     words = re.findall(r"[\w'’]+", before.replace("’", "'").casefold())[-3:]
@@ -244,6 +254,22 @@ def _negated(before: str) -> bool:
 def _has_negation(text: str) -> bool:
     words = re.findall(r"[\w'’]+", text.replace("’", "'").casefold())
     return any(w in _NEGATORS or w.endswith("n't") for w in words)
+
+
+_PREFIXES = ("un", "dis", "in", "im", "ir", "il", "non")
+_WORDS = re.compile(r"[^\W\d_]+")
+
+
+def _opposite(sentence: str, window_text: str) -> str:
+    """A word of the note that is the negated form of a word of the sentence ("unhappy" for
+    "happy", "dislike" for "like") that the sentence does not have itself; else ""."""
+    mine = {w.casefold() for w in _WORDS.findall(sentence)}
+    for word in {w.casefold() for w in _WORDS.findall(window_text)}:
+        for prefix in _PREFIXES:
+            base = word[len(prefix) :]
+            if word.startswith(prefix) and len(base) >= 4 and base in mine and word not in mine:
+                return word
+    return ""
 
 
 def _in_window(window: TimeWindow, day: datetime) -> bool:
@@ -328,11 +354,15 @@ def judge(
     # polarity
     if before and _negated(before) and not _has_negation(quote) and not _has_negation(sentence):
         return Verdict(False, "the note says the opposite: it is negated there")
+    flipped = _opposite(sentence, window_text)
+    if flipped:
+        return Verdict(False, f"the note says the opposite: “{flipped}”")
     # now
     if question.now:
         period = _PERIOD.search(window_text)
         if period is not None and not _PERIOD.search(sentence):
-            return Verdict(False, f"this speaks of {period.group(0).strip()}, not of now")
+            said = _as_written(period.group(0).strip(), note.texts)
+            return Verdict(False, f"this speaks of {said}, not of now")
         newer = _newer(question, note, window_text, shown)
         if newer is not None:
             return Verdict(False, f"a newer note ({newer.date}, {newer.title}) speaks to this")
@@ -435,6 +465,7 @@ class Assessment:
 
     doubt: str = ""
     answer: str = ""
+    answered_by: tuple[str, str] | None = None  # (episode id, quote) the answer came from
 
 
 def answer_spans(reply: str, question: Asked) -> list[tuple[int, int]]:
@@ -495,7 +526,8 @@ def assess(
             if sentence:
                 title = " ".join(note.title.split()) or "untitled"
                 return Assessment(
-                    answer=FROM_QUOTE.format(date=note.date, title=title, sentence=sentence)
+                    answer=FROM_QUOTE.format(date=note.date, title=title, sentence=sentence),
+                    answered_by=(j.episode_id, j.quote),
                 )
         return Assessment()
     spans = answer_spans(reply, question)

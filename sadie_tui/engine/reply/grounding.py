@@ -474,3 +474,14 @@ def establish(
                 )
     outcome = claims.assess(question, grounded.text, judged, notes)
     grounded.doubt, grounded.answered = outcome.doubt, outcome.answer
+    if outcome.answered_by is not None:
+        # The quote the answer now comes from establishes it.
+        used = outcome.answered_by
+        grounded.policed = replace(
+            grounded.policed,
+            citations=tuple(
+                replace(c, doubt="") if (c.episode_id, c.quote) == used else c
+                for c in grounded.policed.citations
+            ),
+        )
+        grounded.backed = replace(grounded.backed, policed=grounded.policed)
