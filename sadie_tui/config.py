@@ -56,6 +56,12 @@ class Settings:
         8192  # the smallest context asked for; grown (and kept) when a briefing needs more
     )
     reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
+    # How much of the retrieved memory the model reads (issue 33, measured with a 1.5B model
+    # by bench/real_answers.py): this many of the persona's chunks, the ones that answer,
+    # each cut to this many characters around what answers; 0 passages: every chunk, whole.
+    ask_passages: int = 4
+    chat_passages: int = 4
+    passage_chars: int = 700
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
     # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
@@ -237,6 +243,9 @@ FIELDS: dict[str, Callable[[object], object]] = {
     "first_token_timeout": _seconds,
     "citation_pass_timeout": _seconds,
     "reply_tokens": _count(16, 131072),
+    "ask_passages": _count(0, 100),
+    "chat_passages": _count(0, 100),
+    "passage_chars": _count(0, 1600),
     "think": _think,
     "keep_alive": _duration,
     "num_ctx": _count(2048, 131072),

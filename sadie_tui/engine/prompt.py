@@ -92,10 +92,12 @@ ORDER_NOTES = {
 
 class BriefingExtra(TypedDict, total=False):
     """What a briefing keeps beside its messages: the standing texts a model may echo back
-    (voice, tone, guardrails) and the person's name from the soul summary."""
+    (voice, tone, guardrails), the person's name from the soul summary, and the people the
+    message names (the claim check asks that a citation's note mentions them)."""
 
     voice: list[str]
     person: str
+    people: list[str]
 
 
 class BeliefLine(Protocol):
@@ -133,6 +135,9 @@ class Excerpt:
     outside: str = ""
     # How the briefing names the episode: the shortest unique prefix of its id (``short_refs``)
     ref: str = ""
+    # The whole chunk when ``text`` is a passage cut from it (``passages.cut``): citations are
+    # graded against the whole chunk.
+    whole: str = ""
 
     def header(self) -> str:
         title = " ".join(self.title.split()) or "untitled"
@@ -315,6 +320,8 @@ def build_briefing(
     mode: str = "chat",
     extra_blocks: Sequence[str] = (),
     excerpt_order: str = "",
+    people: Sequence[str] = (),
+    person: str = "",
 ) -> Briefing:
     """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first.
 
@@ -374,7 +381,7 @@ def build_briefing(
 
     shown: dict[str, list[str]] = {}
     for e in excerpts:
-        shown.setdefault(e.episode_id.lower(), []).append(e.text[:CHUNK_CAP])
+        shown.setdefault(e.episode_id.lower(), []).append((e.whole or e.text)[:CHUNK_CAP])
     for item in attached:
         if item.excerpt is not None:
             shown.setdefault(item.excerpt.episode_id.lower(), []).append(item.excerpt.text)
@@ -387,7 +394,8 @@ def build_briefing(
         history_dropped=max(0, len(history) - len(kept)),
         extra={
             "voice": [t for t in (voice, tone, guardrails) if t.strip()],
-            "person": person_name(soul),
+            "person": person or person_name(soul),
+            "people": list(people),
         },
         attached=list(attached),
     )

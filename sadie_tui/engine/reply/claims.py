@@ -263,8 +263,8 @@ _WORDS = re.compile(r"[^\W\d_]+")
 def _opposite(sentence: str, window_text: str) -> str:
     """A word of the note that is the negated form of a word of the sentence ("unhappy" for
     "happy", "dislike" for "like") that the sentence does not have itself; else ""."""
-    mine = {w.casefold() for w in _WORDS.findall(sentence)}
-    for word in {w.casefold() for w in _WORDS.findall(window_text)}:
+    mine = {str(w).casefold() for w in _WORDS.findall(sentence)}
+    for word in sorted({str(w).casefold() for w in _WORDS.findall(window_text)}):
         for prefix in _PREFIXES:
             base = word[len(prefix) :]
             if word.startswith(prefix) and len(base) >= 4 and base in mine and word not in mine:

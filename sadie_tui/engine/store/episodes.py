@@ -15,6 +15,7 @@ commit when the commit itself fails (a full disk), and aborts the process instea
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -201,6 +202,19 @@ def insert_chunks(db: Database, chunks: pa.Table) -> None:
 def entities(db: Database) -> list[tuple[str, str, str]]:
     """(key, name, kind) of every entity."""
     return db.fetchall("SELECT key, name, kind FROM entities")
+
+
+def people_named(db: Database, keys: Sequence[str]) -> list[str]:
+    """The names of the people whose entity key is one of ``keys`` (a message's words and
+    word runs, case-folded)."""
+    if not keys:
+        return []
+    marks = ", ".join("?" for _ in keys)
+    rows = db.fetchall(
+        f"SELECT name FROM entities WHERE kind = 'person' AND key IN ({marks}) ORDER BY name",
+        list(keys),
+    )
+    return [str(r[0]) for r in rows]
 
 
 def entity_ids(db: Database) -> dict[str, int]:

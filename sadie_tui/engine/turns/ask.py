@@ -46,6 +46,7 @@ from .steps import (
     briefing_for,
     citation_pass,
     encoder,
+    fit_for,
     own,
     pass_note,
     persona_for,
@@ -55,6 +56,7 @@ from .steps import (
 
 if TYPE_CHECKING:
     from ..memory import Memory
+    from ..passages import Fit
     from ..personas import Persona
     from ..reasoners.base import Reasoner
     from ..retrieval import RetrievalResult
@@ -274,7 +276,8 @@ def _plan(ctx: TurnContext, question: str, persona: Persona, emotion: str, stage
         if counter:
             extra.append(counter)
         stages.add("counter", t0, "found" if counter else "none")
-    briefing = ask_briefing(ctx.memory, question, query, persona, result, emotion, extra)
+    fit = fit_for(ctx.settings, "ask")
+    briefing = ask_briefing(ctx.memory, question, query, persona, result, emotion, extra, fit)
     return Plan(query, reframed, result, briefing)
 
 
@@ -453,11 +456,21 @@ def ask_briefing(
     result: RetrievalResult,
     emotion: str,
     extra: Sequence[str] = (),
+    fit: Fit | None = None,
 ) -> Briefing:
     """The briefing of an ask turn (blocking: the soul summary and wiki pages are read); the
-    wiki pages are those the query (the question less its filler) names."""
+    wiki pages are those the query (the question less its filler) names; ``fit``: how much
+    of what was retrieved the model reads (``passages``)."""
     return briefing_for(
-        memory, question, result, persona, emotion, mode="ask", wiki_query=query, extra=extra
+        memory,
+        question,
+        result,
+        persona,
+        emotion,
+        mode="ask",
+        wiki_query=query,
+        extra=extra,
+        fit=fit,
     )
 
 

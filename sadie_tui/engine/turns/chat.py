@@ -64,6 +64,7 @@ from .steps import (
     briefing_for,
     citation_pass,
     encoder,
+    fit_for,
     own,
     pass_note,
     persona_for,
@@ -430,6 +431,7 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
             attached=attached,
             history=opened.history,
             guardrails=guardrail_block(rules.policies),
+            fit=fit_for(ctx.settings, "chat"),
         )
     return Briefed(result, briefing, attached, rules)
 

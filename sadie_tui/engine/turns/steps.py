@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass
@@ -20,10 +21,12 @@ import numpy as np
 
 from ..chips import list_chips, resolve
 from ..errors import SadieError
+from ..passages import Fit, about_self, bears_on, choose, who
 from ..personas import Persona, get_persona
 from ..policies import Policy, load_policies
-from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing
+from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing, person_name
 from ..reply.grounding import Grounded, own_citations, repair, settle
+from ..store.episodes import people_named
 from ..telemetry import record_turn
 from ..wiki_pages import wiki_for
 from .common import (
@@ -38,6 +41,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
+    from ...config import Settings
     from ..events import CitationView
     from ..memory import Memory
     from ..reasoners.base import Reasoner
@@ -48,6 +52,13 @@ if TYPE_CHECKING:
 
 # How often a running citation pass reports its seconds.
 CHECKING_EVERY = 1.0
+
+
+def fit_for(settings: Settings, mode: str) -> Fit:
+    """How much a model reads in ``mode`` (ask | chat): config.toml's ``ask_passages`` /
+    ``chat_passages`` and ``passage_chars`` (0 passages: every retrieved chunk, whole)."""
+    passages = settings.ask_passages if mode == "ask" else settings.chat_passages
+    return Fit(passages, settings.passage_chars)
 
 
 def persona_for(name: str | None, default: str) -> Persona:
@@ -98,28 +109,57 @@ def briefing_for(
     history: Sequence[tuple[str, str]] = (),
     guardrails: str = "",
     extra: Sequence[str] = (),
+    fit: Fit | None = None,
 ) -> Briefing:
-    """What the model is told (blocking: the soul summary and the wiki pages are read). The
-    wiki pages the question names come after the chips, less those a chip already holds."""
+    """What the model is told (blocking: the soul summary, the people the message names and
+    the wiki pages are read). ``fit``: how many of the retrieved chunks it reads, and how long
+    each (``passages``; None: every chunk, whole). The beliefs and observations it sees are
+    those that bear on the message (all of them for a persona that weighs records above
+    self-report, the skeptic's lens); the soul summary is who the person is, whole only when
+    the message is about them. The wiki pages the question names come after the chips, less
+    those a chip already holds."""
     named = {(a.kind, a.title) for a in attached}
     wiki = [w for w in wiki_for(memory, wiki_query or message) if (w.kind, w.title) not in named]
+    people = people_named(memory.db, _word_runs(message))
+    excerpts = excerpts_of(result)
+    beliefs, observations, blocks = list(result.beliefs), list(result.observations), list(extra)
+    soul = memory.soul()
+    if fit is not None:
+        excerpts = choose(excerpts, message, fit, people)
+        lens = persona.observation_weight > 1.0
+        beliefs = [b for b in beliefs if lens or bears_on(b.statement, message)]
+        observations = [o for o in observations if lens or bears_on(o.text, message)]
+        blocks = [b for b in blocks if lens or bears_on(b, message, 0.34)]
+        if not about_self(message):
+            soul = who(soul)
     return build_briefing(
         message=message,
-        excerpts=excerpts_of(result),
+        excerpts=excerpts,
         excerpt_order=excerpt_order(result),
-        beliefs=result.beliefs,
-        observations=result.observations,
+        beliefs=beliefs,
+        observations=observations,
         observation_weight_high=persona.observation_weight > 1.0,
         attached=[*attached, *wiki],
         history=list(history),
-        soul=memory.soul(),
+        soul=soul,
         guardrails=guardrails,
         voice=persona.voice,
         tone=TONE.get(emotion, ""),
         mode=mode,
-        extra_blocks=extra,
+        extra_blocks=blocks,
         memory_empty=mode == "chat" and memory.is_empty(),
+        people=people,
+        person=person_name(memory.soul()),
     )
+
+
+def _word_runs(text: str, longest: int = 3) -> list[str]:
+    """The message's words and runs of up to ``longest`` words, case-folded (entity keys)."""
+    words = re.findall(r"[\w'’-]+", text.casefold())
+    runs = {
+        " ".join(words[i : i + n]) for n in range(1, longest + 1) for i in range(len(words) - n + 1)
+    }
+    return sorted(runs)
 
 
 def own(filtered: Filtered, text: str, briefing: Briefing) -> Grounded:
