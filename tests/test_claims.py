@@ -26,10 +26,10 @@ from tests.support.turns import run_chat
 CLAIM_NOTES = {
     "journal/2026-04-30.md": (
         "---\ntitle: April money\ndate: 2026-04-30\n---\n"
-        "Paid the rent and the gym. For April, the kiln fund stood at 180 euros."
+        "Paid the rent and the gym. For April, I saved 180 euros for the kiln."
     ),
     "journal/2026-11-15.md": (
-        "---\ntitle: Kiln fund\ndate: 2026-11-15\n---\n"
+        "---\ntitle: Jar count\ndate: 2026-11-15\n---\n"
         "Counted the jar again. So far saved 420 euros for the kiln. Glazes are next."
     ),
     "journal/2026-05-02.md": (
@@ -110,7 +110,7 @@ def test_a_stale_figure_for_a_past_month_does_not_answer_now(server, claims_memo
     server.queue(
         reply(
             "You have saved 180 euros for the kiln.",
-            (april, "For April, the kiln fund stood at 180 euros."),
+            (april, "For April, I saved 180 euros for the kiln."),
         )
     )
     result = ask(claims_memory, "How much have I saved for the kiln?")
@@ -121,7 +121,7 @@ def test_a_stale_figure_for_a_past_month_does_not_answer_now(server, claims_memo
 
 
 def test_a_right_quote_then_the_notes_do_not_say_is_answered_from_the_quote(server, claims_memory):
-    fund = episode(claims_memory, "Kiln fund")
+    fund = episode(claims_memory, "Jar count")
     server.queue(
         reply(
             "The notes do not say how much you have saved for the kiln.",
@@ -177,7 +177,7 @@ def test_the_right_person_on_another_day_is_doubted(server, claims_memory):
 
 
 def test_a_right_answer_keeps_its_full_score(server, claims_memory):
-    fund = episode(claims_memory, "Kiln fund")
+    fund = episode(claims_memory, "Jar count")
     server.queue(
         reply(
             "You have saved 420 euros for the kiln so far.",
@@ -256,3 +256,28 @@ def test_the_question_decides_now_and_why():
     assert not asked("How much had I saved in April?", TODAY).now
     assert asked("Why did I leave the choir?", TODAY).why
     assert not asked("When did I leave the choir?", TODAY).why
+
+
+def test_offline_answers_now_with_the_newest_sentence_that_answers(claims_memory):
+    # No model (OLLAMA_HOST is a closed port): sadie quotes the notes itself. "How much have
+    # I saved" asks about now: the November figure, not April's.
+    result = ask(claims_memory, "How much have I saved for the kiln?")
+    assert result.offline
+    first = result.citations[0]
+    assert first.quote == "So far saved 420 euros for the kiln."
+    assert result.answer.index("420 euros") < result.answer.find("180 euros") or (
+        "180 euros" not in result.answer
+    )
+
+
+def test_offline_picks_the_newest_answering_sentence_for_now_even_when_ranked_second():
+    from sadie_tui.engine.prompt import Excerpt
+    from sadie_tui.engine.reasoners.offline import pick_quotes
+
+    april = Excerpt("a", "2026-04-30", "April money", CLAIM_NOTES["journal/2026-04-30.md"])
+    november = Excerpt("b", "2026-11-15", "Jar count", "So far saved 420 euros for the kiln.")
+    picked = pick_quotes([april, november], "How much have I saved for the kiln?")
+    assert picked[0][1] == "So far saved 420 euros for the kiln."
+    # A question about a named time keeps retrieval's order.
+    then = pick_quotes([april, november], "How much had I saved for the kiln in April?")
+    assert then[0][0] is april

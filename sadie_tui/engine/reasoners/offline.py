@@ -19,7 +19,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..retrieval.keyword.tokens import query_tokens, tokenize
-from ..retrieval.recency import parse_recency, strip_recency
+from ..retrieval.recency import Recency, asks_now, parse_recency, strip_recency
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..wiki_pages import fold, who_is
 from .base import Piece
@@ -117,6 +117,9 @@ def pick_quotes(
     # The best first; notes outside the asked time after every note inside it.
     scored.sort(key=lambda s: (bool(s[3].outside), -s[0], s[2]))
     recency = parse_recency(query)
+    if recency is None and asks_now(query) and parse_time_window(query, datetime.now()) is None:
+        # "How much have I saved?": the newest sentence that answers, not last spring's.
+        recency = Recency("newest", "")
     if recency is not None:
         top = max(s[1] for s in scored)
         near = [s for s in scored if s[1] >= NEAR_BEST * top]

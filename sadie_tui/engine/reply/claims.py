@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..retrieval.recency import asks_now
 from ..retrieval.timewords import MONTHS, TimeWindow, parse_time_window
 from .backing import SENTENCE_BREAK, declines, sentence_spans, stems
 from .citations import find_at_words, normalise
@@ -75,17 +76,6 @@ _REASON = re.compile(
     re.IGNORECASE,
 )
 _WHY = re.compile(r"^\W*(?:why|how come|what (?:made|caused|led))\b|\bwhy\b", re.IGNORECASE)
-_NOW = re.compile(
-    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|so far|"
-    r"lately|right now|today|anymore|any more|latest|most recent(?:ly)?)\b",
-    re.IGNORECASE,
-)
-# "how much have I saved", "do I still", "what is my …": the present, when no time is named.
-_PRESENT = re.compile(
-    r"^\W*(?:(?:how (?:much|many|often|far|long|well)|what|where|who|which)\b[^?]*?\b)?"
-    r"(?:do|does|am|is|are|have|has)\s+(?:i|my|we)\b",
-    re.IGNORECASE,
-)
 _MONTH_WORDS = "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len))
 # A quote that speaks of a past period: "for April", "in 2025", "last month".
 _PERIOD = re.compile(
@@ -139,7 +129,7 @@ def asked(question: str, today: datetime, people: Iterable[str] = ()) -> Asked:
         key = normalise(name)
         if key and find_at_words(key, folded) >= 0 and name not in named:
             named.append(name)
-    now = window is None and bool(_NOW.search(question) or _PRESENT.search(question))
+    now = window is None and asks_now(question)
     return Asked(
         text=question,
         terms=frozenset(stems(question)),

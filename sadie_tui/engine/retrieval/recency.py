@@ -150,3 +150,23 @@ def by_date(chunks: Sequence[_C], recency: Recency | None) -> list[_C]:
     relevant.sort(key=lambda c: c.occurred_at, reverse=recency.order == "newest")
     rest = [c for c in inside if c not in relevant]
     return relevant + rest + outside
+
+
+_NOW = re.compile(
+    r"\b(?:now|nowadays|currently|current|these days|at the moment|at present|still|so far|"
+    r"lately|right now|today|anymore|any more|latest|most recent(?:ly)?)\b",
+    re.IGNORECASE,
+)
+# "how much have I saved", "do I still", "what is my …": the present, when no time is named.
+_PRESENT = re.compile(
+    r"^\W*(?:(?:how (?:much|many|often|far|long|well)|what|where|who|which)\b[^?]*?\b)?"
+    r"(?:do|does|am|is|are|have|has)\s+(?:i|my|we)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_now(question: str) -> bool:
+    """The question asks how things stand now ("these days", "how much have I saved"): the
+    newest note that answers it is the answer, not an older one about a past month. The
+    caller checks first that the question names no time ("in April")."""
+    return bool(_NOW.search(question) or _PRESENT.search(question))
