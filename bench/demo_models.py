@@ -30,7 +30,8 @@ def each_model(models: Sequence[str], host: str) -> Iterator[tuple[str, Memory, 
     with tempfile.TemporaryDirectory() as tmp:
         for model in models:
             home = Path(tmp) / model.replace(":", "_")
-            shutil.copytree(demo, home)
+            # A sadie holding the demo leaves its socket there: not a file to copy.
+            shutil.copytree(demo, home, ignore=shutil.ignore_patterns("*.sock"))
             os.environ["SADIE_MODEL"] = model
             with Memory.open(home) as memory:
                 yield model, memory, Session(memory, load_settings())

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import subprocess
+import sys
 from datetime import datetime
 from pathlib import Path
 
+import httpx
 import pytest
 
 from sadie_tui.config import load_settings
@@ -21,6 +25,7 @@ from sadie_tui.engine.reply.claims import Note, asked, judge
 from sadie_tui.engine.session import Session
 from tests.conftest import write_notes
 from tests.support.ollama_server import Reply
+from tests.support.serve import running
 from tests.support.turns import run_chat
 
 CLAIM_NOTES = {
@@ -281,3 +286,65 @@ def test_offline_picks_the_newest_answering_sentence_for_now_even_when_ranked_se
     # A question about a named time keeps retrieval's order.
     then = pick_quotes([april, november], "How much had I saved for the kiln in April?")
     assert then[0][0] is april
+
+
+# -- every face reads the doubt before the answer -------------------------------------------
+
+MADE_UP = "You left the choir because the rehearsals clashed with your night shifts."
+
+
+def _cli(home: Path, *args: str, host: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "SADIE_HOME": str(home), "OLLAMA_HOST": host}
+    return subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+
+
+def test_every_face_shows_the_doubt_first(server, claims_memory, tmp_home: Path):
+    choir = episode(claims_memory, "Choir")
+    made_up = reply(MADE_UP, (choir, "Left the choir after the summer concert."))
+    question = "Why did I leave the choir?"
+    claims_memory.close()
+
+    # `sadie --ask` (as a person reads it) and `sadie chat --ndjson` (as a script does).
+    server.queue(made_up, made_up)
+    printed = _cli(tmp_home, "--ask", question, host=server.url)
+    assert printed.returncode == 0, printed.stderr
+    assert printed.stdout.lstrip().startswith(DOUBT)
+    assert printed.stdout.index(DOUBT) < printed.stdout.index("rehearsals")
+    server.queue(made_up)
+    streamed = _cli(tmp_home, "chat", question, "--ndjson", host=server.url)
+    events = [json.loads(line) for line in streamed.stdout.splitlines()]
+    (kept,) = [e for e in events if e["type"] == "replace"]
+    assert kept["value"].startswith(DOUBT) and kept["value"].endswith(MADE_UP)
+    (cites,) = [e for e in events if e["type"] == "citations"]
+    assert cites["value"][0]["doubt"]
+
+    # HTTP: /v1/ask's answer and the SSE chat's replace event.
+    with Memory.open(tmp_home) as memory:
+        session = Session(memory, load_settings())
+        with running(session) as srv, httpx.Client(base_url=srv.url, timeout=60) as http:
+            server.queue(made_up, made_up)
+            answer = http.post("/v1/ask", json={"question": question}).json()
+            assert answer["answer"].startswith(DOUBT) and answer["grounding"]["score"] <= 0.5
+            server.queue(made_up)
+            with http.stream("POST", "/v1/chat", json={"message": question}) as sse:
+                body = sse.read().decode()
+            assert "event: replace" in body and DOUBT in body
+
+
+async def test_mcp_ask_memory_shows_the_doubt_first(server, claims_memory, tmp_home: Path):
+    from tests.test_mcp import call, client
+
+    choir = episode(claims_memory, "Choir")
+    made_up = reply(MADE_UP, (choir, "Left the choir after the summer concert."))
+    claims_memory.close()
+    server.queue(made_up, made_up)
+    async with client(tmp_home, tmp_home.parent / "mcp.err", OLLAMA_HOST=server.url) as mcp:
+        failed, asked = await call(mcp, "ask_memory", question="Why did I leave the choir?")
+    assert not failed
+    assert asked["answer"].startswith(DOUBT) and asked["grounding"]["doubt"].startswith(DOUBT)
