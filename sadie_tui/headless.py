@@ -49,6 +49,8 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
             line.append(f"{c.date} {c.title}", style="cyan")
             line.append(f" — {c.label}: ", style="dim")
             line.append(f"“{c.quote}”")
+            if c.doubt:
+                line.append(f" (does not establish it: {c.doubt})", style="yellow")
             out.print(line)
     found = result.grounding.get("unsupported")
     spans = [s for s in found if isinstance(s, dict)] if isinstance(found, list) else []

@@ -196,6 +196,9 @@ class CitationItem(Widget, can_focus=True):
             if c.unbacked:
                 missing = ", ".join(safe(d) for d in c.unbacked)
                 text.append(f"\nnot in this note: {missing}", style="yellow")
+        if c.doubt:
+            # Really in the note, but it does not say what the reply says (``reply.claims``).
+            text.append(f"\ndoes not establish it: {safe(c.doubt)}", style="yellow")
         return text
 
     def action_open(self) -> None:
