@@ -37,7 +37,9 @@ async def test_esc_while_it_writes_its_sources_keeps_the_reply_and_its_checked_s
         ep = app.session.inner.db.fetchone(
             "SELECT id::VARCHAR FROM episodes WHERE title = 'Walk by the river'"
         )[0]
-        cited = json.dumps({"episode": ep, "quote": "Walked by the river", "support": "verbatim"})
+        cited = json.dumps(
+            {"episode": ep, "quote": "She is moving to Leeds in May", "support": "verbatim"}
+        )
         ollama.queue(
             Reply(
                 [PROSE[:35], PROSE[35:], "\n@@CITATIONS@@\n[" + cited + ', {"episode": "', "x"],
