@@ -348,3 +348,33 @@ async def test_mcp_ask_memory_shows_the_doubt_first(server, claims_memory, tmp_h
         failed, asked = await call(mcp, "ask_memory", question="Why did I leave the choir?")
     assert not failed
     assert asked["answer"].startswith(DOUBT) and asked["grounding"]["doubt"].startswith(DOUBT)
+
+
+def test_offline_citations_back_the_line_that_quotes_them(memory):
+    # Issue 34, item 5: each offline quote backs its own line ("On <date>, in “<title>”:
+    # “…”"), and sadie's own framing there (the date, the title) is never "not in the note".
+    result = ask(memory, "What did Ines do?")
+    assert result.offline and len(result.citations) >= 2
+    for c in result.citations:
+        assert " ".join(c.quote.split()) in " ".join(c.backs.split())
+        assert c.unbacked == ()
+
+
+def test_a_quote_backs_the_sentence_that_quotes_it_word_for_word():
+    from sadie_tui.engine.reply.backing import back
+    from sadie_tui.engine.reply.citations import Citation, PolicedCitations
+
+    reply = (
+        "I've drunk coffee at night, at ten, my whole life of it, since 2026-03-01.\n"
+        "On 2026-01-16, in “Commute sleep”: “I've drunk coffee at ten at night my whole life.”"
+    )
+    quote = "I've drunk coffee at ten at night my whole life."
+    policed = PolicedCitations((Citation("e1", quote, "verbatim", "verbatim"),), (), None)
+    backed = back(
+        policed,
+        reply,
+        {"e1": [quote]},
+        headers={"e1": ["episode e1 (2026-01-16) Commute sleep"]},
+    )
+    start, end = backed.sentences[0]
+    assert reply[start:end].startswith("On 2026-01-16") and backed.unbacked == ((),)

@@ -114,11 +114,20 @@ def back(
     at: list[tuple[int, int]] = []
     missing: list[tuple[str, ...]] = []
     dropped = list(policed.dropped)
+    folded_reply = reply.casefold()
     for c in policed.citations:
         quote_index = SourceIndex([c.quote])
         quote_stems = stems(c.quote)
         best, best_score = -1, 0
+        # A reply that quotes it (an offline answer does): the sentence where the quote begins.
+        quoted = " ".join(c.quote.split()).casefold()
+        where = folded_reply.find(quoted) if quoted else -1
+        if where >= 0:
+            best = next((i for i, (a, b) in enumerate(spans) if a <= where < b), -1)
+            best_score = 1 if best >= 0 else 0
         for i, own in enumerate(sentence_stems):
+            if best_score and where >= 0:
+                break
             score = len(own & quote_stems) + 2 * sum(
                 1 for d in by_sentence[i] if quote_index.supports(d)
             )
