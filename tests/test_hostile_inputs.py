@@ -1,0 +1,139 @@
+"""Issue 34, items 15-25: the inputs an attack found still hurting. A ``.sadieignore`` that
+backtracks for ever or does not compile, a calendar event repeating for ever, special files
+given to `conversations import`, control characters in file names, a corrupt FIT file, the
+rates file's mode, one huge CSV cell.
+
+Real parts: `sadie` subprocesses on a fresh home (a real DuckDB file, the real embedder), the
+readers on real files, the memory served on its socket (``hold``) for the holder's side.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sadie_tui.config import Settings
+from sadie_tui.engine.ingest.readers import read_all
+from sadie_tui.engine.reasoners.rates import RATES_FILE, Rates
+from sadie_tui.engine.session import Session
+from sadie_tui.serve.holder import hold
+from sadie_tui.serve.remote import RemoteSession
+
+ROOT = Path(__file__).resolve().parent.parent
+# A bound on a run that must finish, not a guess at how long it takes: before the fixes these
+# runs did not end at all.
+SECONDS = 240
+
+
+def _env(home: Path, tmp: Path) -> dict[str, str]:
+    env = dict(os.environ, SADIE_HOME=str(home), SADIE_CONFIG=str(tmp / "config"))
+    env["OLLAMA_HOST"] = "http://127.0.0.1:9"
+    env.pop("COLUMNS", None)
+    return env
+
+
+def _sadie(home: Path, tmp: Path, *args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "sadie_tui.cli", *args],
+        capture_output=True,
+        text=True,
+        env=_env(home, tmp),
+        cwd=ROOT,
+        timeout=SECONDS,
+        **kw,  # type: ignore[call-overload]
+    )
+
+
+def _write(root: Path, rel: str, text: str = "A note about the garden and Ines.\n") -> Path:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- .sadieignore
+
+COSTLY = "*a*a*a*a*a*b"  # six wildcards in one part: hours on a name of a hundred a's
+
+
+def _ignoring_folder(root: Path, ignore: str) -> Path:
+    _write(root, ".sadieignore", ignore)
+    _write(root, "data/secret.md", "Left out by the collapsed stars.\n")
+    _write(root, "notes/a-rather-long-name-for-a-plain-note.md")
+    _write(root, "a" * 120 + ".md", "Kept: the costly pattern is skipped.\n")
+    return root
+
+
+def test_a_sadieignore_pattern_never_backtracks_for_ever(tmp_path: Path) -> None:
+    """Fourteen stars then ``a/`` (minutes at 100 % CPU before) are one star, as git reads
+    them; a pattern too costly to match is named and skipped, and the rest applies."""
+    folder = _ignoring_folder(tmp_path / "notes", "*" * 14 + "a/\n" + COSTLY + "\n")
+    done = _sadie(tmp_path / "home", tmp_path, "ingest", str(folder))
+    assert done.returncode == 6, done.stderr  # partial: a line of it was skipped
+    said = done.stdout + done.stderr
+    costly = [line for line in said.splitlines() if COSTLY in line]
+    assert len(costly) == 1 and "too costly" in costly[0], said
+    result = read_all([folder])
+    kept = sorted(Path(e.source).relative_to(folder).as_posix() for e in result.episodes)
+    assert kept == ["a" * 120 + ".md", "notes/a-rather-long-name-for-a-plain-note.md"]
+    assert [Path(s.name).name for s in result.ignored] == ["data"]
+
+
+def test_a_bad_sadieignore_line_is_named_and_the_rest_applies(tmp_path: Path) -> None:
+    folder = _ignoring_folder(tmp_path / "notes", "[z-a]\ndata/\n")
+    done = _sadie(tmp_path / "home", tmp_path, "ingest", str(folder))
+    assert done.returncode == 6, done.stderr  # partial: a line of it was skipped
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said
+    named = [line for line in said.splitlines() if "[z-a]" in line]
+    assert len(named) == 1 and "bad pattern" in named[0], said
+    assert " ".join(said.split()).startswith("added 2"), said  # data/ left out by line 2
+
+
+def test_a_bad_sadieignore_line_through_the_holder(
+    memory_home: Path, embedder, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    folder = _ignoring_folder(tmp_path / "notes", "[z-a]\ndata/\n")
+    session = Session.open(memory_home, Settings(ollama_host="http://127.0.0.1:9"))
+    holder = hold(session)
+    assert holder is not None
+    try:
+        client = RemoteSession(
+            memory_home, session.settings, memory_home / "sadie.sock", holder="the test"
+        )
+        report = client.ingest([folder])
+        assert report.added == 2
+        [skip] = report.skipped
+        assert skip.name.endswith(".sadieignore") and "[z-a]" in skip.reason
+    finally:
+        holder.stop()
+        session.close()
+
+
+# --------------------------------------------------------------------------- the rates file
+
+
+def test_the_rates_file_is_private(tmp_path: Path) -> None:
+    old = os.umask(0o022)
+    try:
+        rates = Rates(tmp_path / RATES_FILE)
+        rates.record("m", prompt_tokens=100, prompt_seconds=1.0, eval_tokens=10, eval_seconds=1.0)
+        rates.save()
+    finally:
+        os.umask(old)
+    assert oct((tmp_path / RATES_FILE).stat().st_mode & 0o777) == "0o600"
+    assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_a_rates_file_made_before_is_made_private(tmp_path: Path) -> None:
+    path = tmp_path / RATES_FILE
+    path.write_text("{}", encoding="utf-8")
+    path.chmod(0o644)
+    rates = Rates(path)
+    rates.record("m", prompt_tokens=100, prompt_seconds=1.0, eval_tokens=10, eval_seconds=1.0)
+    rates.save()
+    assert oct(path.stat().st_mode & 0o777) == "0o600"
