@@ -137,3 +137,78 @@ def test_a_rates_file_made_before_is_made_private(tmp_path: Path) -> None:
     rates.record("m", prompt_tokens=100, prompt_seconds=1.0, eval_tokens=10, eval_seconds=1.0)
     rates.save()
     assert oct(path.stat().st_mode & 0o777) == "0o600"
+
+
+# --------------------------------------------------------------------------- calendars
+
+FOREVER = """BEGIN:VCALENDAR
+VERSION:2.0
+PRODID:-//tests//EN
+BEGIN:VEVENT
+UID:forever@tests
+DTSTART:{start}
+DTEND:{end}
+SUMMARY:Ping
+RRULE:FREQ={freq}
+END:VEVENT
+BEGIN:VEVENT
+UID:standup@tests
+DTSTART:{start}
+DTEND:{end}
+SUMMARY:Standup
+RRULE:FREQ=WEEKLY;COUNT=10
+END:VEVENT
+END:VCALENDAR
+"""
+
+# Reads the calendar in a process whose address space may not pass 1.5 GB: before the bound,
+# the expansion grew without end (2.2 GB in 90 s).
+READ_CALENDAR = """
+import json, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (1536 * 2**20, resource.RLIM_INFINITY))
+from sadie_tui.engine.ingest.calendar import read_calendar
+from sadie_tui.engine.ingest.raw import ReadResult
+result = ReadResult()
+read_calendar(Path(sys.argv[1]), "cal.ics", result)
+titles = [d.fields["text"].split(",")[0] for d in result.derived]
+print(json.dumps({"titles": titles, "skipped": [[s.name, s.reason] for s in result.skipped]}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("freq", "many"), [("SECONDLY", False), ("MINUTELY", False), ("HOURLY", True)]
+)
+def test_an_event_repeating_for_ever_is_bounded(tmp_path: Path, freq: str, many: bool) -> None:
+    import json
+    from datetime import datetime, timedelta
+
+    from sadie_tui.engine.ingest.calendar import MAX_OCCURRENCES
+
+    start = datetime.now().replace(microsecond=0) - timedelta(days=30)
+    path = tmp_path / "cal.ics"
+    path.write_text(
+        FOREVER.format(
+            start=f"{start:%Y%m%dT%H%M%S}",
+            end=f"{start + timedelta(seconds=1):%Y%m%dT%H%M%S}",
+            freq=freq,
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", READ_CALENDAR, str(path)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=SECONDS,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    read = json.loads(done.stdout)
+    pings = [t for t in read["titles"] if t == "Calendar event: Ping"]
+    assert read["titles"].count("Calendar event: Standup") == 10
+    [(name, reason)] = read["skipped"]
+    assert name.endswith("#forever@tests") and "Ping" in reason, reason
+    if many:  # an hour apart: expanded up to the cap, the rest said
+        assert len(pings) == MAX_OCCURRENCES and f"first {MAX_OCCURRENCES:,}" in reason
+    else:  # too often to expand at all: kept once, and said
+        assert len(pings) == 1 and "too often" in reason
