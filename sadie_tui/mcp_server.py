@@ -278,11 +278,11 @@ def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
 
 async def run_stdio(session: SessionProtocol, *, write: bool = False) -> None:
     """Serve ``session`` on stdin/stdout until the client closes them."""
-    # lazy: mcp.server.stdio loads only when run_stdio runs, off the start-up path
-    from mcp.server.stdio import stdio_server
+    # lazy: the transport (and the SDK) load only when run_stdio runs, off the start-up path
+    from .mcp_stdio import stdio_transport
 
     server = build_server(session, write=write)
-    async with stdio_server() as (read, written):
+    async with stdio_transport() as (read, written):
         await server.run(read, written, server.create_initialization_options())
 
 
