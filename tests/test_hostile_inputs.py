@@ -212,3 +212,35 @@ def test_an_event_repeating_for_ever_is_bounded(tmp_path: Path, freq: str, many:
         assert len(pings) == MAX_OCCURRENCES and f"first {MAX_OCCURRENCES:,}" in reason
     else:  # too often to expand at all: kept once, and said
         assert len(pings) == 1 and "too often" in reason
+
+
+# --------------------------------------------------------------------------- conversations import
+
+
+@pytest.mark.parametrize("special", ["/dev/zero", "fifo", "folder"])
+def test_conversations_import_takes_regular_files_only(tmp_path: Path, special: str) -> None:
+    """``/dev/zero`` grew to 12.7 GB in 20 s and a FIFO blocked for ever: each is now one
+    line, exit 2, at once (the run is bounded by SECONDS, and a FIFO with no writer would
+    block its open for ever)."""
+    if special == "fifo":
+        path = tmp_path / "pipe"
+        os.mkfifo(path)
+    elif special == "folder":
+        path = tmp_path / "folder"
+        path.mkdir()
+    else:
+        path = Path(special)
+    done = _sadie(tmp_path / "home", tmp_path, "conversations", "import", str(path))
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "not a regular file" in lines[0], done.stderr
+    assert str(path) in lines[0]
+
+
+def test_conversations_import_of_a_file_over_the_limit(tmp_path: Path) -> None:
+    big = tmp_path / "big.json"
+    with big.open("wb") as out:
+        out.truncate(11 * 2**20)  # sparse: 11 MB that cost nothing to write
+    done = _sadie(tmp_path / "home", tmp_path, "conversations", "import", str(big))
+    assert done.returncode == 2, done.stderr
+    assert "larger than 10 MB" in done.stderr and len(done.stderr.strip().splitlines()) == 1
