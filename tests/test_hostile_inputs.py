@@ -244,3 +244,27 @@ def test_conversations_import_of_a_file_over_the_limit(tmp_path: Path) -> None:
     done = _sadie(tmp_path / "home", tmp_path, "conversations", "import", str(big))
     assert done.returncode == 2, done.stderr
     assert "larger than 10 MB" in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------- names with controls
+
+
+def test_a_newline_in_a_file_name_never_starts_a_line(tmp_path: Path) -> None:
+    """``evil\\nsadie: fake line injected.md`` printed a second line that looked like
+    sadie's, and split its title in the search table: every name is shown on its line, its
+    controls as stand-ins (a newline ``␊``)."""
+    folder = tmp_path / "notes"
+    _write(folder, "evil\nsadie: fake line injected.md", "The orchard was in bloom.\n")
+    (folder / "worse\tone\nsadie: all is well.md").write_bytes(b"\x00\xff\x00binary")
+    home = tmp_path / "home"
+    ingest = _sadie(home, tmp_path, "ingest", str(folder))
+    assert ingest.returncode == 6, ingest.stderr  # the binary one skipped
+    said = (ingest.stdout + ingest.stderr).splitlines()
+    assert not [line for line in said if line.startswith("sadie: ")], said
+    [skip] = [line for line in said if line.startswith("skipped /")]
+    assert "worse␉one␊sadie: all is well.md" in skip, skip
+    found = _sadie(home, tmp_path, "search", "orchard bloom")
+    assert found.returncode == 0, found.stderr
+    lines = found.stdout.splitlines()
+    assert not [line for line in lines if "fake line" in line and "evil" not in line.lower()], lines
+    assert any("vil␊sadie: fake line injected" in line for line in lines), found.stdout

@@ -100,7 +100,7 @@ def list_command(
         table.add_row(
             c.id[:8],
             PIN_MARK if c.pinned else "",
-            escape(c.title),
+            escape(safe_line(c.title)),
             escape(c.emotion or ""),
             str(c.message_count),
             ago(c.updated_at),
@@ -131,7 +131,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
         flags.append("pinned")
     if c.archived_at:
         flags.append(f"archived {c.archived_at:%Y-%m-%d}")
-    out.print(f"[bold]{escape(c.title)}[/]")
+    out.print(f"[bold]{escape(safe_line(c.title))}[/]")
     out.print(f"[dim]{' · '.join(flags)}[/]")
     if c.summary:
         out.print(f"[italic]{escape(c.summary)}[/]")
@@ -155,7 +155,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
 
 
 def _announce(verb: str, c: conv.Conversation) -> None:
-    console().print(f"{verb} {c.id[:8]} “{escape(c.title)}”", soft_wrap=True)
+    console().print(f"{verb} {c.id[:8]} “{escape(safe_line(c.title))}”", soft_wrap=True)
 
 
 @group.command("pin")
