@@ -268,3 +268,60 @@ def test_a_newline_in_a_file_name_never_starts_a_line(tmp_path: Path) -> None:
     lines = found.stdout.splitlines()
     assert not [line for line in lines if "fake line" in line and "evil" not in line.lower()], lines
     assert any("vil␊sadie: fake line injected" in line for line in lines), found.stdout
+
+
+# --------------------------------------------------------------------------- a corrupt FIT file
+
+
+def _corrupt_fit(path: Path, seed: int) -> None:
+    """A FIT activity of 300 records (fit-tool), 30 of its bytes past the header overwritten
+    by ``random.Random(seed)``: what a damaged download looks like to the parser."""
+    import random
+    from datetime import datetime
+
+    from fit_tool.fit_file_builder import FitFileBuilder
+    from fit_tool.profile.messages.file_id_message import FileIdMessage
+    from fit_tool.profile.messages.record_message import RecordMessage
+    from fit_tool.profile.profile_type import FileType, Manufacturer
+
+    ms = round(datetime(2026, 3, 1, 8).timestamp() * 1000)
+    builder = FitFileBuilder(auto_define=True)
+    file_id = FileIdMessage()
+    file_id.type = FileType.ACTIVITY
+    file_id.manufacturer = Manufacturer.DEVELOPMENT.value
+    file_id.product = 0
+    file_id.time_created = ms
+    file_id.serial_number = 1
+    builder.add(file_id)
+    for i in range(300):
+        record = RecordMessage()
+        record.timestamp = ms + i * 1000
+        record.distance = i * 3.0
+        record.heart_rate = 120 + i % 40
+        builder.add(record)
+    builder.build().to_file(str(path))
+    data = bytearray(path.read_bytes())
+    chance = random.Random(seed)
+    for _ in range(30):
+        data[chance.randrange(14, len(data) - 2)] = chance.randrange(256)
+    path.write_bytes(bytes(data))
+
+
+def test_a_corrupt_fit_file_is_one_skip_line(tmp_path: Path) -> None:
+    """Issue 34, item 23: the skip line came with hundreds of fitdecode UserWarnings on
+    stderr; some damage even raised out of the parser (a traceback, nothing ingested)."""
+    folder = tmp_path / "workouts"
+    folder.mkdir()
+    seeds = (16, 17, 38, 39)  # a TypeError; warnings then a parse error; two ValueErrors
+    for seed in seeds:
+        _corrupt_fit(folder / f"ride-{seed}.fit", seed)
+    _write(folder, "2026-03-01.md", "Rode to the coast and back.\n")
+    done = _sadie(tmp_path / "home", tmp_path, "ingest", "--quiet", str(folder))
+    said = done.stdout + done.stderr
+    assert "Traceback" not in said and "Warning" not in said, said[-3000:]
+    skips = [line for line in said.splitlines() if line.startswith("skipped /")]
+    named = {Path(line.split(":")[0].removeprefix("skipped ")).name for line in skips}
+    assert named == {f"ride-{seed}.fit" for seed in seeds} and len(skips) == len(seeds), skips
+    assert all("not a readable FIT file" in line for line in skips), skips
+    assert done.stderr.strip() == "", done.stderr[-3000:]
+    assert done.returncode == 6 and "added 1" in " ".join(said.split())
