@@ -325,3 +325,38 @@ def test_a_corrupt_fit_file_is_one_skip_line(tmp_path: Path) -> None:
     assert all("not a readable FIT file" in line for line in skips), skips
     assert done.stderr.strip() == "", done.stderr[-3000:]
     assert done.returncode == 6 and "added 1" in " ".join(said.split())
+
+
+# --------------------------------------------------------------------------- one huge CSV cell
+
+
+def test_one_csv_cell_over_128_kb_does_not_skip_the_file(tmp_path: Path) -> None:
+    """Issue 34, item 25: one cell over the csv module's 128 KB field limit skipped the whole
+    file as "line 1"; the row is read (its cell cut as every cell is) and so are the others."""
+    import json
+
+    from sadie_tui.engine.ingest.csvmap import MAX_CELL
+
+    folder = tmp_path / "exports"
+    folder.mkdir()
+    huge = "word " * 40_000  # 200 KB
+    (folder / "diary.csv").write_text(
+        "Date,Entry\n"
+        "2026-03-01,Walked to the lighthouse.\n"
+        f'2026-03-02,"{huge}"\n'
+        "2026-03-03,Baked bread with Ines.\n",
+        encoding="utf-8",
+    )
+    done = _sadie(
+        tmp_path / "home",
+        tmp_path,
+        "ingest",
+        "--json",
+        "--map",
+        "date=Date,text=Entry,source=diary",
+        str(folder / "diary.csv"),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["derived"]["observations"] == 3 and report["skipped"] == []
+    assert MAX_CELL < len(huge)
