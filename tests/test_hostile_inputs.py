@@ -360,3 +360,21 @@ def test_one_csv_cell_over_128_kb_does_not_skip_the_file(tmp_path: Path) -> None
     report = json.loads(done.stdout)
     assert report["derived"]["observations"] == 3 and report["skipped"] == []
     assert MAX_CELL < len(huge)
+
+
+def test_two_rules_of_one_event_are_bounded_together(tmp_path: Path) -> None:
+    from datetime import datetime, timedelta
+
+    from sadie_tui.engine.ingest.calendar import read_calendar
+    from sadie_tui.engine.ingest.raw import ReadResult
+
+    start = datetime.now().replace(microsecond=0) - timedelta(days=1)
+    text = FOREVER.format(
+        start=f"{start:%Y%m%dT%H%M%S}", end=f"{start:%Y%m%dT%H%M%S}", freq="DAILY"
+    ).replace("RRULE:FREQ=DAILY\n", "RRULE:FREQ=DAILY\nRRULE:FREQ=SECONDLY\n")
+    path = tmp_path / "cal.ics"
+    path.write_text(text, encoding="utf-8")
+    result = ReadResult()
+    read_calendar(path, "cal.ics", result)
+    [skip] = result.skipped
+    assert "too often" in skip.reason and "DAILY+SECONDLY" in skip.reason

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .raw import MAX_BYTES, Derived, ReadResult, Skipped, Unreadable, clean_text
 
@@ -120,12 +120,30 @@ def _title(event: Component) -> str:
 
 
 def _too_often(event: Component, now: datetime) -> str | None:
-    """Why the event's rule is too costly to expand (more than ``MAX_STEPS`` steps from its
-    start to the window's end, by an upper bound from its frequency and BY parts), or None."""
-    rule = event.get("RRULE")
-    if rule is None or isinstance(rule, list) or event.get("DTSTART") is None:
-        return None  # several rules: the expander's own (rare; left as they are)
-    freq = str((rule.get("FREQ") or [""])[0]).upper()
+    """Why the event's rules are too costly to expand (more than ``MAX_STEPS`` steps from its
+    start to the window's end, by an upper bound from their frequency and BY parts), or None."""
+    found = event.get("RRULE")
+    if found is None or event.get("DTSTART") is None:
+        return None
+    start, _ = local_naive(_moment(event, "DTSTART"))
+    total, freqs = 0.0, []
+    for rule in found if isinstance(found, list) else [found]:
+        freq = str((rule.get("FREQ") or [""])[0]).upper()
+        steps = _steps(rule, freq, start, now)
+        if steps is not None:
+            total += steps
+            freqs.append(freq)
+    if total <= MAX_STEPS:
+        return None
+    return (
+        f"event {_title(event)} repeats too often to expand (FREQ={'+'.join(freqs)}, about "
+        f"{total:,.0f} times); kept once"
+    )
+
+
+def _steps(rule: Any, freq: str, start: datetime, now: datetime) -> float | None:  # Any: vRecur
+    """At most how many steps the expander takes for one rule (``vRecur``), or None for a
+    rule it will refuse anyway."""
     if freq not in _PERIOD_DAYS:
         return None
     try:
@@ -138,25 +156,16 @@ def _too_often(event: Component, now: datetime) -> str | None:
     for part, unit in (("BYSECOND", "SECONDLY"), ("BYMINUTE", "MINUTELY"), ("BYHOUR", "HOURLY")):
         if unit in finer:
             times *= max(1, len(rule.get(part) or []))
-    if freq in ("WEEKLY", "MONTHLY", "YEARLY") and (
-        rule.get("BYDAY") or rule.get("BYMONTHDAY") or rule.get("BYYEARDAY")
-    ):
+    days = ("BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH")
+    if freq in ("WEEKLY", "MONTHLY", "YEARLY") and any(rule.get(p) for p in days):
         times *= round(_PERIOD_DAYS[freq])  # at most one a day
     per_day = times / (_PERIOD_DAYS[freq] * interval)
-    start, _ = local_naive(_moment(event, "DTSTART"))
     end = now + WINDOW_AHEAD
     until = (rule.get("UNTIL") or [None])[0]
     if isinstance(until, date):
         end = min(end, local_naive(until)[0])
     steps = per_day * max(0.0, (end - start).total_seconds() / 86_400)
-    if count:
-        steps = min(steps, count)
-    if steps <= MAX_STEPS:
-        return None
-    return (
-        f"event {_title(event)} repeats too often to expand (FREQ={freq}, about "
-        f"{steps:,.0f} times); kept once"
-    )
+    return min(steps, count) if count else steps
 
 
 def _read_bytes(path: Path) -> bytes:
