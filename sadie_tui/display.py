@@ -42,6 +42,16 @@ def safe(text: str) -> str:
     return text.replace("\r\n", "\n").translate(TABLE)
 
 
+_LINE_TABLE = {**TABLE, 0x09: "\u2409", 0x0A: "\u240a", 0x0D: "\u240d"}
+
+
+def safe_line(text: str) -> str:
+    """``safe``, and tabs and line breaks made visible too (``␉``, ``␊``, ``␍``): for a name
+    shown inside one line (a file name in a report line, a title in a table cell), where a
+    newline would start a line that looks like sadie's own."""
+    return text.translate(_LINE_TABLE)
+
+
 def is_safe(text: str) -> bool:
     return not any(ord(ch) in TABLE for ch in text)
 

@@ -7,6 +7,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from . import signals
+from .display import safe_line
 from .engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> N
         out.print()
         for n, c in enumerate(shown, 1):
             line = Text(f"[{n}] ", style="bold")
-            line.append(f"{c.date} {c.title}", style="cyan")
+            line.append(f"{c.date} {safe_line(c.title)}", style="cyan")
             line.append(f" — {c.label}: ", style="dim")
             line.append(f"“{c.quote}”")
             if c.doubt:
@@ -150,7 +151,9 @@ def chat(
                     if streamed_any:
                         sys.stdout.write("\n")
                     for n, c in enumerate((*cites, *found), 1):
-                        write_text(f"[{n}] {c.date} {c.title} — {c.label}: “{c.quote}”\n")
+                        write_text(
+                            f"[{n}] {c.date} {safe_line(c.title)} — {c.label}: “{c.quote}”\n"
+                        )
                     if spans:
                         sys.stdout.write(not_found_line(list(spans)) + "\n")
                 case Replace(value=value, reason=reason):

@@ -14,6 +14,7 @@ Built on the official SDK's low-level ``Server`` (FastMCP would prefix every err
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -255,6 +256,9 @@ def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
+    # The SDK's warnings are its own lines ("Tool 'add_note' not listed, no validation will
+    # be performed" for a call of a tool that is off): the client gets the tool error instead.
+    logging.getLogger("mcp").setLevel(logging.ERROR)
     tools = Tools(session, write=write)
     server: Server = Server("sadie", version=__version__, instructions=INSTRUCTIONS)
 
@@ -278,11 +282,11 @@ def build_server(session: SessionProtocol, *, write: bool = False) -> Server:
 
 async def run_stdio(session: SessionProtocol, *, write: bool = False) -> None:
     """Serve ``session`` on stdin/stdout until the client closes them."""
-    # lazy: mcp.server.stdio loads only when run_stdio runs, off the start-up path
-    from mcp.server.stdio import stdio_server
+    # lazy: the transport (and the SDK) load only when run_stdio runs, off the start-up path
+    from .mcp_stdio import stdio_transport
 
     server = build_server(session, write=write)
-    async with stdio_server() as (read, written):
+    async with stdio_transport() as (read, written):
         await server.run(read, written, server.create_initialization_options())
 
 

@@ -201,3 +201,86 @@ async def test_http_transport_behind_serve(memory_home: Path, server, write: boo
                         assert not failed and found["chunks"]
     finally:
         session.close()
+
+
+# ------------------------------------------------------------------ hostile requests (issue 34)
+
+
+def test_every_request_gets_an_answer(memory_home: Path, tmp_path: Path) -> None:
+    """Issue 34, item 20: a lone surrogate in a tool's arguments, ``params`` as a list,
+    malformed JSON and an unknown method each get a JSON-RPC answer for their id (the client
+    waited for ever), with the codes the specification gives, and stderr stays quiet."""
+    import queue
+    import subprocess
+    import threading
+
+    env = dict(os.environ, SADIE_REASONER="ollama")
+    env.pop("COLUMNS", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "mcp"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=str(ROOT),
+    )
+    answers: queue.Queue[dict[str, Any]] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            answers.put(json.loads(line))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def send(text: str) -> None:
+        assert proc.stdin is not None
+        proc.stdin.write(text.encode() + b"\n")
+        proc.stdin.flush()
+
+    def answer() -> dict[str, Any]:
+        return answers.get(timeout=SECONDS)
+
+    try:
+        send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "raw", "version": "0"},
+                    },
+                }
+            )
+        )
+        assert answer()["id"] == 1
+        send('{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+        # A lone surrogate, as JSON allows it to be written (it is not UTF-8 once decoded).
+        send(
+            '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": '
+            '"search_memory", "arguments": {"query": "\\ud800 marathon"}}}'
+        )
+        lone = answer()
+        assert lone["id"] == 2 and "result" in lone, lone
+        send('{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": ["search_memory"]}')
+        listed = answer()
+        assert listed["id"] == 3 and listed["error"]["code"] == -32602, listed
+        send('{"jsonrpc": "2.0", "id": 4, "method": ')
+        broken = answer()
+        assert broken["id"] is None and broken["error"]["code"] == -32700, broken
+        send('{"jsonrpc": "2.0", "id": 5, "method": "frobnicate", "params": {}}')
+        unknown = answer()
+        assert unknown["id"] == 5 and unknown["error"]["code"] == -32601, unknown
+        send('{"jsonrpc": "2.0", "id": 6, "method": "ping"}')
+        assert answer() == {"jsonrpc": "2.0", "id": 6, "result": {}}
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=SECONDS)
+    assert proc.stderr is not None
+    errors = proc.stderr.read().decode("utf-8", "replace")
+    assert "Traceback" not in errors and "validation error" not in errors, errors
+    assert not [line for line in errors.splitlines() if line.startswith(" ")], errors

@@ -106,3 +106,44 @@ def test_a_killed_reflection_loses_at_most_the_batch_in_flight(
         }
     finally:
         session.close()
+
+
+def test_a_killed_reflection_run_does_not_stay_running(
+    memory_home: Path,
+    tmp_path: Path,
+    server,
+    embedder,  # noqa: F811
+) -> None:
+    """Issue 34, item 25: the run of a `sadie reflect` killed with SIGKILL stayed ``running``
+    in reflection_runs for ever; the next sadie to open the memory marks it ``interrupted``."""
+    from sadie_tui.engine.memory import Memory
+
+    asked = threading.Event()
+    model = ReflectModel(beliefs=[RUN])
+
+    def responder(body: dict) -> Reply:
+        reply = model(body)
+        reply.stall_after, reply.stall_seconds = 0, 60.0  # never answers
+        asked.set()
+        return reply
+
+    server.responder = responder
+    env = {**os.environ, "SADIE_REASONER": "ollama", "OLLAMA_HOST": server.url}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "reflect", "--json"],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert asked.wait(180), proc.communicate(timeout=60)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    with Memory.open(memory_home, embedder=embedder) as memory:
+        rows = memory.db.fetchall("SELECT status, finished_at FROM reflection_runs")
+    assert [r[0] for r in rows] == ["interrupted"], rows

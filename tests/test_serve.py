@@ -568,3 +568,56 @@ def test_sadie_serve_on_a_unix_socket_of_its_own(memory_home, tmp_path):
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0
     assert not api.exists() and not (memory_home / "sadie.sock").exists()
+
+
+def test_sadie_serve_prints_no_raw_library_lines(memory_home):
+    """Issue 34, item 25: garbage on the port printed uvicorn's "Invalid HTTP request
+    received" (with its traceback), and an MCP call of add_note while it is off printed the
+    SDK's "Tool 'add_note' not listed"; `sadie serve` prints only its own lines."""
+    import socket
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "sadie_tui.cli", "serve", "--port", "0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    assert proc.stderr is not None
+    reader = threading.Thread(target=lambda: [lines.put(x) for x in proc.stderr], daemon=True)
+    reader.start()
+    try:
+        first = lines.get(timeout=120)
+        assert first.startswith("sadie: serving on http://127.0.0.1:"), first
+        url = first.split("serving on ", 1)[1].strip()
+        host, port = url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port)), timeout=60) as raw:
+            raw.sendall(b"\x16\x03\x01 not HTTP at all\r\n\r\n")
+            raw.recv(1024)  # the server's answer, or its close
+        call = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": "add_note", "arguments": {"text": "A note."}},
+        }
+        answered = httpx.post(
+            f"{url}/mcp",
+            json=call,
+            headers={"Accept": "application/json, text/event-stream"},
+            timeout=120,
+        )
+        assert answered.status_code == 200, answered.text
+        assert answered.json()["result"]["isError"] is True
+        assert httpx.get(f"{url}/v1/health", timeout=60).status_code == 200
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=60)
+        reader.join(10)
+    rest = []
+    while not lines.empty():
+        rest.append(lines.get())
+    said = "".join(rest)
+    assert code == 0, said
+    assert "Invalid HTTP request" not in said and "not listed" not in said, said
+    assert "Traceback" not in said and "WARNING" not in said, said

@@ -275,14 +275,15 @@ def test_sadieignore_uses_gitignore_syntax(tmp_path: Path) -> None:
     assert result.skipped == []
 
 
-def test_a_bad_sadieignore_is_named_and_leaves_nothing_out(tmp_path: Path) -> None:
-    _write(tmp_path, ".sadieignore", "!\n")
+def test_a_bad_sadieignore_line_is_named_and_the_others_apply(tmp_path: Path) -> None:
+    _write(tmp_path, ".sadieignore", "!\nb.md\n")
     _write(tmp_path, "a.md")
+    _write(tmp_path, "b.md")
     result = read_all([tmp_path])
     assert [Path(e.source).name for e in result.episodes] == ["a.md"]
     [skip] = result.skipped
     assert skip.name == str(tmp_path / ".sadieignore")
-    assert skip.reason.startswith("bad pattern") and "nothing left out" in skip.reason
+    assert skip.reason.startswith('line 1 "!": bad pattern') and "other lines" in skip.reason
 
 
 def test_template_looking_notes() -> None:

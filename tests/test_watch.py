@@ -226,3 +226,46 @@ def test_sigterm_ends_the_watch_like_any_command(watcher, tmp_home: Path) -> Non
     assert proc.returncode == 128 + signal.SIGTERM
     assert "stopped by SIGTERM" in err and "Traceback" not in err
     assert not (tmp_home / "sadie.sock").exists()
+
+
+def test_a_watched_folder_deleted_and_made_again_is_watched_again(watcher, tmp_home: Path) -> None:
+    """Issue 34, item 19: `rm -rf w; mkdir w; echo gecko > w/b.md` was "removed 1", then
+    nothing. It says in one line that the folder is gone, and reads it again when it is back."""
+    import queue
+    import shutil
+    import threading
+
+    proc, notes = watcher
+    lines: queue.Queue[str] = queue.Queue()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line.rstrip("\n"))
+
+    threading.Thread(target=read, daemon=True).start()
+
+    def next_line(what: str) -> str:
+        try:
+            return lines.get(timeout=DEADLINE)
+        except queue.Empty:
+            pytest.fail(f"not within {DEADLINE:.0f} s: {what}")
+
+    shutil.rmtree(notes)
+    said = [next_line("the deleted note removed")]
+    while not any("gone" in line for line in said):
+        said.append(next_line("a line that the folder is gone"))
+    assert any("removed 1" in line for line in said), said
+    [gone] = [line for line in said if "gone" in line]
+    assert str(notes) in gone and "\n" not in gone
+
+    notes.mkdir()
+    (notes / "b.md").write_text("A gecko on the kitchen wall.\n", encoding="utf-8")
+    back = next_line("the folder read again")
+    while "re-read 1 note" not in back:
+        back = next_line("the new note read")
+    assert _search(tmp_home, "gecko"), back
+
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=60) == 0
+    assert proc.stderr is not None and "Traceback" not in proc.stderr.read()

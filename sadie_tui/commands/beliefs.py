@@ -7,6 +7,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..display import safe_line
 from ..engine.reflect.beliefs import ORIGINS, STATUSES, BeliefDetail
 from ..engine.wire import dump, dump_each
 from .context import Context
@@ -71,7 +72,7 @@ def _show(detail: BeliefDetail) -> None:
     if detail.evidence:
         out.print("\n[bold]evidence[/]")
     for e in detail.evidence:
-        head = f"{'against' if e.stance == 'contradicts' else 'for'} · {e.date} {escape(e.title)}"
+        head = f"{'against' if e.stance == 'contradicts' else 'for'} · {e.date} {escape(safe_line(e.title))}"
         out.print(f"  {head} (episode {e.episode_id[:8]})", soft_wrap=True)
         if e.quote:
             label = "verbatim" if e.verbatim else "the note's sentence (the model paraphrased)"

@@ -5,17 +5,20 @@ Ids may be shortened to any unique prefix of four characters or more (the list s
 
 from __future__ import annotations
 
+import os
+import stat
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING
 
 import click
 from rich.markup import escape
 from rich.table import Table
 
-from ..display import safe
+from ..display import safe, safe_line
 from ..engine import conversations as conv
+from ..engine.errors import UsageError
 from ..paths import write_private
 from .context import Context
 
@@ -97,7 +100,7 @@ def list_command(
         table.add_row(
             c.id[:8],
             PIN_MARK if c.pinned else "",
-            escape(c.title),
+            escape(safe_line(c.title)),
             escape(c.emotion or ""),
             str(c.message_count),
             ago(c.updated_at),
@@ -128,7 +131,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
         flags.append("pinned")
     if c.archived_at:
         flags.append(f"archived {c.archived_at:%Y-%m-%d}")
-    out.print(f"[bold]{escape(c.title)}[/]")
+    out.print(f"[bold]{escape(safe_line(c.title))}[/]")
     out.print(f"[dim]{' · '.join(flags)}[/]")
     if c.summary:
         out.print(f"[italic]{escape(c.summary)}[/]")
@@ -152,7 +155,7 @@ def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
 
 
 def _announce(verb: str, c: conv.Conversation) -> None:
-    console().print(f"{verb} {c.id[:8]} “{escape(c.title)}”", soft_wrap=True)
+    console().print(f"{verb} {c.id[:8]} “{escape(safe_line(c.title))}”", soft_wrap=True)
 
 
 @group.command("pin")
@@ -255,11 +258,39 @@ def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) ->
 
 
 @group.command("import")
-@click.argument("file", type=click.File("rb"))
+@click.argument("file", type=click.Path(dir_okay=True, allow_dash=True))
 @click.pass_obj
-def import_command(ctx: Context, file: BinaryIO) -> None:
-    """Read a JSON export back in, as a new conversation."""
+def import_command(ctx: Context, file: str) -> None:
+    """Read a JSON export back in, as a new conversation (FILE, or - for standard input)."""
     # Bytes, decoded by the engine: a file that is not UTF-8 is one line, not a traceback.
-    text = conv.decode_export(file.read(), getattr(file, "name", "the file"))
+    text = conv.decode_export(_read_export(file), file if file != "-" else "standard input")
     c = _session(ctx).import_conversation(text)
     _announce("imported", c)
+
+
+def _read_export(name: str) -> bytes:
+    """The bytes of the export at ``name`` (``-``: standard input), one more than the limit at
+    most, so that a larger one is said to be too large. A regular file only: a device such as
+    /dev/zero never ends, and a FIFO's open waits for ever for a writer."""
+    limit = conv.MAX_EXPORT_BYTES
+    if name == "-":
+        return sys.stdin.buffer.read(limit + 1)
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO's open returns at once
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read {safe_line(name)}: {(exc.strerror or str(exc)).lower()}", title="Import"
+        ) from None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode):
+            raise UsageError(
+                f"{safe_line(name)} is not a regular file: an export is a JSON file",
+                title="Import",
+            )
+        if found.st_size > limit:
+            raise conv.too_large(found.st_size)
+        with os.fdopen(os.dup(fd), "rb") as source:
+            return source.read(limit + 1)
+    finally:
+        os.close(fd)

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .. import signals
+from ..display import safe_line
 from ..engine.errors import ExitCode, UsageError
 from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
@@ -102,7 +103,8 @@ def command(
         for skipped in report.skipped:
             # One line per file even when piped, so the names can be grepped.
             out.print(
-                f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}",
+                f"[yellow]skipped[/] {escape(safe_line(skipped.name))}: "
+                f"{escape(safe_line(skipped.reason))}",
                 soft_wrap=True,
             )
     if watch:
@@ -136,7 +138,7 @@ def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> N
         watch_notes(
             session,
             paths,
-            lambda batch: out.print(escape(batch.line), soft_wrap=True),
+            lambda batch: out.print(escape(safe_line(batch.line)), soft_wrap=True),
             on_ready=lambda: out.print(f"watching {count} (ctrl+c stops){where}"),
         )
     except KeyboardInterrupt:

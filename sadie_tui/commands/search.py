@@ -12,6 +12,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..display import safe_line
 from .context import Context
 from .output import console, error_line, print_json
 
@@ -86,7 +87,7 @@ def render(result: Search) -> None:
     for c in result.chunks:
         table.add_row(
             str(c.rank),
-            ("[dim]outside ·[/] " if c.in_window is False else "") + escape(c.title),
+            ("[dim]outside ·[/] " if c.in_window is False else "") + escape(safe_line(c.title)),
             c.date.isoformat(),
             _score(c.scores.get("vector")),
             _score(c.scores.get("keyword")),

@@ -18,7 +18,7 @@ from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
 from .retrieval.keyword import rebuild_keyword_index
 from .stats import Stats
-from .store import conversations, derived, episodes
+from .store import conversations, derived, episodes, reflection
 from .store.db import Database
 from .store.stats import memory_counts
 
@@ -42,6 +42,7 @@ class Memory:
         if not read_only:
             try:
                 interrupted = conversations.interrupt_leftovers(db)
+                reflection.interrupt_leftover_runs(db)  # a `sadie reflect` that was killed
             except StorageError:
                 pass  # a full disk: the rows stay as they are and the next open tries again
         memory = cls(home, db, embedder or shared_embedder())

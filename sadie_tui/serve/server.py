@@ -83,7 +83,9 @@ def build(
         port=port,
         loop="asyncio",
         lifespan="on",
-        log_level="warning",
+        # Errors only: uvicorn's warnings ("Invalid HTTP request received", with a traceback,
+        # for any bytes that are not HTTP) are a library's lines, not sadie's.
+        log_level="error",
         access_log=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )

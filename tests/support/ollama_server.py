@@ -120,6 +120,11 @@ class Reply:
     done_reason:  ``done_reason`` of the final line (``"stop"``, ``"length"`` ...).
     gate_after:   after this many content pieces, wait until ``gate`` is set (or the server
                   stops) before sending the rest: a test releases a slow tail when it wants.
+    end_after:    after this many content pieces, end the body cleanly without the end
+                  marker (no ``done: true`` line; no ``finish_reason`` nor ``[DONE]``).
+    torn:         with ``end_after``: the body ends in the middle of a JSON object.
+    body:         with status 200, this text as the whole body (``text/html``): a proxy's
+                  or a wrong server's page where the model's answer should be.
     """
 
     content: Sequence[str] = ()
@@ -134,6 +139,9 @@ class Reply:
     done_reason: str = "stop"
     gate_after: int | None = None
     gate: threading.Event | None = None
+    end_after: int | None = None
+    torn: bool = False
+    body: str | None = None
     # Set by a ``CpuModel``: the wait before the first line (reading the prompt), before each
     # content piece (writing), and the done line's counters.
     read_seconds: float = 0.0
@@ -798,6 +806,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._send_error_json(reply.status, reply.error_message)
             return
+        if reply.body is not None:
+            self._send_bytes(200, reply.body.encode(), "text/html; charset=utf-8")
+            return
         streaming = (
             reply.stream if reply.stream is not None else body.get("stream", True) is not False
         )
@@ -906,6 +917,12 @@ class _Handler(BaseHTTPRequestHandler):
                 self._stall(reply)
             if reply.gate is not None and index == reply.gate_after:
                 self._gated(reply.gate)
+            if reply.end_after is not None and index == reply.end_after:
+                if reply.torn:
+                    self._write_chunk(b'{"model":"' + model.encode() + b'","message":{"ro')
+                self._write_chunk(b"")  # terminating chunk: a clean end, no done line
+                self.close_connection = True
+                return
             if piece is None:
                 break
             self._wait(

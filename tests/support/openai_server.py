@@ -299,6 +299,14 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._send_json(reply.status, _error(reply.error_message, "server_error"))
             return
+        if reply.body is not None:
+            page = reply.body.encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
         streaming = reply.stream if reply.stream is not None else body.get("stream") is True
         if streaming:
             self._stream(body, reply)
@@ -345,6 +353,12 @@ class _Handler(BaseHTTPRequestHandler):
             if reply.stall_after is not None and index == reply.stall_after:
                 fake._stopping.wait(max(reply.stall_seconds, 0.0))
                 raise _Dropped
+            if reply.end_after is not None and index == reply.end_after:
+                if reply.torn:
+                    self._chunk(b'data: {"id":"chatcmpl-test","choices":[{"ind')
+                self._chunk(b"")  # a clean end of the body: no finish_reason, no [DONE]
+                self.close_connection = True
+                return
             if piece is None:
                 break
             self._wait(reply.delay)

@@ -25,7 +25,7 @@ from .exchange import (
     import_json,
     support_label,
 )
-from .export_format import decode_export
+from .export_format import MAX_EXPORT_BYTES, decode_export, too_large
 from .lifecycle import (
     archive,
     create_conversation,
@@ -69,6 +69,8 @@ __all__ = [
     "archive",
     "citation_line",
     "decode_export",
+    "MAX_EXPORT_BYTES",
+    "too_large",
     "count_messages",
     "create_conversation",
     "export",

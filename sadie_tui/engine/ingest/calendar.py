@@ -6,15 +6,19 @@ addresses). A repeating event is expanded (with ``recurring-ical-events``: RRULE
 EXDATE and edited occurrences) between two years before the ingest and one year after it
 (``WINDOW_PAST``, ``WINDOW_AHEAD``); a one-off event is kept whenever it is. Times are shown
 and stored in local wall time, like every date in the memory.
+
+An event may repeat every second for ever: one whose rule would take more than
+``MAX_STEPS`` steps to expand is kept once, and one that repeats more than
+``MAX_OCCURRENCES`` times in the window keeps its first ones; each is said in the report.
 """
 
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text
+from .raw import MAX_BYTES, Derived, ReadResult, Skipped, Unreadable, clean_text
 
 if TYPE_CHECKING:
     from icalendar import Component
@@ -24,6 +28,21 @@ WINDOW_PAST = timedelta(days=2 * 365)
 WINDOW_AHEAD = timedelta(days=365)
 #: The longest description kept in an observation's text.
 MAX_DESCRIPTION = 400
+#: Occurrences of one event kept from the window, at most (three years of a daily event).
+MAX_OCCURRENCES = 2_000
+#: Steps the expander may take for one event's rule, from its start to the window's end,
+#: at most (an hourly event over six years; each step costs the expander time and memory).
+MAX_STEPS = 50_000
+#: The shortest time a rule's frequency steps by, in days.
+_PERIOD_DAYS = {
+    "SECONDLY": 1 / 86_400,
+    "MINUTELY": 1 / 1_440,
+    "HOURLY": 1 / 24,
+    "DAILY": 1.0,
+    "WEEKLY": 7.0,
+    "MONTHLY": 28.0,
+    "YEARLY": 365.0,
+}
 
 
 def local_naive(value: date | datetime) -> tuple[datetime, bool]:
@@ -53,6 +72,11 @@ def read_calendar(path: Path, key: str, result: ReadResult, now: datetime | None
     if not calendar.walk("VEVENT"):
         raise Unreadable("no events in the calendar")
     now = now or datetime.now()
+    for event in calendar.walk("VEVENT"):
+        too_often = _too_often(event, now)
+        if too_often:  # kept once, as a one-off: the expander would never end
+            del event["RRULE"]
+            result.skipped.append(Skipped(_record_name(path, event), too_often))
     try:
         events = list(
             recurring_ical_events.of(calendar, skip_bad_series=True).between(
@@ -63,11 +87,85 @@ def read_calendar(path: Path, key: str, result: ReadResult, now: datetime | None
     except Exception as exc:  # the expander's own errors have no common base class
         raise Unreadable(f"calendar events cannot be expanded ({str(exc)[:200]})") from exc
     seen: set[str] = set()
+    kept: dict[str, int] = {}
     for event in events:
+        uid = _text(event.get("UID"))
+        if kept.get(uid, 0) >= MAX_OCCURRENCES:
+            kept[uid] += 1
+            continue
         item = _observation(event, key)
         if item is not None and item.source_key not in seen:
             seen.add(item.source_key)
             result.derived.append(item)
+            kept[uid] = kept.get(uid, 0) + 1
+    for event in calendar.walk("VEVENT"):
+        uid = _text(event.get("UID"))
+        count = kept.pop(uid, 0)
+        if count > MAX_OCCURRENCES:
+            result.skipped.append(
+                Skipped(
+                    _record_name(path, event),
+                    f"event {_title(event)} repeats {count:,} times in the window; its first "
+                    f"{MAX_OCCURRENCES:,} kept",
+                )
+            )
+
+
+def _record_name(path: Path, event: Component) -> str:
+    return f"{path}#{_text(event.get('UID'))[:80]}"
+
+
+def _title(event: Component) -> str:
+    return '"' + (_text(event.get("SUMMARY"))[:60] or "(untitled event)") + '"'
+
+
+def _too_often(event: Component, now: datetime) -> str | None:
+    """Why the event's rules are too costly to expand (more than ``MAX_STEPS`` steps from its
+    start to the window's end, by an upper bound from their frequency and BY parts), or None."""
+    found = event.get("RRULE")
+    if found is None or event.get("DTSTART") is None:
+        return None
+    start, _ = local_naive(_moment(event, "DTSTART"))
+    total, freqs = 0.0, []
+    for rule in found if isinstance(found, list) else [found]:
+        freq = str((rule.get("FREQ") or [""])[0]).upper()
+        steps = _steps(rule, freq, start, now)
+        if steps is not None:
+            total += steps
+            freqs.append(freq)
+    if total <= MAX_STEPS:
+        return None
+    return (
+        f"event {_title(event)} repeats too often to expand (FREQ={'+'.join(freqs)}, about "
+        f"{total:,.0f} times); kept once"
+    )
+
+
+def _steps(rule: Any, freq: str, start: datetime, now: datetime) -> float | None:  # Any: vRecur
+    """At most how many steps the expander takes for one rule (``vRecur``), or None for a
+    rule it will refuse anyway."""
+    if freq not in _PERIOD_DAYS:
+        return None
+    try:
+        interval = max(1, int((rule.get("INTERVAL") or [1])[0]))
+        count = int((rule.get("COUNT") or [0])[0])
+    except (TypeError, ValueError):
+        return None
+    times = 1
+    finer = list(_PERIOD_DAYS)[: list(_PERIOD_DAYS).index(freq)]
+    for part, unit in (("BYSECOND", "SECONDLY"), ("BYMINUTE", "MINUTELY"), ("BYHOUR", "HOURLY")):
+        if unit in finer:
+            times *= max(1, len(rule.get(part) or []))
+    days = ("BYDAY", "BYMONTHDAY", "BYYEARDAY", "BYWEEKNO", "BYMONTH")
+    if freq in ("WEEKLY", "MONTHLY", "YEARLY") and any(rule.get(p) for p in days):
+        times *= round(_PERIOD_DAYS[freq])  # at most one a day
+    per_day = times / (_PERIOD_DAYS[freq] * interval)
+    end = now + WINDOW_AHEAD
+    until = (rule.get("UNTIL") or [None])[0]
+    if isinstance(until, date):
+        end = min(end, local_naive(until)[0])
+    steps = per_day * max(0.0, (end - start).total_seconds() / 86_400)
+    return min(steps, count) if count else steps
 
 
 def _read_bytes(path: Path) -> bytes:

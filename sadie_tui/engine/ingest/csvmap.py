@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from .dates import parse_when
-from .raw import Derived, ReadResult, Skipped, Unreadable, clean_text, read_text
+from .raw import MAX_BYTES, Derived, ReadResult, Skipped, Unreadable, clean_text, read_text
 
 #: Shown when a CSV comes without a mapping, and in the option's help.
 MAP_HINT = "--map date=COLUMN,text=COLUMN[,source=NAME]"
@@ -83,6 +83,11 @@ def read_csv(path: Path, key: str, result: ReadResult, mapping: CsvMap | None) -
         )
     except csv.Error:
         dialect = csv.excel
+    # The csv module refuses a cell over 128 KB, and once it has it reads no further: the
+    # whole file went as "line 1". The file is at most MAX_BYTES, and so is any cell of it
+    # (each is cut to MAX_CELL when read). A process-wide setting; nothing else reads CSV.
+    if csv.field_size_limit() < MAX_BYTES:
+        csv.field_size_limit(MAX_BYTES)
     reader = csv.DictReader(io.StringIO(text), dialect=dialect)
     try:
         header = [h.strip() for h in reader.fieldnames or []]

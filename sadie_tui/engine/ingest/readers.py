@@ -475,8 +475,8 @@ def discover(paths: list[Path], result: ReadResult) -> list[Path]:
                 continue
             if rules is None:
                 rules = rules_for(path)
-                if rules.problem:
-                    result.skipped.append(Skipped(str(path / ".sadieignore"), rules.problem))
+                for problem in rules.problems:
+                    result.skipped.append(Skipped(str(path / ".sadieignore"), problem))
             children = _folder_entries(path, result, rules)
             todo.extend((child, depth + 1, rules) for child in reversed(children))
         elif os.path.isfile(real):

@@ -6,7 +6,9 @@ one named in the vault's settings, else a top-level ``Templates/``) are not memo
 neither is a note that is mostly ``{{date}}``-style placeholders. In a vault, images and other
 attachments are not notes either: they are left out without being called unreadable. A
 ``.sadieignore`` at the root of an ingested folder (gitignore syntax, read with ``pathspec``)
-leaves out more. Each of these is reported with its reason, apart from the failures.
+leaves out more, line by line: a line that does not compile, or that would take too long
+to match (``MAX_STARS``), is named and skipped, and the other lines apply. Each of these is
+reported with its reason, apart from the failures.
 """
 
 from __future__ import annotations
@@ -37,6 +39,13 @@ TOOL_SUBFOLDERS = {
 _PLACEHOLDER = re.compile(r"\{\{[^{}\n]{1,80}\}\}|<%[^%\n]{0,200}%>")
 _HEADING_LINE = re.compile(r"^\s{0,3}#{1,6}\s.*$", re.M)
 _WORD = re.compile(r"[^\W\d_]{2,}")
+#: Wildcards in one part of a ``.sadieignore`` pattern (between slashes) at most: each one
+#: more multiplies the time a long file name can take to match by its length (four: 0.4 s a
+#: file, five: 20 s; the matcher backtracks). Runs of stars count once, as git reads them.
+MAX_STARS = 3
+#: ``**`` parts in one pattern at most (each multiplies the time by a path's depth).
+MAX_DEEP = 3
+_STARS = re.compile(r"(?<!\\)\*{2,}")
 
 
 @dataclass
@@ -48,7 +57,7 @@ class FolderRules:
     templates: set[str] = field(default_factory=set)  # relative folder paths, case-folded
     templates_from: str = ""  # where the templates folder was named
     ignore: GitIgnoreSpec | None = None  # from .sadieignore
-    problem: str = ""  # why .sadieignore could not be used
+    problems: list[str] = field(default_factory=list)  # its lines not used, and why
 
     def folder_reason(self, path: Path) -> str | None:
         """Why the folder ``path`` is left out, or None to read it."""
@@ -148,15 +157,52 @@ def _read_ignore_file(root: Path, rules: FolderRules) -> None:
             return
         lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
-        rules.problem = f"cannot read it ({exc.__class__.__name__}); nothing left out by it"
+        rules.problems.append(f"cannot read it ({exc.__class__.__name__}); nothing left out by it")
         return
     # lazy: pathspec loads only when _read_ignore_file runs, off the start-up path
     import pathspec
 
-    try:
-        rules.ignore = pathspec.GitIgnoreSpec.from_lines(lines)
-    except (ValueError, TypeError) as exc:  # GitWildMatchPatternError is a ValueError
-        rules.problem = f"bad pattern ({exc}); nothing left out by it"
+    kept: list[str] = []
+    for number, line in enumerate(lines, 1):
+        pattern = squeeze_stars(line)
+        why = too_costly(pattern)
+        if why is None:
+            try:
+                pathspec.GitIgnoreSpec.from_lines([pattern])
+            except (ValueError, TypeError, re.error) as exc:  # GitWildMatchPatternError: ValueError
+                why = f"bad pattern ({' '.join(str(exc).split())[:120]})"
+        if why is None:
+            kept.append(pattern)
+        else:
+            rules.problems.append(f"line {number} {_shown(line)}: {why}; the other lines apply")
+    if kept:
+        rules.ignore = pathspec.GitIgnoreSpec.from_lines(kept)
+
+
+def squeeze_stars(line: str) -> str:
+    """The pattern with each run of stars inside a part made one star (``a***b`` is
+    ``a*b`` to git); a part that is exactly ``**`` keeps its meaning (any folders)."""
+    parts = line.split("/")
+    return "/".join(p if p == "**" else _STARS.sub("*", p) for p in parts)
+
+
+def too_costly(pattern: str) -> str | None:
+    """Why matching ``pattern`` could take minutes on a long name (too many wildcards in one
+    part, or too many ``**`` parts), or None. Escaped stars are not wildcards."""
+    parts = pattern.split("/")
+    deep = sum(1 for p in parts if p == "**")
+    if deep > MAX_DEEP:
+        return f"too costly to match ({deep} ** parts; at most {MAX_DEEP})"
+    stars = max((re.sub(r"\\.", "", p).count("*") for p in parts if p != "**"), default=0)
+    if stars > MAX_STARS:
+        return f"too costly to match ({stars} wildcards in one part; at most {MAX_STARS})"
+    return None
+
+
+def _shown(line: str) -> str:
+    """A pattern as a report shows it: quoted, control characters as stand-ins, cut short."""
+    text = "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in line)
+    return f'"{text[:80]}…"' if len(text) > 80 else f'"{text}"'
 
 
 def template_reason(body: str) -> str | None:

@@ -5,10 +5,15 @@ episode (the ingest finds its text under the old, missing path: ``pipeline._find
 
 What a vault's own folders, dot folders, ``.sadieignore`` and files that are not notes change
 is not looked at. No UI here: a face passes ``on_batch`` to show the one-line summary.
+
+A watched folder that is deleted is said to be gone (one line), and looked for until it is
+back; a folder made again under the same name (a new inode) is watched afresh and read again.
 """
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +29,8 @@ if TYPE_CHECKING:
 NOTE_SUFFIXES = TEXT_SUFFIXES | {".jsonl"}
 #: How long a burst of saves is gathered into one batch (an editor writes a file in steps).
 DEBOUNCE_MS = 300
+#: How often a gone folder is looked for, in seconds.
+LOOK_AGAIN = 0.5
 
 
 class StopFlag(Protocol):
@@ -41,6 +48,7 @@ class Batch:
     removed: int = 0  # episodes of deleted files
     skipped: list[str] = field(default_factory=list)  # "name: reason"
     error: str = ""  # the batch failed: one line why
+    gone: list[str] = field(default_factory=list)  # watched folders deleted, looked for
 
     @property
     def line(self) -> str:
@@ -56,6 +64,8 @@ class Batch:
             parts.append(f"skipped {'; '.join(self.skipped)}")
         if self.error:
             parts.append(f"failed: {self.error}")
+        if self.gone:
+            parts.append(f"{', '.join(self.gone)} is gone; watching for it to come back")
         return ", ".join(parts)
 
 
@@ -137,29 +147,74 @@ def watch_notes(
 ) -> None:
     """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
     batch of changes and passing it to ``on_batch``. Once the watcher runs, the paths are read
-    once more (what changed before it started is not lost), then ``on_ready`` is called."""
+    once more (what changed before it started is not lost), then ``on_ready`` is called. A
+    watched folder deleted is said once and looked for; when it is back it is read again."""
     # lazy: watchfiles loads only when watch_notes runs, off the start-up path
     from watchfiles import watch
 
-    roots = roots_of(paths)
-    if not roots:
+    wanted = roots_of(paths)
+    if not wanted:
         return
-    started = False
-    for changes in watch(
-        *roots,
-        debounce=debounce_ms,
-        step=50,
-        stop_event=stop,
-        rust_timeout=1000,
-        yield_on_timeout=True,  # the first yield says the watcher runs, changes or not
-    ):
-        changed = {Path(p) for _, p in changes}
-        if not started:
-            started = True
-            changed.update(roots)
-        batch = apply_changes(session, changed, roots) if changed else None
-        if batch is not None and batch.line:
-            on_batch(batch)
-        if on_ready is not None:
-            on_ready()
-            on_ready = None
+    while stop is None or not stop.is_set():
+        roots = [r for r in wanted if r.exists()]
+        if not roots:
+            _pause(stop)
+            continue
+        seen = {r: _identity(r) for r in roots}
+        fresh = True  # read the roots once the watcher runs: what changed meanwhile is not lost
+        try:
+            for changes in watch(
+                *roots,
+                debounce=debounce_ms,
+                step=50,
+                stop_event=stop,
+                rust_timeout=1000,
+                yield_on_timeout=True,  # the first yield says the watcher runs, changes or not
+            ):
+                changed = {Path(p) for _, p in changes}
+                if fresh:
+                    fresh = False
+                    changed.update(roots)
+                batch = apply_changes(session, changed, wanted) if changed else Batch()
+                moved = [r for r in wanted if _identity(r) != seen.get(r)]
+                gone = [r for r in moved if r in seen and not r.exists()]
+                if gone:
+                    batch.removed += _forget(session, gone)
+                    batch.gone = [str(r) for r in gone]
+                if batch.line:
+                    on_batch(batch)
+                if on_ready is not None:
+                    on_ready()
+                    on_ready = None
+                if moved:
+                    break  # watch what is there now: a folder gone, back, or made anew
+            else:
+                return  # stopped
+        except FileNotFoundError:
+            continue  # a root went away while the watcher started: look again
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+def _forget(session: SessionProtocol, gone: list[Path]) -> int:
+    """The notes of deleted watched folders out of the memory (what the watcher may not have
+    said about them before it lost sight of the folder)."""
+    try:
+        return session.remove_notes(gone)
+    except SadieError:
+        return 0  # said by the next batch that reaches the memory
+
+
+def _pause(stop: StopFlag | None) -> None:
+    """Wait a little before looking for a gone folder again (at once when ``stop`` is set)."""
+    wait = getattr(stop, "wait", None)
+    if callable(wait):
+        wait(LOOK_AGAIN)
+    else:
+        time.sleep(LOOK_AGAIN)

@@ -9,6 +9,7 @@ nothing to summarise is skipped with the reason.
 
 from __future__ import annotations
 
+import struct
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -154,7 +155,13 @@ def read_fit(path: Path, key: str, result: ReadResult) -> None:
     records: list[dict[str, object]] = []
     sport = ""
     try:
-        with fitdecode.FitReader(str(path)) as fit:
+        # Damage is reported once, as the file's skip line: no warning per bad message (a
+        # corrupt file gave hundreds on stderr), the CRC computed but not held against it.
+        with fitdecode.FitReader(
+            str(path),
+            check_crc=fitdecode.CrcCheck.READONLY,
+            error_handling=fitdecode.ErrorHandling.IGNORE,
+        ) as fit:
             for frame in fit:
                 if not isinstance(frame, fitdecode.FitDataMessage):
                     continue
@@ -164,7 +171,9 @@ def read_fit(path: Path, key: str, result: ReadResult) -> None:
                     records.append(_fields(frame))
                 elif frame.name == "sport" and not sport:
                     sport = str(_fields(frame).get("sport") or "")
-    except fitdecode.FitError as exc:
+    # The parser's own errors on damaged data are not all FitErrors (a field of the wrong
+    # type raises TypeError or ValueError from its processors): each is the file's skip line.
+    except (fitdecode.FitError, ValueError, TypeError, KeyError, IndexError, struct.error) as exc:
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise Unreadable(f"not a readable FIT file ({first[:200]})") from exc
     workouts = [w for w in (_session_workout(s) for s in sessions) if w is not None]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from ..errors import (
     in_words,
 )
 from .base import Piece, within
+from .bodies import cut_short, not_a_reply
 from .rates import Budget, Rates
 
 if TYPE_CHECKING:
@@ -110,6 +112,8 @@ def translate(exc: BaseException, host: str, model: str) -> ModelError:
         )
     if isinstance(exc, httpx.HTTPError):
         return ModelStreamError(f"the connection to Ollama broke mid-reply: {in_words(exc)}")
+    if isinstance(exc, json.JSONDecodeError):  # the client reads each line as JSON
+        return not_a_reply(host, exc.doc)
     return ModelError(f"unexpected model failure: {in_words(exc)}")
 
 
@@ -202,7 +206,7 @@ class OllamaReasoner:
                 **self._request(),
             )
             parts = response.__aiter__()
-            first = True
+            first, ended = True, False
             while True:
                 try:
                     if first:
@@ -220,7 +224,10 @@ class OllamaReasoner:
                 if message.content:
                     yield Piece("content", message.content)
                 if part.done:
+                    ended = True
                     self._done(part)
+            if not ended:
+                raise cut_short(self.host, "done line")
         except (Exception, ConnectionError) as exc:  # translated, never swallowed
             if isinstance(exc, ModelError):
                 raise

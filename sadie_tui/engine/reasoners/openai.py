@@ -25,6 +25,7 @@ import httpx
 
 from ..errors import ModelError
 from .base import Piece, within
+from .bodies import cut_short, not_a_reply
 from .ollama import ModelInfo, _tls, _tracing
 from .openai_errors import REJECTED, USAGE_REJECTED, refuses, translate
 from .rates import CHARS_PER_TOKEN, Budget, Rates
@@ -244,6 +245,10 @@ class OpenAIReasoner:
             self._remember(usage=False)
             request = {k: v for k, v in request.items() if k != "stream_options"}
             stream = await client.chat.completions.create(**request)
+        kind = stream.response.headers.get("content-type", "")
+        if "text/event-stream" not in kind:  # a page or an object where a stream was asked
+            body = (await stream.response.aread())[:4000].decode("utf-8", "replace")
+            raise not_a_reply(self.base_url, body, kind)
         async for chunk in stream:
             reading.chunk(chunk)
             yield chunk
@@ -318,6 +323,8 @@ class OpenAIReasoner:
                     if choice.delta.content:
                         reading.piece()
                         yield Piece("content", choice.delta.content)
+            if not reading.finish:
+                raise cut_short(self.base_url, "finish_reason")
             self._done(reading)
         except (Exception, ConnectionError) as exc:  # translated, never swallowed
             if isinstance(exc, ModelError):

@@ -170,7 +170,11 @@ class Rates:
             self._dirty = False
         tmp = self.path.with_suffix(".tmp")
         try:
-            tmp.write_text(json.dumps(data, indent=1, sort_keys=True), encoding="utf-8")
+            # The owner's only (0600) whatever the umask, like everything else in the home.
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.fchmod(fd, 0o600)  # a .tmp left by an older sadie keeps its mode otherwise
+            with open(fd, "w", encoding="utf-8") as out:
+                out.write(json.dumps(data, indent=1, sort_keys=True))
             os.replace(tmp, self.path)
         except OSError:
             # Only a hint for budgets: a read-only or full home costs the next launch a guess.

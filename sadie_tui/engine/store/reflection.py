@@ -11,6 +11,7 @@ else.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -107,7 +108,14 @@ def mark_reflected(db: Database, episode_ids: Sequence[str], run_id: str, at: da
 # --------------------------------------------------------------------------- runs
 
 
+# Runs this process is making now: the only ``running`` rows that are not leftovers.
+_running_here: set[str] = set()
+_running_lock = threading.Lock()
+
+
 def start_run(db: Database, run_id: str, model: str, at: datetime) -> None:
+    with _running_lock:
+        _running_here.add(str(run_id))
     db.execute(
         "INSERT INTO reflection_runs (id, model, started_at, status, counts)"
         " VALUES (?, ?, ?, 'running', '{}')",
@@ -119,11 +127,29 @@ def update_run(
     db: Database, run_id: str, counts: JSONObject, *, status: str, at: datetime | None
 ) -> None:
     """The run's counters so far and its state (``running``, ``done``, ``stopped``,
-    ``failed``); ``at``: when it ended."""
+    ``failed``; ``interrupted`` is set on open for a run whose process ended without saying,
+    ``interrupt_leftover_runs``); ``at``: when it ended."""
+    if status != "running":
+        with _running_lock:
+            _running_here.discard(str(run_id))
     db.execute(
         "UPDATE reflection_runs SET counts = ?, status = ?, finished_at = ? WHERE id = ?::UUID",
         [json.dumps(counts), status, at, run_id],
     )
+
+
+def interrupt_leftover_runs(db: Database) -> int:
+    """Mark ``interrupted`` every reflection run still ``running`` that this process is not
+    making: one process writes to a memory at a time, so its process ended (killed, crashed)
+    before it could say how the run ended. Call on opening a memory for writing."""
+    with _running_lock:
+        live = sorted(_running_here)
+    rows = db.fetchall(
+        "UPDATE reflection_runs SET status = 'interrupted' WHERE status = 'running'"
+        " AND NOT list_contains(?::UUID[], id) RETURNING id",
+        [live],
+    )
+    return len(rows)
 
 
 def run_counts(db: Database, run_id: str) -> JSONObject | None:
