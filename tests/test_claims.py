@@ -49,6 +49,13 @@ CLAIM_NOTES = {
         "---\ntitle: Choir\ndate: 2026-07-03\n---\n"
         "Left the choir after the summer concert. Sang the Fauré one last time."
     ),
+    "journal/2026-09-14.md": (
+        "---\ntitle: Long letter\ndate: 2026-09-14\n---\n"
+        + "The allotment tomatoes split after the storm and the beans climbed the fence. " * 12
+        + "\n\n"
+        + "In the kitchen the bread was a project of its own that week. " * 12
+        + "The sourdough finally rose on Sunday."
+    ),
     "journal/2026-08-21.md": (
         "---\ntitle: Hospital job\ndate: 2026-08-21\n---\n"
         "I am unhappy with my job at the hospital, and I dislike my manager Bruna."
@@ -378,3 +385,20 @@ def test_a_quote_backs_the_sentence_that_quotes_it_word_for_word():
     )
     start, end = backed.sentences[0]
     assert reply[start:end].startswith("On 2026-01-16") and backed.unbacked == ((),)
+
+
+def test_a_quote_from_a_part_of_the_note_not_shown_is_graded_by_the_whole_note(
+    server, claims_memory
+):
+    # Issue 34 item 14: the model read the allotment passage; it quotes the note's last line,
+    # which is really there, in a chunk it was not shown: verbatim, never "not in the note".
+    letter = episode(claims_memory, "Long letter")
+    server.queue(
+        reply(
+            "Your sourdough finally rose on Sunday.",
+            (letter, "The sourdough finally rose on Sunday."),
+        )
+    )
+    result = ask(claims_memory, "What happened to the allotment tomatoes?")
+    assert [(c.episode_id, c.support) for c in result.citations] == [(letter, "verbatim")]
+    assert result.grounding["dropped"] == 0

@@ -11,7 +11,7 @@ unique prefix of 8 or more characters (``short_refs``).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol, TypedDict
@@ -322,6 +322,7 @@ def build_briefing(
     excerpt_order: str = "",
     people: Sequence[str] = (),
     person: str = "",
+    wholes: Mapping[str, str] | None = None,
 ) -> Briefing:
     """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first.
 
@@ -385,6 +386,11 @@ def build_briefing(
     for item in attached:
         if item.excerpt is not None:
             shown.setdefault(item.excerpt.episode_id.lower(), []).append(item.excerpt.text)
+    # A quote from a part of a shown note the model did not read here (another chunk, an
+    # earlier turn's passage) is graded by the whole note's text, never called "not in it".
+    for key, whole in (wholes or {}).items():
+        if key.lower() in shown and whole and whole not in shown[key.lower()]:
+            shown[key.lower()].append(whole)
     return Briefing(
         system=system_text,
         messages=messages,

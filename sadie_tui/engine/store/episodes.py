@@ -41,6 +41,18 @@ class EpisodeRecord:
     occurred_at: datetime
 
 
+def episode_texts(db: Database, episode_ids: Sequence[str]) -> dict[str, str]:
+    """The whole text of each of ``episode_ids`` (lower-case id → text)."""
+    ids = sorted({i.lower() for i in episode_ids})
+    if not ids:
+        return {}
+    marks = ", ".join("?" for _ in ids)
+    rows = db.fetchall(
+        f"SELECT id::VARCHAR, text FROM episodes WHERE id::VARCHAR IN ({marks})", ids
+    )
+    return {str(i).lower(): str(t or "") for i, t in rows}
+
+
 def get_episode(db: Database, episode_id: str) -> EpisodeRecord | None:
     """The episode with this id, or ``None`` when it is gone (or the id is not a UUID)."""
     row = db.fetchone(

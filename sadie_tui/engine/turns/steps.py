@@ -26,7 +26,7 @@ from ..personas import Persona, get_persona
 from ..policies import Policy, load_policies
 from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing, person_name
 from ..reply.grounding import Grounded, own_citations, repair, settle
-from ..store.episodes import people_named
+from ..store.episodes import episode_texts, people_named
 from ..telemetry import record_turn
 from ..wiki_pages import wiki_for
 from .common import (
@@ -150,6 +150,7 @@ def briefing_for(
         memory_empty=mode == "chat" and memory.is_empty(),
         people=people,
         person=person_name(memory.soul()),
+        wholes=episode_texts(memory.db, [e.episode_id for e in excerpts]),
     )
 
 
