@@ -137,8 +137,14 @@ def test_chat_sse_events_in_order_and_the_messages_stored(model, server):
         assert last_delta < status < names.index("citations")
         meta, done = events[0][1], events[-1][1]
         assert meta["model"] == "qwen3:1.7b" and meta["conversation_id"]
+        # The spec's shape: the citations event's data is the validated array itself; its
+        # extras come right after it, in their own grounding event (issue 34, item 11).
         citations = dict(events)["citations"]
-        assert {"value", "unsupported", "repaired", "tail", "found"} <= set(citations)
+        assert isinstance(citations, list) and citations
+        assert {"episode_id", "quote", "support"} <= set(citations[0])
+        assert names[names.index("citations") + 1] == "grounding"
+        grounding = dict(events)["grounding"]
+        assert {"unsupported", "repaired", "tail", "found", "note"} <= set(grounding)
         assert {"message_id", "latency_ms", "chunks_considered", "status"} <= set(done)
         text = "".join(data["text"] for name, data in events if name == "delta")
         assert text.startswith("You ran 18 km along the Tagus")

@@ -24,9 +24,10 @@ _EVENTS = Answer(WireEvent, media=NDJSON, text="one event a line, as `sadie chat
 _SSE = Answer(
     str,
     media=SSE,
-    text="server-sent events: meta, delta…, citations, done (or error); also emotion, status,"
-    " context, waiting, thinking, checking, replace. Each data line is the event's"
-    " `--ndjson` object without its type (delta: {text})",
+    text="server-sent events: meta, delta…, citations, grounding, done (or error); also"
+    " emotion, status, context, waiting, thinking, checking, replace. Each data line is the"
+    " event's `--ndjson` object without its type (delta: {text}; citations: the validated"
+    " array itself, its extras in grounding)",
 )
 
 

@@ -26,22 +26,32 @@ def dumps(data: object) -> str:
     return json.dumps(data, ensure_ascii=False, default=str)
 
 
-def sse_event(event: Event, n: int) -> ServerSentEvent:
-    """``token`` becomes the spec's ``delta`` (``{"text": …}``); every other event keeps its
-    type as the event name and its ``--ndjson`` fields (without ``type``) as data."""
+def sse_events(event: Event, n: int) -> list[ServerSentEvent]:
+    """``token`` becomes the spec's ``delta`` (``{"text": …}``); ``citations`` carries the
+    validated array itself, as the spec says, and its extras (``unsupported``, ``repaired``,
+    ``tail``, ``found``, ``note``) follow in a ``grounding`` event of their own; every other
+    event keeps its type as the event name and its ``--ndjson`` fields (without ``type``) as
+    data. ``n`` numbers the first; the caller counts what it gets back."""
     data = to_json(event)
     kind = str(data.pop("type"))
     if kind == "token":
-        kind, data = "delta", {"text": data["value"]}
-    return ServerSentEvent(data=dumps(data), event=kind, id=str(n))
+        return [ServerSentEvent(data=dumps({"text": data["value"]}), event="delta", id=str(n))]
+    if kind == "citations":
+        array = data.pop("value")
+        return [
+            ServerSentEvent(data=dumps(array), event="citations", id=str(n)),
+            ServerSentEvent(data=dumps(data), event="grounding", id=str(n + 1)),
+        ]
+    return [ServerSentEvent(data=dumps(data), event=kind, id=str(n))]
 
 
 async def _sse(turn: Turn) -> AsyncIterator[ServerSentEvent]:
     n = 0
     try:
         async for event in turn.follow():
-            yield sse_event(event, n)
-            n += 1
+            for sent in sse_events(event, n):
+                yield sent
+                n += 1
     finally:
         if turn.owned:
             turn.stop()
