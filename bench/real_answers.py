@@ -195,6 +195,7 @@ async def chat_one(companion: Session, memory: Memory, row: dict, log: Path) -> 
     replaced: str | None = None
     citations: list = []
     error = ""
+    message_id = ""
     async for event in companion.chat(row["question"], new=True):
         kind = getattr(event, "type", "")
         if kind == "token":
@@ -207,6 +208,8 @@ async def chat_one(companion: Session, memory: Memory, row: dict, log: Path) -> 
             citations = list(event.value)
         elif kind == "error":
             error = event.message
+        elif kind == "done":
+            message_id = event.message_id
     total = time.perf_counter() - started
     calls, _ = log_lines(log, offset)
     drafts = [c for c in calls if not c.get("format")]
@@ -214,7 +217,9 @@ async def chat_one(companion: Session, memory: Memory, row: dict, log: Path) -> 
     draft_text = str(draft.get("raw_output") or "")
     text = replaced if replaced is not None else "".join(tokens)
     score = 0.0
-    turn = memory.db.fetchone("SELECT grounding FROM turns ORDER BY created_at DESC LIMIT 1")
+    turn = memory.db.fetchone(
+        "SELECT grounding FROM turns WHERE message_id::VARCHAR = ?", [message_id or "-"]
+    )
     if turn is not None and turn[0] is not None:
         score = float(turn[0])
     verdict = judged(row, text, draft_text, bool(error), score, in_excerpts)
