@@ -59,3 +59,32 @@ def test_a_bad_chip_leaves_an_existing_conversation_alone(server, memory):
     assert [type(e) for e in events] == [ErrorEvent]
     assert [c.id for c in conv.list_conversations(memory.db)] == [cid]
     assert conv.messages(memory.db, cid) == []
+
+
+def test_a_who_is_message_gets_the_wiki_page_as_a_chip_marked_as_sadies(server, memory):
+    # Issue 34, item 10: what sadie puts in the briefing is a chip the person sees and can
+    # remove, marked as sadie's; the model is never told the person attached it.
+    from sadie_tui.engine.prompt import ADDED_HEADING, ATTACHED_HEADING
+
+    server.queue(Reply(split_pieces("Ines is your partner.", 2)), Reply("Yes."))
+    events = run_chat(session(memory), "Who is Ines?")
+    cid = events[0].conversation_id
+    (chip,) = list_chips(memory.db, cid)
+    assert (chip.kind, chip.label, chip.added_by) == ("wiki", "Ines", "sadie")
+    budget = next(e for e in events if isinstance(e, ContextBudget))
+    assert budget.added == ("Ines",) and budget.chips == 1
+    briefing = server.requests[0]["messages"][0]["content"]
+    assert ADDED_HEADING in briefing and ATTACHED_HEADING not in briefing
+    assert "Runs with me on weekends" in briefing
+    # Asked again, the chip is already there: nothing is added twice.
+    again = run_chat(session(memory), "Who is Ines, again?", conversation_id=cid)
+    assert next(e for e in again if isinstance(e, ContextBudget)).added == ()
+    assert len(list_chips(memory.db, cid)) == 1
+
+
+def test_a_chip_sadie_added_is_marked_in_the_bar():
+    from sadie_tui.tui.widgets.chip_bar import ChipItem, chip_text
+
+    mine = chip_text(ChipItem("wiki", "w1", "Ines")).plain
+    sadies = chip_text(ChipItem("wiki", "w1", "Ines", added_by="sadie")).plain
+    assert sadies == "✦ " + mine and not mine.startswith("✦")

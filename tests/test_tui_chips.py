@@ -314,3 +314,27 @@ def test_a_long_label_is_cut_but_keeps_its_kind_and_cross() -> None:
     squeezed = chip_text(item, 20).plain
     assert len(squeezed) <= 20 and squeezed.endswith(" · source ✕")
     assert chip_text(ChipItem("wiki", "m", "Maya")).plain == "Maya · wiki ✕"
+
+
+async def test_a_who_is_message_shows_the_chip_sadie_added(ctx, ollama) -> None:
+    # Issue 34, item 10: the wiki page sadie puts in the briefing appears in the bar, marked
+    # ✦, with a notice naming the key that removes it.
+    from tests.support.ollama_server import Reply
+
+    app = make_app(ctx)
+    ollama.queue(Reply("Maya is your sister."))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        app.screen.query_one(PromptInput).insert("Who is Maya?")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bar(app).items, what="the chip sadie added")
+        item = bar(app).items[0]
+        assert (item.kind, item.label, item.added_by) == ("wiki", "Maya", "sadie")
+        assert str(bar(app).query_one(ChipView).render()).startswith("✦ Maya")
+        await wait_until(
+            pilot,
+            lambda: any(
+                "attached the page on “Maya”" in str(n.message) for n in app._notifications
+            ),
+            what="the notice",
+        )

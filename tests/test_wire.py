@@ -102,7 +102,7 @@ def test_derived_fields_are_printed_and_never_read() -> None:
 def test_the_shapes_that_were_written_by_hand_keep_their_keys() -> None:
     assert list(dump(CITES[0])) == [
         "episode_id", "quote", "support", "claimed", "title", "date", "origin", "backs",
-        "unbacked", "label",
+        "unbacked", "doubt", "label",
     ]  # fmt: skip
     assert dump(CHIP)["created_at"] == WHEN.isoformat()
     assert dump(SEARCH)["chunks"][0]["date"] == "2026-11-20"

@@ -203,7 +203,13 @@ def _entity_line(db: Database, entity_id: int, name: str, kind: str) -> str:
 
 
 def add_chip(
-    db: Database, conversation_id: str, kind: str, ref: str, *, label: str | None = None
+    db: Database,
+    conversation_id: str,
+    kind: str,
+    ref: str,
+    *,
+    label: str | None = None,
+    added_by: str = "you",
 ) -> Chip:
     """Attach the thing ``ref`` names (an id, a unique id prefix, an exact title, or for
     ``graph_entity`` an entity's name) to the conversation. Attaching it again returns the
@@ -226,6 +232,7 @@ def add_chip(
         label=chosen or ref_id,
         snippet=snippet,
         created_at=now(),
+        added_by=added_by,
     )
     return _get_chip(db, chip_id)
 

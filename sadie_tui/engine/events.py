@@ -125,6 +125,9 @@ class ContextBudget:
     chips: int
     retrieval_ms: float
     vector: bool  # False while the embedding model is still loading (keyword + graph only)
+    # The chips sadie attached itself this turn (the wiki page of someone a "who is"
+    # message names), by label: shown and removable like the person's own.
+    added: tuple[str, ...] = ()
     type: Literal["context"] = field(default="context", init=False)
 
 

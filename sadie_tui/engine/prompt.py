@@ -179,6 +179,7 @@ class Attached:
     title: str
     text: str
     excerpt: Excerpt | None = None  # a source chip renders as a citable excerpt
+    added_by: str = "you"  # you | sadie: the briefing never says the person attached it
 
 
 @dataclass
@@ -291,16 +292,31 @@ def render_observations(observations: Sequence[ObservationLine], weigh_above: bo
     return "\n".join(lines)
 
 
+ATTACHED_HEADING = "Attached context (the person attached these to this conversation):"
+ADDED_HEADING = (
+    "Context sadie added (pages from the memory about who the message names; the person did "
+    "not attach these):"
+)
+
+
 def render_attached(attached: Sequence[Attached]) -> str:
-    if not attached:
-        return ""
-    parts = ["Attached context (the person attached these to this conversation):"]
-    for item in attached:
-        if item.excerpt is not None:
-            parts.append(f"[{item.kind}]\n{item.excerpt.render()}")
-        else:
-            parts.append(f"[{item.kind}] {item.title}\n{item.text.strip()}\n")
-    return "\n".join(parts)
+    """The chips the person attached, then what sadie added itself, each under a heading
+    that says who attached it."""
+    blocks = []
+    for heading, items in (
+        (ATTACHED_HEADING, [a for a in attached if a.added_by != "sadie"]),
+        (ADDED_HEADING, [a for a in attached if a.added_by == "sadie"]),
+    ):
+        if not items:
+            continue
+        parts = [heading]
+        for item in items:
+            if item.excerpt is not None:
+                parts.append(f"[{item.kind}]\n{item.excerpt.render()}")
+            else:
+                parts.append(f"[{item.kind}] {item.title}\n{item.text.strip()}\n")
+        blocks.append("\n".join(parts))
+    return "\n\n".join(blocks)
 
 
 def build_briefing(

@@ -50,5 +50,5 @@ def wiki_for(memory: Memory, question: str) -> list[Attached]:
     wanted = fold(name)
     for _id, title, text in wiki_texts(memory.db):
         if fold(title) == wanted:
-            return [Attached("wiki", title, text)]
+            return [Attached("wiki", title, text, added_by="sadie")]
     return []

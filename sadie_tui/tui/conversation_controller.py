@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def chip_item(chip: Chip) -> ChipItem:
     """A stored ``Chip`` as the chip bar shows it."""
-    return ChipItem(chip.kind, chip.ref_id, chip.label, chip.snippet, chip.id)
+    return ChipItem(chip.kind, chip.ref_id, chip.label, chip.snippet, chip.id, chip.added_by)
 
 
 class ConversationController:

@@ -232,6 +232,15 @@ class TurnController:
                     reply.set_placeholder(note)
             case ContextBudget():
                 self.widgets.status.context = event
+                if event.added and self.conversation.conversation_id is not None:
+                    # sadie attached a chip itself: the bar shows it, marked, removable.
+                    await self.conversation.chips_taken(self.conversation.conversation_id)
+                    names = ", ".join(f"“{label}”" for label in event.added)
+                    remove = self.host.keymap.get("remove-last-chip", "ctrl+r").split(",")[0]
+                    self.owner.notify(
+                        f"sadie attached the page on {names} as a chip ({remove} removes it)",
+                        timeout=6,
+                    )
             case Thinking(elapsed=elapsed):
                 reply.thinking(elapsed)
             case Waiting(elapsed=elapsed):

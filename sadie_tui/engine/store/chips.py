@@ -36,6 +36,7 @@ class Chip:
     label: str
     snippet: str | None
     created_at: datetime
+    added_by: str = "you"  # you | sadie (a wiki page a "who is" message named)
 
     def to_json(self) -> JSONObject:
         """Its JSON (``wire``): `chips list --json` and the API."""
@@ -47,12 +48,12 @@ class Chip:
 
 _CHIP_SQL = (
     "SELECT CAST(id AS VARCHAR), CAST(conversation_id AS VARCHAR), kind, ref_id, label, snippet,"
-    " created_at FROM chips"
+    " created_at, coalesce(added_by, 'you') FROM chips"
 )
 
 
 def _chip(row: Row) -> Chip:
-    return Chip(*row[:7])
+    return Chip(*row[:8])
 
 
 def insert_chip(
@@ -65,11 +66,12 @@ def insert_chip(
     label: str,
     snippet: str | None,
     created_at: datetime,
+    added_by: str = "you",
 ) -> None:
     db.execute(
-        "INSERT INTO chips (id, conversation_id, kind, ref_id, label, snippet, created_at)"
-        " VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [chip_id, conversation_id, kind, ref_id, label, snippet, created_at],
+        "INSERT INTO chips (id, conversation_id, kind, ref_id, label, snippet, created_at,"
+        " added_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [chip_id, conversation_id, kind, ref_id, label, snippet, created_at, added_by],
     )
 
 

@@ -358,6 +358,12 @@ def m008_learning(db: Database) -> None:
     )
 
 
+def m009_chip_origin(db: Database) -> None:
+    """Who attached a chip: ``you``, or ``sadie`` (a wiki page about someone a "who is"
+    message names: shown as a chip marked so, removable like any other)."""
+    db.execute("ALTER TABLE chips ADD COLUMN added_by VARCHAR DEFAULT 'you'")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_memory", m001_memory),
     ("002_derived", m002_derived),
@@ -367,6 +373,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("006_turn_grounding", m006_turn_grounding),
     ("007_vault_pages", m007_vault_pages),
     ("008_learning", m008_learning),
+    ("009_chip_origin", m009_chip_origin),
 ]
 
 

@@ -60,6 +60,7 @@ from .steps import (
     Rules,
     Sources,
     Telemetry,
+    add_wiki_chips,
     attached_for,
     briefing_for,
     citation_pass,
@@ -148,6 +149,7 @@ class Briefed:
     briefing: Briefing
     attached: tuple[Attached, ...]
     rules: Rules
+    added: tuple[str, ...] = ()  # chips sadie attached itself this turn, by label
 
 
 @dataclass(frozen=True)
@@ -418,6 +420,7 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
             use_vector=opened.use_vector,
         )
     with steps("chips"):
+        added = add_wiki_chips(memory, opened.cid, opened.message)
         attached = attached_for(memory, opened.cid)
     with steps("policies"):
         rules = rules_for(memory)
@@ -433,7 +436,7 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
             guardrails=guardrail_block(rules.policies),
             fit=fit_for(ctx.settings, "chat"),
         )
-    return Briefed(result, briefing, attached, rules)
+    return Briefed(result, briefing, attached, rules, added)
 
 
 def budget(briefed: Briefed) -> ContextBudget:
@@ -445,6 +448,7 @@ def budget(briefed: Briefed) -> ContextBudget:
         chips=len(briefed.attached),
         retrieval_ms=round(result.elapsed_ms, 1),
         vector=result.vector_used,
+        added=briefed.added,
     )
 
 

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..chips import list_chips, resolve
+from ..chips import add_chip, list_chips, resolve
 from ..errors import SadieError
 from ..passages import Fit, about_self, bears_on, choose, who
 from ..personas import Persona, get_persona
@@ -92,8 +92,26 @@ def attached_for(memory: Memory, conversation_id: str) -> tuple[Attached, ...]:
         excerpt = None
         if content.episode_id:
             excerpt = Excerpt(content.episode_id, content.date or "", content.title, content.text)
-        items.append(Attached(chip.kind, content.title, content.text, excerpt))
+        items.append(
+            Attached(chip.kind, content.title, content.text, excerpt, added_by=chip.added_by)
+        )
     return tuple(items)
+
+
+def add_wiki_chips(memory: Memory, conversation_id: str, message: str) -> tuple[str, ...]:
+    """The wiki page of someone a "who is X" message names, attached to the conversation as a
+    chip marked as sadie's (``added_by``), unless a chip holds it already: what sadie puts in
+    the briefing is always a chip the person sees and can remove. Their labels."""
+    added = []
+    for page in wiki_for(memory, message):
+        held = {c.id for c in list_chips(memory.db, conversation_id)}
+        try:
+            chip = add_chip(memory.db, conversation_id, "wiki", page.title, added_by="sadie")
+        except SadieError:
+            continue
+        if chip.id not in held:
+            added.append(chip.label)
+    return tuple(added)
 
 
 def briefing_for(

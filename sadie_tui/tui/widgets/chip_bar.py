@@ -50,10 +50,15 @@ class ChipItem:
     label: str
     snippet: str | None = None
     chip_id: str | None = None
+    added_by: str = "you"  # sadie: attached by sadie itself (a "who is" message's wiki page)
 
     @property
     def key(self) -> str:
         return f"{self.kind}:{self.ref_id}"
+
+
+# Before the label of a chip sadie attached itself (its tooltip says so in words).
+SADIE_MARK = "✦ "
 
 
 def chip_text(item: ChipItem, width: int | None = None) -> Text:
@@ -64,10 +69,13 @@ def chip_text(item: ChipItem, width: int | None = None) -> Text:
     room = LABEL_MAX
     if width is not None:
         room = min(room, width - cell_len(kind) - cell_len(close))
+    mark = SADIE_MARK if item.added_by == "sadie" else ""
+    room -= cell_len(mark)
     label = " ".join(safe(item.label).split())
     if cell_len(label) > room:
         label = _cut(label, max(1, room - 1)) + ELLIPSIS
-    text = Text(label, no_wrap=True)
+    text = Text(mark, style="italic", no_wrap=True)
+    text.append(label)
     text.append(kind, style="italic dim")
     text.append(close, style="dim")
     return text
@@ -195,7 +203,8 @@ class ChipView(Widget, can_focus=True):
         snippet = self.item.snippet or self.item.label
         if cell_len(self.item.label) > LABEL_MAX and snippet != self.item.label:
             snippet = f"{self.item.label}\n\n{snippet}"
-        self.tooltip = Text(f"{safe(snippet)}\n\n(delete or click removes it)")
+        by = "sadie added this for who you named; " if self.item.added_by == "sadie" else ""
+        self.tooltip = Text(f"{safe(snippet)}\n\n({by}delete or click removes it)")
 
     @property
     def cells(self) -> int:
