@@ -50,6 +50,7 @@ ABOUT_MENTION = 0.05
 PERSON = 0.4
 RANK_PRIOR = 0.3  # the first-ranked chunk's bonus, falling off with rank
 OUTSIDE = 1.0  # a chunk outside the asked time
+ON_TOPIC = 0.6  # for "the last / first time": the share of the best score a note on topic has
 ELLIPSIS = "…"
 
 
@@ -158,19 +159,28 @@ def _marked(body: str, before: bool, after: bool) -> str:
 
 
 def choose(
-    excerpts: Sequence[Excerpt], question: str, fit: Fit, people: Sequence[str] = ()
+    excerpts: Sequence[Excerpt],
+    question: str,
+    fit: Fit,
+    people: Sequence[str] = (),
+    *,
+    dated: bool = False,
 ) -> list[Excerpt]:
     """The ``fit.passages`` excerpts that answer ``question`` best, in their given order,
     each cut to ``fit.chars`` around what answers (module docstring). Chunks of one episode
-    count once: its best chunk stands for it."""
+    count once: its best chunk stands for it. ``dated``: the excerpts come newest (or oldest)
+    first because the question asks for the last (or first) time: the first of those on its
+    topic (scoring at least ``ON_TOPIC`` of the best) are chosen, in that order."""
     if fit.passages <= 0 or not excerpts:
         return list(excerpts)
     wanted = question_terms(question)
     weight = _weights(wanted, excerpts)
-    ranked = sorted(
-        range(len(excerpts)),
-        key=lambda i: -score(excerpts[i], i, wanted, weight, people, fit.chars),
-    )
+    scores = [score(e, i, wanted, weight, people, fit.chars) for i, e in enumerate(excerpts)]
+    ranked = sorted(range(len(excerpts)), key=lambda i: -scores[i])
+    if dated:
+        top = max(scores)
+        on_topic = [i for i in range(len(excerpts)) if scores[i] >= ON_TOPIC * top]
+        ranked = on_topic + [i for i in ranked if i not in on_topic]
     picked: list[int] = []
     episodes: set[str] = set()
     for i in ranked:

@@ -85,6 +85,11 @@ _PERIOD = re.compile(
     re.IGNORECASE,
 )
 _NAME = re.compile(r"\b[A-Z][\w'’-]+")
+_SAID = re.compile(
+    r"\b(?:say|said|says|tell|told|text|texted|write|wrote|ask|asked|reply|replied|think|"
+    r"thought|call(?:ed)? me|suggest|suggested|promise|promised|mean|meant)\b",
+    re.IGNORECASE,
+)
 # Below this share of the sentence's answer words found in the quote, it does not say it.
 MIN_SHARE = 1 / 3
 # A reason must have at least half of its words in the quoted sentence.
@@ -105,6 +110,7 @@ class Asked:
     window: TimeWindow | None
     now: bool
     why: bool
+    quotes: bool = False  # it asks what someone said, wrote, asked or thought
 
     @property
     def factual(self) -> bool:
@@ -137,6 +143,7 @@ def asked(question: str, today: datetime, people: Iterable[str] = ()) -> Asked:
         window=window,
         now=now,
         why=bool(_WHY.search(question)),
+        quotes=bool(_SAID.search(question)),
     )
 
 
@@ -337,8 +344,9 @@ def judge(
             return Verdict(False, f"this note is from {note.date}, not {question.window.phrase}")
     elif note.outside:
         return Verdict(False, f"this note is from {note.date}, outside {note.outside}")
-    # people
-    for name in question.people:
+    # people: what someone said, wrote or thought must come from a note that has them in it
+    # (a record of a dinner need not name who came)
+    for name in question.people if question.quotes else ():
         if not _mentions(note, name):
             return Verdict(False, f"this note does not mention {name}")
     # polarity
@@ -356,13 +364,14 @@ def judge(
         newer = _newer(question, note, window_text, shown)
         if newer is not None:
             return Verdict(False, f"a newer note ({newer.date}, {newer.title}) speaks to this")
-    # content
+    # content: the details the sentence adds are in the note (its title and date too); its
+    # words, in the quoted sentence
     source = stems(window_text) | stems(note.header)
     details = _answer_details(sentence, question)
-    held = SourceIndex([window_text, note.header])
+    held = SourceIndex([*note.texts, note.header])
     missing = [d.text for d in details if not held.supports(d)]
     if missing:
-        return Verdict(False, f"“{missing[0]}” is not in what it quotes")
+        return Verdict(False, f"“{missing[0]}” is not in this note")
     if reason:
         terms = answer_terms(reason, question)
         if terms and _share(terms, source) < MIN_REASON_SHARE:

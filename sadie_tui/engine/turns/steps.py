@@ -143,7 +143,9 @@ def briefing_for(
     beliefs, observations, blocks = list(result.beliefs), list(result.observations), list(extra)
     soul = memory.soul()
     if fit is not None:
-        excerpts = choose(excerpts, message, fit, people)
+        excerpts = choose(
+            excerpts, message, fit, people, dated=excerpt_order(result) in ("newest", "oldest")
+        )
         lens = persona.observation_weight > 1.0
         beliefs = [b for b in beliefs if lens or bears_on(b.statement, message)]
         observations = [o for o in observations if lens or bears_on(o.text, message)]
