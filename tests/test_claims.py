@@ -7,10 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
-import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 
@@ -27,6 +24,7 @@ from tests.conftest import write_notes
 from tests.support.ollama_server import Reply
 from tests.support.serve import running
 from tests.support.turns import run_chat
+from tests.test_ask import _cli
 
 CLAIM_NOTES = {
     "journal/2026-04-30.md": (
@@ -306,17 +304,6 @@ def test_offline_picks_the_newest_answering_sentence_for_now_even_when_ranked_se
 MADE_UP = "You left the choir because the rehearsals clashed with your night shifts."
 
 
-def _cli(home: Path, *args: str, host: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "SADIE_HOME": str(home), "OLLAMA_HOST": host}
-    return subprocess.run(
-        [sys.executable, "-m", "sadie_tui.cli", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-
-
 def test_every_face_shows_the_doubt_first(server, claims_memory, tmp_home: Path):
     choir = episode(claims_memory, "Choir")
     made_up = reply(MADE_UP, (choir, "Left the choir after the summer concert."))
@@ -325,12 +312,13 @@ def test_every_face_shows_the_doubt_first(server, claims_memory, tmp_home: Path)
 
     # `sadie --ask` (as a person reads it) and `sadie chat --ndjson` (as a script does).
     server.queue(made_up, made_up)
-    printed = _cli(tmp_home, "--ask", question, host=server.url)
+    host = {"OLLAMA_HOST": server.url}
+    printed = _cli(tmp_home, "--ask", question, env_extra=host)
     assert printed.returncode == 0, printed.stderr
     assert printed.stdout.lstrip().startswith(DOUBT)
     assert printed.stdout.index(DOUBT) < printed.stdout.index("rehearsals")
     server.queue(made_up)
-    streamed = _cli(tmp_home, "chat", question, "--ndjson", host=server.url)
+    streamed = _cli(tmp_home, "chat", question, "--ndjson", env_extra=host)
     events = [json.loads(line) for line in streamed.stdout.splitlines()]
     (kept,) = [e for e in events if e["type"] == "replace"]
     assert kept["value"].startswith(DOUBT) and kept["value"].endswith(MADE_UP)
