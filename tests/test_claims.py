@@ -396,3 +396,21 @@ def test_a_quote_from_a_part_of_the_note_not_shown_is_graded_by_the_whole_note(
     result = ask(claims_memory, "What happened to the allotment tomatoes?")
     assert [(c.episode_id, c.support) for c in result.citations] == [(letter, "verbatim")]
     assert result.grounding["dropped"] == 0
+
+
+def test_one_name_beside_what_the_quote_says_doubts_the_citation_not_the_answer():
+    from sadie_tui.engine.reply.claims import Judged, assess
+
+    q = asked("What did we do over the long weekend in August?", TODAY)
+    ericeira = note(
+        "Two surf lessons at Ribeira d'Ilhas, a surf guesthouse in Ribamar.", "2026-08-15"
+    )
+    sentence = "You took two surf lessons at Ribeira d'Ilhas with Tomás."
+    verdict = judge(q, sentence, "Two surf lessons at Ribeira d'Ilhas", ericeira)
+    assert not verdict.ok and verdict.minor and "Tomás" in verdict.reason
+    judged = [Judged((0, len(sentence)), "e1", "Two surf lessons", "verbatim", verdict)]
+    assert assess(q, sentence, judged, [ericeira]).doubt == ""
+    # A sentence whose words are not the quote's is doubted whole.
+    other = "You sailed to Porto with Tomás."
+    wrong = judge(q, other, "Two surf lessons at Ribeira d'Ilhas", ericeira)
+    assert not wrong.ok and not wrong.minor

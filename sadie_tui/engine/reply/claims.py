@@ -92,6 +92,9 @@ _SAID = re.compile(
 )
 # Below this share of the sentence's answer words found in the quote, it does not say it.
 MIN_SHARE = 1 / 3
+# A sentence whose one unbacked detail sits beside this share of its words from the quoted
+# sentence is doubted for that detail only (``Verdict.minor``).
+MINOR_SHARE = 0.5
 # A reason must have at least half of its words in the quoted sentence.
 MIN_REASON_SHARE = 0.5
 # The cosine (the embedding model retrieval uses) at which a sentence with no detail of its
@@ -175,6 +178,9 @@ class Verdict:
 
     ok: bool
     reason: str = ""
+    # Only a detail beside what the quote does say (a name it adds to a sentence whose words
+    # are the quote's): the citation is doubted, the answer as a whole is not.
+    minor: bool = False
 
 
 ESTABLISHED = Verdict(True)
@@ -371,7 +377,9 @@ def judge(
     held = SourceIndex([*note.texts, note.header])
     missing = [d.text for d in details if not held.supports(d)]
     if missing:
-        return Verdict(False, f"“{missing[0]}” is not in this note")
+        rest = answer_terms(sentence, question) - stems(" ".join(missing))
+        said = len(missing) == 1 and bool(rest) and _share(rest, source) >= MINOR_SHARE
+        return Verdict(False, f"“{missing[0]}” is not in this note", minor=said)
     if reason:
         terms = answer_terms(reason, question)
         if terms and _share(terms, source) < MIN_REASON_SHARE:
@@ -535,7 +543,9 @@ def assess(
     if not judged and not any(_answer_details(reply[a:b], question) for a, b in spans):
         # Nothing cited and no detail claimed (a remark, a question back): nothing to doubt.
         return Assessment()
-    established = {j.span for j in judged if j.verdict.ok and j.support != "inference"}
+    established = {
+        j.span for j in judged if (j.verdict.ok or j.verdict.minor) and j.support != "inference"
+    }
     cited = [j.span for j in sorted(judged, key=lambda j: j.span) if j.span in spans]
     if not established & set(spans) or (cited and cited[0] not in established):
         return Assessment(doubt=doubt_line(question, notes))
