@@ -43,6 +43,7 @@ from .context import TurnContext, pick_reasoner
 from .steps import (
     Sources,
     Telemetry,
+    Unfinished,
     briefing_for,
     citation_pass,
     encoder,
@@ -50,6 +51,7 @@ from .steps import (
     pass_note,
     persona_for,
     record,
+    record_unfinished,
     unsupported,
 )
 
@@ -184,7 +186,10 @@ async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = N
     choice = await pick_reasoner(ctx)
     notices = [choice.notice] if choice.notice else []
     if await asyncio.to_thread(ctx.memory.is_empty):
-        return _empty_memory(question, persona, emotion, choice.reasoner, notices)
+        empty = _empty_memory(question, persona, emotion, choice.reasoner, notices)
+        unfinished = Unfinished("ask", question, empty.model, persona.name, started, True)
+        await asyncio.to_thread(record_unfinished, ctx, unfinished)
+        return empty
     stages = Stages()
     plan = await asyncio.to_thread(_plan, ctx, question, persona, emotion, stages)
     notices.extend(plan.result.notices)

@@ -60,6 +60,7 @@ from .steps import (
     Rules,
     Sources,
     Telemetry,
+    Unfinished,
     attached_for,
     briefing_for,
     citation_pass,
@@ -68,6 +69,7 @@ from .steps import (
     pass_note,
     persona_for,
     record,
+    record_unfinished,
     rules_for,
     settled,
     unsupported,
@@ -261,6 +263,7 @@ class _ChatRun:
     def _keep(self, status: str, error: str | None = None) -> None:
         if self.reply is not None:
             self.reply.keep(status, error)
+            self.reply.record(self.ctx, self.started)  # a turn all the same (issue 34)
 
     def _keep_with_sources(self) -> bool:
         """Stopped while the model wrote its citations: the prose was complete, so the reply
@@ -836,6 +839,24 @@ class Reply:
             )
         except SadieError:
             pass  # the database itself failed; the error already reached the person
+
+    def record(self, ctx: TurnContext, started: float) -> None:
+        """The turn's telemetry, for a reply kept as ``interrupted`` or ``error``: what it
+        was briefed with, when it got that far (blocking)."""
+        o, briefed = self.opened, self.briefed
+        unfinished = Unfinished(
+            o.kind,
+            o.message,
+            o.reasoner.model,
+            o.persona.name,
+            started,
+            result=briefed.result if briefed is not None else None,
+            version=briefed.briefing.version if briefed is not None else None,
+            conversation_id=o.cid,
+            message_id=o.reply_id,
+        )
+        with contextlib.suppress(SadieError):  # the database failed: the error is told already
+            record_unfinished(ctx, unfinished)
 
     def _citations(self) -> tuple[list[JSONObject], list[JSONObject]]:
         """What a stopped reply keeps of its sources: its tail's citations (the complete
