@@ -26,6 +26,7 @@ from .base import Piece
 
 if TYPE_CHECKING:
     from ..prompt import Briefing, Excerpt
+    from .base import Reasoner
 
 OFFLINE_MODEL = "offline (extractive)"
 MAX_QUOTES = 3
@@ -233,3 +234,11 @@ class OfflineReasoner:
 
     async def complete(self, briefing: Briefing, query: str = "") -> str:
         return compose(briefing, query or briefing.messages[-1]["content"], self.reason)
+
+
+def offline_reason(reasoner: Reasoner) -> str:
+    """Why ``reasoner`` cannot do what needs a model, in words: the model check's (an
+    ``OfflineReasoner``'s reason), the setting, or the model's own limit."""
+    if not reasoner.offline:
+        return f"{reasoner.model} cannot answer in structured form"
+    return getattr(reasoner, "reason", "") or "the reasoner is set to offline"
