@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..empty_memory import EMPTY_REPLY
+from ..prompt import EMPTY_MEMORY_NOTE
 from ..retrieval.keyword.tokens import query_tokens, tokenize
 from ..retrieval.recency import parse_recency, strip_recency
 from ..retrieval.timewords import parse_time_window, strip_time_words
@@ -167,7 +169,7 @@ BANNER = "No language model is reachable right now"
 def said_before(briefing: Briefing) -> bool:
     """Whether an earlier reply of this conversation already gave the offline banner."""
     return any(
-        m.get("role") == "assistant" and str(m.get("content", "")).startswith(BANNER)
+        m.get("role") == "assistant" and BANNER in str(m.get("content", ""))
         for m in briefing.messages[:-1]
     )
 
@@ -188,6 +190,9 @@ def compose(briefing: Briefing, query: str, reason: str = "") -> str:
     wiki = pick_wiki(briefing, query)
     why = f" ({reason})" if reason else ""
     again = said_before(briefing)
+    if EMPTY_MEMORY_NOTE in briefing.system:  # the chat's briefing says so
+        offline = "" if again else f"\n\n{BANNER}{why} either."
+        return EMPTY_REPLY + offline + "\n@@CITATIONS@@\n[]"
     if not quotes and wiki is None:
         body = (
             "Still offline, and nothing in your memory matches this closely enough to quote."

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .. import conversations as conv
 from ..chips import add_chip
+from ..empty_memory import FILL_NOTICE
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     WRITING_SOURCES,
@@ -210,6 +211,8 @@ class _ChatRun:
             reply.briefed = briefed
             for notice in briefed.result.notices:
                 yield Status(notice)
+            if not briefed.result.chunks and await asyncio.to_thread(self.ctx.memory.is_empty):
+                yield Status(FILL_NOTICE)  # how to fill it, whatever the model says
             for err in briefed.rules.errors:
                 yield Status(f"policy ignored: {err}")
             # The budget is what the model was sent: it comes once the request is written,

@@ -48,6 +48,15 @@ ORDER = (
     "quit",
 )
 
+# How the memory fills, and what an empty one and a missing model look like (issue 34).
+MEMORY_HELP = (
+    "`sadie ingest PATH` reads notes, journals, calendars and CSV into it; "
+    '`notes = ["~/notes"]` in config.toml names folders the app keeps current; '
+    "`sadie --demo` opens a year of an invented life instead. While the memory is empty the "
+    "start screen, the status line and every reply say so. With no model reachable the "
+    "status line says offline and sadie quotes your notes; F4 sets the model server's address."
+)
+
 Row = tuple[str, str, str, str]  # keys, name, what it does, binding id
 
 
@@ -176,6 +185,8 @@ class HelpScreen(ModalScreen[None]):
                         "citations to notes sadie was not shown are dropped."
                     )
                 )
+                yield Static(Text("Your memory"), classes="help-heading")
+                yield Static(Text(MEMORY_HELP))
             yield Static(
                 Text("escape closes · remap a key by its id under [keys] in config.toml"),
                 id="help-foot",

@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...display import safe
+from ...engine.empty_memory import WELCOME as EMPTY_WELCOME
 from ...engine.jsonvalue import objects
 from ..registers import colour, glyph
 from .citations import Sources, stopped_note
@@ -472,6 +473,10 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def compose(self):
         yield Static(Text(self.WELCOME), id="welcome")
+
+    def set_empty(self, empty: bool) -> None:
+        """The start screen for an empty memory (how to fill it), or the usual one."""
+        self.query_one("#welcome", Static).update(Text(EMPTY_WELCOME if empty else self.WELCOME))
 
     def on_mount(self) -> None:
         self.anchor()
