@@ -68,3 +68,20 @@ def test_an_empty_memory_says_how_to_fill_it(
     reply = " ".join(screen.split())
     assert "sadie ingest PATH" in reply and "sadie --demo" in reply
     assert "matches this closely enough" not in reply
+
+
+def test_f4_at_60x20_types_the_address_in_sight(tmux: Tmux, env: dict[str, str]) -> None:
+    """Item 6: F4's address box is whole on a 60×20 screen and has the cursor, so the new
+    address is typed where it can be read; the footer keeps F1 whole."""
+    tmux.start(sadie_command(), env, size=(60, 20))
+    screen = tmux.wait_for(r"try it all on an invented life", timeout=30)
+    assert screen.splitlines()[-1].rstrip().endswith("f1 Help")
+    tmux.keys("F4")
+    tmux.wait_for(r"Cannot list the models", timeout=15)
+    tmux.keys("C-u")
+    tmux.wait_for(r"Address ▊ *http://127\.0\.0\.1:11434", timeout=10)  # the placeholder
+    tmux.keys("http://127.0.0.1:11", literal=True)
+    screen = tmux.wait_for(r"Address ▊ *http://127\.0\.0\.1:11 ", timeout=10)
+    lines = screen.splitlines()
+    row = next(n for n, line in enumerate(lines) if "http://127.0.0.1:11" in line)
+    assert "▔" in lines[row - 1] and "▁" in lines[row + 1]  # the box's both edges

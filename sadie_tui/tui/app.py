@@ -558,10 +558,14 @@ class SadieApp(App[None]):
         self.post_message(MemoryEmpty(chunks == 0))
 
     def on_memory_empty(self, message: MemoryEmpty) -> None:
+        if message.empty == self.memory_empty:
+            return  # a memory with notes: the usual start screen, as it was
         self.memory_empty = message.empty
         for status in self._status_lines():
             status.memory_empty = message.empty
-        self.chat_screen.query_one(Transcript).set_empty(message.empty)
+        for screen in self.screen_stack:
+            for transcript in screen.query(Transcript):
+                transcript.set_empty(message.empty)
 
     def _changed_elsewhere(self, line: str) -> None:
         self.post_message(MemoryChanged(line))  # from the holder's threads: post, never call
