@@ -15,7 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ...engine.emotions import EMOTIONS, MEANINGS
-from ..registers import COLOURS, GLYPHS
+from ..registers import GLYPHS, colour
 from ..widgets.citations import LABEL_HELP
 
 if TYPE_CHECKING:
@@ -108,13 +108,14 @@ def keys_table(rows: list[Row]) -> Table:
     return table
 
 
-def sigil_table() -> Table:
+def sigil_table(dark: bool = True) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True)
     table.add_column()
     for emotion in EMOTIONS:
-        glyph = Text(f"{GLYPHS[emotion]} ", style=f"bold {COLOURS[emotion]}")
-        glyph.append(emotion, style=COLOURS[emotion])
+        ink = colour(emotion, dark=dark)
+        glyph = Text(f"{GLYPHS[emotion]} ", style=f"bold {ink}")
+        glyph.append(emotion, style=f"{ink}")
         table.add_row(glyph, Text(MEANINGS[emotion].split(" — ", 1)[-1]))
     return table
 
@@ -176,7 +177,7 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(
                     Text("The sigil: sadie's register for a reply"), classes="help-heading"
                 )
-                yield Static(sigil_table())
+                yield Static(sigil_table(self.app.current_theme.dark))
                 yield Static(Text("Citation labels"), classes="help-heading")
                 yield Static(labels_table())
                 yield Static(

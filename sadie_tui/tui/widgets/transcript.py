@@ -272,7 +272,8 @@ class AssistantMessage(MessageView):
         text = Text()
         mark = glyph(self.emotion)
         if mark is not None:
-            text.append(mark, style=Style(color=colour(self.emotion), bold=True))
+            ink = colour(self.emotion, dark=self.app.current_theme.dark)
+            text.append(mark, style=Style(color=ink, bold=True))
             text.append(" ")
         text.append("sadie", style="bold")
         text.append(f" · {self.at:%H:%M}")
