@@ -105,14 +105,25 @@ def command(
                 f"[yellow]skipped[/] {escape(skipped.name)}: {escape(skipped.reason)}",
                 soft_wrap=True,
             )
+        for ignored in report.ignored:  # left out on purpose: named, so nothing is a mystery
+            out.print(
+                f"[dim]ignored[/] {escape(ignored.name)}: {escape(ignored.reason)}",
+                soft_wrap=True,
+            )
     if watch:
-        keep_current(ctx, session, list(paths))
+        said = [(s.name, s.reason) for s in report.skipped]
+        keep_current(ctx, session, list(paths), said)
         return
     if report.skipped:
         raise SystemExit(int(ExitCode.PARTIAL))
 
 
-def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> None:
+def keep_current(
+    ctx: Context,
+    session: SessionProtocol,
+    paths: list[Path],
+    said: list[tuple[str, str]] | None = None,
+) -> None:
     """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
     (exit 0; the socket is released when the context closes)."""
     # lazy: engine.ingest.watch loads only when keep_current runs, off the start-up path
@@ -138,6 +149,7 @@ def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> N
             paths,
             lambda batch: out.print(escape(batch.line), soft_wrap=True),
             on_ready=lambda: out.print(f"watching {count} (ctrl+c stops){where}"),
+            skipped_before=said or (),
         )
     except KeyboardInterrupt:
         out.print("stopped watching")

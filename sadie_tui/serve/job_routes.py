@@ -83,7 +83,7 @@ def ingest_notice(report: IngestReport) -> str | None:
     if report.added:
         parts.append(f"{_plural(report.added, 'note')} added")
     if report.updated:
-        parts.append(f"{report.updated} updated")
+        parts.append(f"{_plural(report.updated, 'note')} updated")
     records = sum(report.derived.values())
     if records:
         parts.append(f"{_plural(records, 'record')} read")
