@@ -9,6 +9,7 @@ project's Ollama-protocol server with the scripted reflection model.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ import pytest
 
 from sadie_tui.config import Settings
 from sadie_tui.engine.doctor import check_holder
-from sadie_tui.engine.errors import LockedError, SadieError
+from sadie_tui.engine.errors import LockedError, ModelUnreachable, SadieError
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.holder import Holder, hold
 from sadie_tui.serve.remote import RemoteSession
@@ -169,8 +170,43 @@ def test_an_error_in_the_job_is_the_sessions_own(memory_home: Path, embedder) ->
     finally:
         holder.stop()
         session.close()
-    assert type(remote.value) is type(local.value)
-    assert remote.value.one_line() == local.value.one_line()
+    # The same kind (exit 4); the words name the holder (below).
+    assert isinstance(local.value, ModelUnreachable)
+    assert isinstance(remote.value, ModelUnreachable)
+
+
+def _depth(line: str) -> int:
+    deepest = depth = 0
+    for ch in line:
+        depth += {"(": 1, ")": -1}.get(ch, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_reflect_through_a_holder_names_the_holders_model_server(
+    memory_home: Path, embedder
+) -> None:
+    """Issue #34, item 2: the holder reflects with its own model server, whatever this
+    terminal's OLLAMA_HOST says; the error says so, with its pid and F4, never "answering
+    offline", and never parentheses inside parentheses."""
+    settings = Settings(ollama_host="http://127.0.0.1:9", reasoner="auto")
+    session = Session.open(memory_home, settings)
+    holder = hold(session)
+    assert holder is not None
+    try:
+        with pytest.raises(ModelUnreachable) as local:
+            session.reflect()
+        with pytest.raises(ModelUnreachable) as remote:
+            _client(session).reflect()
+    finally:
+        holder.stop()
+        session.close()
+    here, there = local.value.one_line(), remote.value.one_line()
+    assert here.startswith("sadie reflect needs a model: Ollama is not reachable at ")
+    assert f"the sadie holding this memory (pid {os.getpid()}), which uses its own model" in there
+    assert "F4 there changes it" in there and "http://127.0.0.1:9" in there
+    for line in (here, there):
+        assert "answering offline" not in line and _depth(line) <= 1, line
 
 
 def _locked(pid: int | None) -> LockedError:

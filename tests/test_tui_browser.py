@@ -285,6 +285,30 @@ async def test_a_place_that_is_a_file_is_one_line(ctx, seeded, tmp_path) -> None
         assert not [n for n in app._notifications if n.title == "Exported"]
 
 
+async def test_a_path_ending_in_a_separator_is_a_folder(ctx, seeded, tmp_path) -> None:
+    """Issue #34, item 4: `/tmp/x/exports/` names a folder. Absent, it is the one line (no
+    file called `exports`); present, the export takes the offered name inside it."""
+    app = make_app(ctx)
+    async with app.run_test(size=(100, 30)) as pilot:
+        browser = await open_browser(pilot)
+        select(browser, seeded["Pottery disasters"])
+        await pilot.press("e")
+        dialog = await wait_until(
+            pilot, lambda: isinstance(app.screen, ExportDialog) and app.screen
+        )
+        (tmp_path / "x").mkdir()
+        folder = tmp_path / "x" / "exports"
+        dialog.query_one("#export-path", Input).value = f"{folder}/"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: dialog.error)
+        assert dialog.error == f"no such folder: {folder}"
+        assert app.screen is dialog and not folder.exists()
+        folder.mkdir()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.screen is browser, what="the dialog closed")
+        assert [p.name for p in folder.iterdir()] == [dialog.default.name]
+
+
 async def test_slash_searches_titles_and_message_text(ctx, seeded) -> None:
     app = make_app(ctx)
     async with app.run_test(size=(100, 30)) as pilot:

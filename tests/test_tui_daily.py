@@ -232,7 +232,7 @@ async def test_the_picker_says_why_when_no_server_answers(home, tui_env) -> None
         )
         state = str(picker.query_one("#server-state", Static).render())
         assert state.startswith("✗ Cannot list the models: Ollama is not reachable at")
-        assert "Change the address below" in state
+        assert "Change the address above" in state
         assert picker.query_one(Input).has_focus
 
 

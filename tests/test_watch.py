@@ -48,7 +48,8 @@ def test_an_edit_a_rename_and_a_delete_reach_the_memory(session: Any, tmp_path: 
     note = notes / "kite.md"
     note.write_text("Flew the orange kite over Carcavelos beach.\n", encoding="utf-8")
     first = apply_changes(session, [note], [notes])
-    assert (first.read, first.removed, first.line) == (1, 0, "re-read 1 note")
+    # A new note is read, not re-read (issue 34).
+    assert (first.read, first.removed, first.line) == (1, 0, "read 1 note")
     first_id = _episode_of(session, note)
     assert first_id and _found(session, "orange kite")
 

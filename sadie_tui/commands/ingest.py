@@ -107,14 +107,25 @@ def command(
                 f"{escape(safe_line(skipped.reason))}",
                 soft_wrap=True,
             )
+        for ignored in report.ignored:  # left out on purpose: named, so nothing is a mystery
+            out.print(
+                f"[dim]ignored[/] {escape(ignored.name)}: {escape(ignored.reason)}",
+                soft_wrap=True,
+            )
     if watch:
-        keep_current(ctx, session, list(paths))
+        said = [(s.name, s.reason) for s in report.skipped]
+        keep_current(ctx, session, list(paths), said)
         return
     if report.skipped:
         raise SystemExit(int(ExitCode.PARTIAL))
 
 
-def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> None:
+def keep_current(
+    ctx: Context,
+    session: SessionProtocol,
+    paths: list[Path],
+    said: list[tuple[str, str]] | None = None,
+) -> None:
     """`--watch`: re-read what changes under ``paths``, one quiet line a batch, until ctrl+c
     (exit 0; the socket is released when the context closes)."""
     # lazy: engine.ingest.watch loads only when keep_current runs, off the start-up path
@@ -140,6 +151,7 @@ def keep_current(ctx: Context, session: SessionProtocol, paths: list[Path]) -> N
             paths,
             lambda batch: out.print(escape(safe_line(batch.line)), soft_wrap=True),
             on_ready=lambda: out.print(f"watching {count} (ctrl+c stops){where}"),
+            skipped_before=said or (),
         )
     except KeyboardInterrupt:
         out.print("stopped watching")

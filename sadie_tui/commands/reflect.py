@@ -97,5 +97,8 @@ def command(
         out.print(f"Stopped; {report.left} notes wait for the next run.")
     if report.failed:
         out.print(f"{report.failed} request(s) timed out; their notes wait for the next run.")
+    for why, count in report.unusable_why.items():
+        answers = "answer" if count == 1 else "answers"
+        out.print(f"{count} of the model's {answers} could not be read: {why}.")
     if report.new:
         out.print("Review them: `sadie beliefs list --status active`.")

@@ -173,6 +173,27 @@ class ModelUnreachable(ModelError):
     code = ErrorKind.UNREACHABLE
 
 
+class NeedsModel(ModelUnreachable):
+    """A run that has no offline form (``sadie reflect``, ``soul suggest``) found no model
+    to ask; ``reason`` is why, in the model check's words."""
+
+    FIX = "start Ollama or set OLLAMA_HOST, then run it again"
+
+    def __init__(self, what: str, reason: str) -> None:
+        super().__init__(f"{what} needs a model: {reason}", fix=self.FIX)
+        self.what = what
+        self.reason = reason
+
+    def in_holder(self, pid: int) -> ModelUnreachable:
+        """The same, for a client whose run the holder ``pid`` made: the holder asks its own
+        model server, which the client's environment does not change."""
+        return ModelUnreachable(
+            f"{self.what} runs in the sadie holding this memory (pid {pid}), which uses its "
+            f"own model server: {self.reason}",
+            fix="F4 there changes it; OLLAMA_HOST here does not reach it",
+        )
+
+
 class ModelMissing(ModelError):
     code = ErrorKind.MODEL_MISSING
 

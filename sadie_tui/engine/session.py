@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
@@ -252,8 +252,9 @@ class Session:
         return await ask_turn(self.context, question, persona)
 
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
-        """The chunks retrieval picks, with every channel's score; logged as a turn unless
-        the memory is read-only."""
+        """The chunks retrieval picks, with every channel's score; logged as a turn (on a
+        read-only memory, or when the write fails, a notice says it could not be)."""
+        from .errors import StorageError
         from .retrieval import retrieve  # lazy: see __init__
         from .retrieval.report import search_report
         from .telemetry import record_turn
@@ -261,21 +262,28 @@ class Session:
 
         chosen = persona_for(persona, self.settings.ask_persona)
         result = retrieve(self.memory, query, chosen, k=k)
-        turn_id = None
+        turn_id, unwritten = None, "the memory is open read-only"
         if not self.db.read_only:
-            turn_id = record_turn(
-                self.db,
-                kind="search",
-                query=query,
-                model=None,
-                persona=chosen.name,
-                prompt_version=None,
-                grounding=None,
-                abstained=None,
-                latency_ms=result.elapsed_ms,
-                chunks=result.chunks,
-            )
-        return search_report(result, chosen.name, turn_id)
+            try:
+                turn_id = record_turn(
+                    self.db,
+                    kind="search",
+                    query=query,
+                    model=None,
+                    persona=chosen.name,
+                    prompt_version=None,
+                    grounding=None,
+                    abstained=None,
+                    latency_ms=result.elapsed_ms,
+                    chunks=result.chunks,
+                )
+            except StorageError as exc:  # the file refused the write: the search stands
+                unwritten = exc.message
+        report = search_report(result, chosen.name, turn_id)
+        if turn_id is None:
+            notice = f"this search could not be written to telemetry: {unwritten}"
+            report = replace(report, notices=(*report.notices, notice))
+        return report
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:

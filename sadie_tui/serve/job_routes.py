@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -20,7 +21,7 @@ from typing import TypeVar
 from starlette.requests import Request
 from starlette.responses import Response
 
-from ..engine.errors import SadieError
+from ..engine.errors import NeedsModel, SadieError
 from ..engine.ingest.pipeline import IngestReport
 from ..engine.jsonvalue import JSON
 from ..engine.reflect.report import ReflectReport
@@ -82,7 +83,7 @@ def ingest_notice(report: IngestReport) -> str | None:
     if report.added:
         parts.append(f"{_plural(report.added, 'note')} added")
     if report.updated:
-        parts.append(f"{report.updated} updated")
+        parts.append(f"{_plural(report.updated, 'note')} updated")
     records = sum(report.derived.values())
     if records:
         parts.append(f"{_plural(records, 'record')} read")
@@ -192,13 +193,16 @@ async def reflect(request: Request) -> Response:
     session = _session(request)
 
     def job(progress: Progress, stop: Stop) -> ReflectReport:
-        report = session.reflect(
-            everything=body.everything,
-            since=body.since,
-            budget_minutes=body.budget_minutes,
-            progress=progress,
-            stop=stop,
-        )
+        try:
+            report = session.reflect(
+                everything=body.everything,
+                since=body.since,
+                budget_minutes=body.budget_minutes,
+                progress=progress,
+                stop=stop,
+            )
+        except NeedsModel as exc:  # this process's model server, not the client's
+            raise exc.in_holder(os.getpid()) from exc
         _tell(request, reflect_notice(report))
         return report
 

@@ -32,6 +32,7 @@ from .learning import Learning
 from .messages import (
     EmbedderReady,
     MemoryChanged,
+    MemoryEmpty,
     MemoryFailed,
     MemoryReady,
     MemoryRefreshed,
@@ -42,6 +43,7 @@ from .screens.chat import ChatScreen
 from .screens.too_small import TooSmallScreen
 from .themes import DEFAULT_THEME, load_themes, resolve_defaults
 from .widgets.status import StatusLine
+from .widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from ..engine.reasoners.choose import ServerSource
@@ -143,6 +145,7 @@ class SadieApp(App[None]):
         self.clock = clock or datetime.now
         self.warm_embedder = warm_embedder
         self.session: SessionProtocol | None = None
+        self.memory_empty = False  # no notes yet: the start screen says how to fill it
         self.memory_ready = asyncio.Event()
         self.exit_error: BaseException | None = None
         self.persona = self.settings.chat_persona
@@ -539,6 +542,30 @@ class SadieApp(App[None]):
             self._watch_notes()
         if not self.via:  # the holder: another terminal's ingest comes through its socket
             self.ctx.on_change(self._changed_elsewhere)
+        self._check_empty()
+
+    @work(thread=True, exclusive=True, group="empty", exit_on_error=False)
+    def _check_empty(self) -> None:
+        """Whether the memory holds no notes yet (a new home): then the start screen and the
+        status line say how to fill it, until notes come in."""
+        session = self.session
+        if session is None:
+            return
+        try:
+            chunks = session.stats().counts.get("chunks")
+        except SadieError:
+            return  # the check only adds guidance; the memory's own errors show elsewhere
+        self.post_message(MemoryEmpty(chunks == 0))
+
+    def on_memory_empty(self, message: MemoryEmpty) -> None:
+        if message.empty == self.memory_empty:
+            return  # a memory with notes: the usual start screen, as it was
+        self.memory_empty = message.empty
+        for status in self._status_lines():
+            status.memory_empty = message.empty
+        for screen in self.screen_stack:
+            for transcript in screen.query(Transcript):
+                transcript.set_empty(message.empty)
 
     def _changed_elsewhere(self, line: str) -> None:
         self.post_message(MemoryChanged(line))  # from the holder's threads: post, never call
@@ -548,6 +575,8 @@ class SadieApp(App[None]):
         self.notify(message.line, title="Memory", timeout=6)
         for screen in self.screen_stack:
             screen.post_message(MemoryRefreshed())
+        if self.memory_empty:
+            self._check_empty()
 
     @work(thread=True, exclusive=True, group="notes", exit_on_error=False)
     def _watch_notes(self) -> None:
@@ -566,6 +595,8 @@ class SadieApp(App[None]):
         def show(batch: Batch) -> None:
             if not worker.is_cancelled:
                 self.call_from_thread(self.notify, batch.line, title="Notes", timeout=4)
+                if self.memory_empty:
+                    self.call_from_thread(self._check_empty)
 
         class Stop:  # watchfiles polls it: the worker is cancelled when the app exits
             def is_set(self) -> bool:
@@ -650,14 +681,14 @@ class SadieApp(App[None]):
         if status.online == was:
             return
         if not status.online:
-            fix = f"\nFix: {status.fix}" if status.fix else ""
+            # Short: the status line says "offline" for as long as it lasts, and F1 the rest.
+            fix = f"\n{status.fix}" if status.fix else ""
             gone = "went away" if was else "is not available"
             self.notify(
-                f"{status.detail}{fix}\nUntil it is back sadie answers offline, quoting your"
-                " notes; it checks again every few seconds. F4 changes the server's address.",
+                f"{status.detail}{fix}\nsadie quotes your notes meanwhile; F4 sets the address",
                 title=f"The model {gone}",
                 severity="warning",
-                timeout=12,
+                timeout=8,
             )
         elif was is False:
             self.notify(f"{status.model} answers again", title="The model is back", timeout=5)

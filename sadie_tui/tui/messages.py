@@ -14,6 +14,15 @@ class MemoryReady(Message):
     """The memory is open and the companion built; chat can start."""
 
 
+class MemoryEmpty(Message):
+    """Whether the memory holds nothing yet (asked when it opens and when notes come in):
+    the start screen and the status line say how to fill it."""
+
+    def __init__(self, empty: bool) -> None:
+        super().__init__()
+        self.empty = empty
+
+
 class MemoryFailed(Message):
     """The memory could not be opened (another sadie holds it, a broken file …)."""
 

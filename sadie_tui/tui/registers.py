@@ -30,8 +30,24 @@ def glyph(emotion: str) -> str | None:
     return GLYPHS.get(emotion) if emotion else None
 
 
-def colour(emotion: str) -> str | None:
-    return COLOURS.get(emotion) if emotion else None
+# The same registers on a light theme's paper: each reads at 4.5:1 or more on sadie-light's
+# panel, background and surface (the dark set's gold on the light bar was near invisible).
+LIGHT_COLOURS: dict[str, str] = {
+    "curious": "#1F5FA8",
+    "encouraging": "#2F6B1E",
+    "focused": "#8A4B00",
+    "playful": "#A1286E",
+    "serious": "#A32626",
+    "reflective": "#6B3FA8",
+    "celebrating": "#735200",
+}
+
+
+def colour(emotion: str, *, dark: bool = True) -> str | None:
+    """The register's colour on a dark theme, or (``dark=False``) on a light one."""
+    if not emotion:
+        return None
+    return (COLOURS if dark else LIGHT_COLOURS).get(emotion)
 
 
 def meaning(emotion: str) -> str:

@@ -5,7 +5,8 @@ it. Otherwise capitalised name runs that do not start a sentence or a heading ar
 at a sentence start a name counts only when it is already known (wiki titles, vault pages and
 their aliases, earlier entities). Weekdays, months, honorifics, languages, holidays, headings
 and a word the notes also write in lower case ("Writing", "Mood", "Ran") are not names unless
-the words around them say so; holidays and languages are names of things (``other``). Kinds come from the wiki or the page where they name them, else
+the words around them say so; nor is a past tense opening a line or sentence ("Ran 10k",
+"Called Diogo": the name after it still counts), and a name never runs across a line break; holidays and languages are names of things (``other``). Kinds come from the wiki or the page where they name them, else
 from the words around the name: "said", "with" or "Sr." make a person, "in", "to" or "along the"
 a place, and a name with no such cue at all is kept for the graph as ``other``, never guessed.
 """
@@ -19,9 +20,10 @@ from collections.abc import Iterable, Mapping
 from .dates import parse_when
 from .markup import TAG, links_in
 
+# A name's words stay on one line: "Biscuit\nRan 5k" is a name and a verb, not "Biscuit Ran".
 _NAME = re.compile(
     r"(?<![\w'’])([A-Z][\w'’-]*[a-z\d][\w'’-]*|[A-Z]{2,6}(?![\w'’]))"
-    r"((?:\s+(?:of|de|da|do|dos|das|van|von|la|le|the)?\s*[A-Z][\w'’-]*[a-z][\w'’-]*)*)"
+    r"((?:[ \t]+(?:of|de|da|do|dos|das|van|von|la|le|the)?[ \t]*[A-Z][\w'’-]*[a-z][\w'’-]*)*)"
 )
 # What may come just before a sentence's first word: an end of sentence, a line start, a
 # bullet, a numbered item, a heading mark, a quote, a table cell, a time ("09:00 Ran 5k").
@@ -54,6 +56,31 @@ STOP = set(
     Dr Dra Sr Sra Srta Mr Mrs Ms Mx Prof Eng St Jr God Lord Amen
     """.split()
 )
+#: Past tenses that open a daily note's line ("Ran 10k with Ana", "Met Diogo"): never a name
+#: there. Regular ones are told by their "-ed" (``_past_tense``), less the names in NAMES_ED.
+IRREGULAR_PAST = frozenset(
+    """
+    Ran Met Read Wrote Ate Drank Slept Woke Drove Rode Swam Took Gave Saw Bought Brought Left
+    Spent Sat Stood Began Kept Paid Sent Built Caught Taught Fought Found Lost Heard Held Hit
+    Lent Meant Put Quit Set Shut Sold Sang Spoke Threw Won Wore Flew Forgot Grew Hung Led Lay
+    Rang Shook Shot Sold Split Spread Struck Swept Swung Tore Understood Upset Woke
+    """.split()
+)
+NAMES_ED = frozenset(
+    """
+    Ted Fred Ned Jed Ed Reed Jared Alfred Manfred Winifred Mildred Ahmed Mohammed Muhammed
+    Mehmed Hamed Saeed Sayed Zed Creed Swed Ned Red Ted
+    """.split()
+)
+
+
+def _past_tense(word: str) -> bool:
+    """A capitalised past tense ("Called", "Walked", "Ran"), not a name ending in -ed."""
+    if word in IRREGULAR_PAST:
+        return True
+    return len(word) >= 5 and word.endswith("ed") and word not in NAMES_ED
+
+
 #: Names of things that are neither people nor places: holidays, languages, nationalities.
 #: Kept for the graph ("what did we do at Christmas?") as ``other``, never guessed a person.
 NAMED_THINGS = set(
@@ -169,8 +196,12 @@ def find_names(
         before = text[max(0, begin - 32) : begin]
         honorific = _cue_before(before) == "person" and bool(_HONORIFIC_BEFORE.search(before))
         at_start = begin == 0 or (not honorific and bool(_SENTENCE_START.search(before[-16:])))
-        if at_start and len(words) > 1 and words[0].casefold() in lowered:
-            words = words[1:]  # "Later Mark said": a sentence's first word, then a name
+        if at_start and len(words) > 1 and (
+            words[0].casefold() in lowered or _past_tense(words[0])
+        ):
+            words = words[1:]  # "Later Mark said", "Called Diogo": a first word, then a name
+            while len(words) > 1 and words[0].islower():
+                words = words[1:]  # "Finished the Aurora review": "Aurora", not "the Aurora"
         if len(words) < len(all_words):  # the cues before are those before the name itself
             starts = [m.start() for m in re.finditer(r"\S+", raw)]
             begin += starts[min(len(all_words) - len(words), len(starts) - 1)]
@@ -183,6 +214,8 @@ def find_names(
         if fixed:
             out.append((name, fixed))
             continue
+        if len(words) == 1 and (name in IRREGULAR_PAST or at_start and _past_tense(name)):
+            continue  # "Ran ten kilometres", "Woke early, Ran 8k": what was done, not who
         if key not in known:
             if at_start and words == raw.split():
                 continue

@@ -44,6 +44,7 @@ class Batch:
     """What one batch of changes did to the memory."""
 
     read: int = 0  # notes added or edited
+    new: int = 0  # ... of them read for the first time
     moved: int = 0  # notes found under a new name, their episode kept
     removed: int = 0  # episodes of deleted files
     skipped: list[str] = field(default_factory=list)  # "name: reason"
@@ -52,10 +53,14 @@ class Batch:
 
     @property
     def line(self) -> str:
-        """One quiet line ("re-read 2 notes, removed 1"), empty when nothing changed."""
+        """One quiet line ("read 10 notes", "re-read 2 notes, removed 1"), empty when nothing
+        changed: a note read for the first time is read, an edited one re-read."""
         parts = []
-        if self.read:
-            parts.append(f"re-read {self.read} note{'s' if self.read != 1 else ''}")
+        edited = self.read - self.new
+        if self.new:
+            parts.append(f"read {self.new} note{'s' if self.new != 1 else ''}")
+        if edited:
+            parts.append(f"re-read {edited} note{'s' if edited != 1 else ''}")
         if self.moved:
             parts.append(f"renamed {self.moved}")
         if self.removed:
@@ -115,9 +120,20 @@ def is_watched(path: Path, roots: Sequence[Path], rules: dict[Path, FolderRules]
     return not path.exists() or path.suffix.lower() in NOTE_SUFFIXES
 
 
-def apply_changes(session: SessionProtocol, paths: Iterable[Path], roots: Sequence[Path]) -> Batch:
+def _said(name: str, reason: str) -> tuple[str, str]:
+    """A skip line's key, whichever way its file was named (as given, or under a root)."""
+    return str(Path(name).expanduser().resolve()), reason
+
+
+def apply_changes(
+    session: SessionProtocol,
+    paths: Iterable[Path],
+    roots: Sequence[Path],
+    said: set[tuple[str, str]] | None = None,
+) -> Batch:
     """Bring the changes at ``paths`` into the memory: those that exist are read again
-    (first, so a renamed note meets its old episode), those gone are forgotten."""
+    (first, so a renamed note meets its old episode), those gone are forgotten. ``said``: the
+    files already reported skipped, for that reason (each is said once a watch)."""
     rules: dict[Path, FolderRules] = {}
     changed = sorted({Path(p) for p in paths if is_watched(Path(p), roots, rules)})
     present = [p for p in changed if p.exists()]
@@ -127,8 +143,14 @@ def apply_changes(session: SessionProtocol, paths: Iterable[Path], roots: Sequen
         if present:
             report = session.ingest(present)
             batch.read = report.added + report.updated - report.moved
+            batch.new = report.added  # a moved note counts as updated, not added
             batch.moved = report.moved
-            batch.skipped = [f"{s.name}: {s.reason}" for s in report.skipped]
+            fresh = [
+                s for s in report.skipped if said is None or _said(s.name, s.reason) not in said
+            ]
+            if said is not None:
+                said.update(_said(s.name, s.reason) for s in fresh)
+            batch.skipped = [f"{s.name}: {s.reason}" for s in fresh]
         if gone:
             batch.removed = session.remove_notes(gone)
     except SadieError as exc:
@@ -144,17 +166,21 @@ def watch_notes(
     stop: StopFlag | None = None,
     on_ready: Callable[[], None] | None = None,
     debounce_ms: int = DEBOUNCE_MS,
+    skipped_before: Iterable[tuple[str, str]] = (),
 ) -> None:
     """Watch ``paths`` until ``stop`` is set (or ctrl+c, which propagates), applying each
     batch of changes and passing it to ``on_batch``. Once the watcher runs, the paths are read
     once more (what changed before it started is not lost), then ``on_ready`` is called. A
-    watched folder deleted is said once and looked for; when it is back it is read again."""
+    watched folder deleted is said once and looked for; when it is back it is read again. A
+    file skipped is said once, and not at all when it is in ``skipped_before`` (name, reason):
+    the ingest just before the watch said it."""
     # lazy: watchfiles loads only when watch_notes runs, off the start-up path
     from watchfiles import watch
 
     wanted = roots_of(paths)
     if not wanted:
         return
+    said = {_said(name, reason) for name, reason in skipped_before}
     while stop is None or not stop.is_set():
         roots = [r for r in wanted if r.exists()]
         if not roots:
@@ -175,7 +201,7 @@ def watch_notes(
                 if fresh:
                     fresh = False
                     changed.update(roots)
-                batch = apply_changes(session, changed, wanted) if changed else Batch()
+                batch = apply_changes(session, changed, wanted, said) if changed else Batch()
                 moved = [r for r in wanted if _identity(r) != seen.get(r)]
                 gone = [r for r in moved if r in seen and not r.exists()]
                 if gone:

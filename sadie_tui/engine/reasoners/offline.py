@@ -18,6 +18,8 @@ from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..empty_memory import EMPTY_REPLY
+from ..prompt import EMPTY_MEMORY_NOTE
 from ..retrieval.keyword.tokens import query_tokens, tokenize
 from ..retrieval.recency import Recency, asks_now, parse_recency, strip_recency
 from ..retrieval.timewords import parse_time_window, strip_time_words
@@ -26,6 +28,7 @@ from .base import Piece
 
 if TYPE_CHECKING:
     from ..prompt import Briefing, Excerpt
+    from .base import Reasoner
 
 OFFLINE_MODEL = "offline (extractive)"
 MAX_QUOTES = 3
@@ -169,7 +172,7 @@ BANNER = "No language model is reachable right now"
 def said_before(briefing: Briefing) -> bool:
     """Whether an earlier reply of this conversation already gave the offline banner."""
     return any(
-        m.get("role") == "assistant" and str(m.get("content", "")).startswith(BANNER)
+        m.get("role") == "assistant" and BANNER in str(m.get("content", ""))
         for m in briefing.messages[:-1]
     )
 
@@ -190,6 +193,9 @@ def compose(briefing: Briefing, query: str, reason: str = "") -> str:
     wiki = pick_wiki(briefing, query)
     why = f" ({reason})" if reason else ""
     again = said_before(briefing)
+    if EMPTY_MEMORY_NOTE in briefing.system:  # the chat's briefing says so
+        offline = "" if again else f"\n\n{BANNER}{why} either."
+        return EMPTY_REPLY + offline + "\n@@CITATIONS@@\n[]"
     if not quotes and wiki is None:
         body = (
             "Still offline, and nothing in your memory matches this closely enough to quote."
@@ -236,3 +242,11 @@ class OfflineReasoner:
 
     async def complete(self, briefing: Briefing, query: str = "") -> str:
         return compose(briefing, query or briefing.messages[-1]["content"], self.reason)
+
+
+def offline_reason(reasoner: Reasoner) -> str:
+    """Why ``reasoner`` cannot do what needs a model, in words: the model check's (an
+    ``OfflineReasoner``'s reason), the setting, or the model's own limit."""
+    if not reasoner.offline:
+        return f"{reasoner.model} cannot answer in structured form"
+    return getattr(reasoner, "reason", "") or "the reasoner is set to offline"

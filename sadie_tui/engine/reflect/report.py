@@ -31,6 +31,7 @@ class ReflectReport:
     judged: int = 0  # verdict requests
     set_aside: dict[str, int] = field(default_factory=dict)  # verdicts that changed nothing, why
     unusable: int = 0  # batches whose answer could not be read
+    unusable_why: dict[str, int] = field(default_factory=dict)  # why (the answer is not JSON…)
     failed: int = 0  # requests that failed (timeouts); a failed batch waits for the next run
     prompt_tokens: int = 0
     eval_tokens: int = 0

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, TypeGuard
 
 import numpy as np
 
-from ..errors import ModelUnreachable
+from ..errors import NeedsModel
+from ..reasoners.offline import offline_reason
 from ..reasoners.rates import Rates
 from ..store import reflection as store
 from ..store.ids import new_id, now
@@ -62,10 +63,7 @@ async def reflect_memory(
     choice = await pick_reasoner(ctx)
     reasoner = choice.reasoner
     if not _answers_structured(reasoner):
-        raise ModelUnreachable(
-            "sadie reflect needs a model: " + (choice.notice or "the offline reasoner cannot"),
-            fix="start Ollama (or set OLLAMA_HOST), then run it again",
-        )
+        raise NeedsModel("sadie reflect", offline_reason(reasoner))
     memory = ctx.memory
 
     def encode(texts: Sequence[str]) -> np.ndarray:

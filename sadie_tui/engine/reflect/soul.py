@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ModelNoAnswer, ModelUnreachable, StorageError
+from ..errors import ModelNoAnswer, NeedsModel, StorageError
 from ..prompt import Briefing, strip_front_matter
+from ..reasoners.offline import offline_reason
 from ..reply.stream_filter import StreamFilter
 from ..store import beliefs as belief_store
 from ..store import reflection as reflection_store
@@ -83,10 +84,7 @@ async def suggest(ctx: TurnContext) -> SoulSuggestion:
     choice = await pick_reasoner(ctx)
     reasoner = choice.reasoner
     if reasoner.offline:
-        raise ModelUnreachable(
-            "sadie soul suggest needs a model: " + (choice.notice or "the offline reasoner cannot"),
-            fix="start Ollama (or set OLLAMA_HOST), then run it again",
-        )
+        raise NeedsModel("sadie soul suggest", offline_reason(reasoner))
     current = strip_front_matter(ctx.memory.soul()).strip()
     user = f"Soul summary:\n{current or '(none yet)'}\n\n{_context(ctx)}"
     messages = [{"role": "system", "content": ASK}, {"role": "user", "content": user}]

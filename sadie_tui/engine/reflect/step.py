@@ -92,6 +92,8 @@ class Step:
             report.quotes_dropped[reason] = report.quotes_dropped.get(reason, 0) + count
         if policed.unusable:
             report.unusable += 1
+            why = report.unusable_why
+            why[policed.unusable] = why.get(policed.unusable, 0) + 1
         learner = self.learner
         judged: set[str] = set()
         successors: dict[str, list[str]] = {}

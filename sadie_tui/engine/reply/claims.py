@@ -378,8 +378,8 @@ def judge(
     missing = [d.text for d in details if not held.supports(d)]
     if missing:
         rest = answer_terms(sentence, question) - stems(" ".join(missing))
-        said = len(missing) == 1 and bool(rest) and _share(rest, source) >= MINOR_SHARE
-        return Verdict(False, f"“{missing[0]}” is not in this note", minor=said)
+        beside = len(missing) == 1 and bool(rest) and _share(rest, source) >= MINOR_SHARE
+        return Verdict(False, f"“{missing[0]}” is not in this note", minor=beside)
     if reason:
         terms = answer_terms(reason, question)
         if terms and _share(terms, source) < MIN_REASON_SHARE:

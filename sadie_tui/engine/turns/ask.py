@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..empty_memory import FILL_NOTICE
 from ..errors import ModelError
 from ..events import CitationView
 from ..jsonvalue import JSONObject
@@ -43,6 +44,7 @@ from .context import TurnContext, pick_reasoner
 from .steps import (
     Sources,
     Telemetry,
+    Unfinished,
     briefing_for,
     citation_pass,
     encoder,
@@ -51,6 +53,7 @@ from .steps import (
     pass_note,
     persona_for,
     record,
+    record_unfinished,
     unsupported,
 )
 
@@ -188,7 +191,11 @@ async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = N
     choice = await pick_reasoner(ctx)
     notices = [choice.notice] if choice.notice else []
     if await asyncio.to_thread(ctx.memory.is_empty):
-        return _empty_memory(question, persona, emotion, choice.reasoner, notices)
+        notices.append(FILL_NOTICE)  # how to fill it, beside the answer the spec fixes
+        empty = _empty_memory(question, persona, emotion, choice.reasoner, notices)
+        unfinished = Unfinished("ask", question, empty.model, persona.name, started, True)
+        await asyncio.to_thread(record_unfinished, ctx, unfinished)
+        return empty
     stages = Stages()
     plan = await asyncio.to_thread(_plan, ctx, question, persona, emotion, stages)
     notices.extend(plan.result.notices)

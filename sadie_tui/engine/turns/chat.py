@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING
 
 from .. import conversations as conv
 from ..chips import add_chip
+from ..empty_memory import FILL_NOTICE
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     WRITING_SOURCES,
@@ -60,6 +61,7 @@ from .steps import (
     Rules,
     Sources,
     Telemetry,
+    Unfinished,
     add_wiki_chips,
     attached_for,
     briefing_for,
@@ -70,6 +72,7 @@ from .steps import (
     pass_note,
     persona_for,
     record,
+    record_unfinished,
     rules_for,
     settled,
     unsupported,
@@ -214,6 +217,8 @@ class _ChatRun:
             reply.briefed = briefed
             for notice in briefed.result.notices:
                 yield Status(notice)
+            if not briefed.result.chunks and await asyncio.to_thread(self.ctx.memory.is_empty):
+                yield Status(FILL_NOTICE)  # how to fill it, whatever the model says
             for err in briefed.rules.errors:
                 yield Status(f"policy ignored: {err}")
             # The budget is what the model was sent: it comes once the request is written,
@@ -267,6 +272,7 @@ class _ChatRun:
     def _keep(self, status: str, error: str | None = None) -> None:
         if self.reply is not None:
             self.reply.keep(status, error)
+            self.reply.record(self.ctx, self.started)  # a turn all the same (issue 34)
 
     def _keep_with_sources(self) -> bool:
         """Stopped while the model wrote its citations: the prose was complete, so the reply
@@ -856,6 +862,24 @@ class Reply:
             )
         except SadieError:
             pass  # the database itself failed; the error already reached the person
+
+    def record(self, ctx: TurnContext, started: float) -> None:
+        """The turn's telemetry, for a reply kept as ``interrupted`` or ``error``: what it
+        was briefed with, when it got that far (blocking)."""
+        o, briefed = self.opened, self.briefed
+        unfinished = Unfinished(
+            o.kind,
+            o.message,
+            o.reasoner.model,
+            o.persona.name,
+            started,
+            result=briefed.result if briefed is not None else None,
+            version=briefed.briefing.version if briefed is not None else None,
+            conversation_id=o.cid,
+            message_id=o.reply_id,
+        )
+        with contextlib.suppress(SadieError):  # the database failed: the error is told already
+            record_unfinished(ctx, unfinished)
 
     def _citations(self) -> tuple[list[JSONObject], list[JSONObject]]:
         """What a stopped reply keeps of its sources: its tail's citations (the complete

@@ -301,3 +301,42 @@ def record(ctx: TurnContext, reasoner: Reasoner, t: Telemetry) -> None:
         cut=t.cut,
     )
     keep_rates(reasoner)
+
+
+@dataclass(frozen=True)
+class Unfinished:
+    """A turn that wrote no reply of its own, as the ``turns`` table still records it: an ask
+    on an empty memory, a chat that ended in an error or was stopped. ``result`` and
+    ``version``: what it was briefed with, when it got that far."""
+
+    kind: str
+    query: str
+    model: str
+    persona: str
+    started: float
+    abstained: bool | None = None
+    result: RetrievalResult | None = None
+    version: str | None = None
+    conversation_id: str | None = None
+    message_id: str | None = None
+
+
+def record_unfinished(ctx: TurnContext, t: Unfinished) -> None:
+    """Write the turn (and what it retrieved), no grounding (blocking; nothing on a read-only
+    memory, whose search says so itself)."""
+    if ctx.db.read_only:
+        return
+    record_turn(
+        ctx.db,
+        kind=t.kind,
+        query=t.query,
+        model=t.model,
+        persona=t.persona,
+        prompt_version=t.version,
+        grounding=None,
+        abstained=t.abstained,
+        latency_ms=(time.perf_counter() - t.started) * 1000,
+        conversation_id=t.conversation_id,
+        message_id=t.message_id,
+        chunks=t.result.chunks if t.result is not None else (),
+    )

@@ -25,7 +25,7 @@ from ...display import safe
 from ...engine.errors import SadieError
 from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
-from ..registers import COLOURS, GLYPHS
+from ..registers import GLYPHS, colour
 from ..widgets.fitting import FittingFooter
 from .dialogs import Confirm, ExportDialog, TextPrompt
 
@@ -47,14 +47,18 @@ MATCH_STYLE = "bold underline not dim"
 
 
 def conversation_prompt(
-    c: Conversation, now: datetime, preview: Preview | None = None, search: str = ""
+    c: Conversation,
+    now: datetime,
+    preview: Preview | None = None,
+    search: str = "",
+    dark: bool = True,
 ) -> Text:
     """A row: sigil, title, when and how long; the preview (the summary unless given) below,
     with the search match emphasised in both."""
     preview = preview or Preview(summary_preview(c.summary))
     text = Text(no_wrap=True, overflow="ellipsis")
     if c.emotion in GLYPHS:
-        text.append(GLYPHS[c.emotion], style=f"bold {COLOURS[c.emotion]}")
+        text.append(GLYPHS[c.emotion], style=f"bold {colour(c.emotion, dark=dark)}")
     else:
         text.append(" ")
     text.append(" ")
@@ -178,7 +182,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             id="browser.search",
             tooltip="Search titles and message text (or just start typing)",
         ),
-        Binding("p", "pin", "Pin", id="browser.pin", tooltip="Pin or unpin"),
+        # One key, one id, named for what it does to the highlighted row.
+        Binding("p", "pin", "Pin", id="browser.pin", tooltip="Pin the conversation"),
+        Binding("p", "unpin", "Unpin", id="browser.pin", tooltip="Unpin the conversation"),
         # One key, one id (so one remap moves both), named for what it does in each tab.
         Binding(
             "a", "archive", "Archive", id="browser.archive", tooltip="Archive the conversation"
@@ -262,6 +268,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             return not self.archived
         if action == "restore":
             return self.archived
+        if action in ("pin", "unpin"):
+            c = self.selected()
+            return (c is not None and c.pinned) == (action == "unpin")
         return super().check_action(action, parameters)
 
     # -- listing -----------------------------------------------------------------------------
@@ -305,8 +314,11 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         previous = self.highlighted_id()
         listing.clear_options()
 
+        dark = self.app.current_theme.dark
+
         def option(c: Conversation) -> Option:
-            return Option(conversation_prompt(c, now, previews.get(c.id), search), id=c.id)
+            prompt = conversation_prompt(c, now, previews.get(c.id), search, dark)
+            return Option(prompt, id=c.id)
 
         options: list[Option] = []
         pinned = [c for c in found if c.pinned]
@@ -314,8 +326,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         if not self.archived and pinned:
             options.append(Option(Text("Pinned", style="bold"), disabled=True))
             options += [option(c) for c in pinned]
-            options.append(Option(Text("Recent", style="bold"), disabled=True))
-            options += [option(c) for c in rest]
+            if rest:  # no heading over nothing (a search whose rows are all pinned)
+                options.append(Option(Text("Recent", style="bold"), disabled=True))
+                options += [option(c) for c in rest]
         else:
             options += [option(c) for c in found]
         listing.add_options(options)
@@ -341,6 +354,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
             message = "No conversations yet. Escape goes back to start one."
         empty.update(Text(message))
         empty.display = bool(message)
+        self.refresh_bindings()  # the highlighted row may be pinned now, or unpinned
 
     def highlighted_id(self) -> str | None:
         listing = self.query_one(ConversationList)
@@ -415,6 +429,13 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         if (c := self._need_selection()) is not None:
             self._change("pin", c.id, not c.pinned)
             self.notify("Pinned" if not c.pinned else "Unpinned", timeout=2)
+
+    def action_unpin(self) -> None:
+        self.action_pin()  # the same toggle, under the word the footer shows
+
+    @on(OptionList.OptionHighlighted, "#browser-list")
+    def _highlighted(self) -> None:
+        self.refresh_bindings()  # "p" pins or unpins the row
 
     def action_archive(self) -> None:
         if (c := self._need_selection()) is not None:

@@ -150,7 +150,8 @@ def export_format(path: Path) -> str:
 class ExportDialog(ModalScreen[Path | None]):
     """Where an export goes: a path, with a sensible default, to edit. Enter writes there
     (``.json`` as JSON that can be imported again, anything else as Markdown) and dismisses
-    with the full path; a folder alone takes the default file name. A bad place (no such
+    with the full path; a folder alone (or a path ending in a separator) takes the default
+    file name. A bad place (no such
     folder, no permission) is one line under the path and the dialog stays open; a file
     that exists is replaced only once confirmed. Escape cancels."""
 
@@ -196,7 +197,8 @@ class ExportDialog(ModalScreen[Path | None]):
         path = Path(value).expanduser()
         if not path.is_absolute():
             path = Path.cwd() / path
-        if path.is_dir():
+        # `~/x/exports/` names a folder, there or not: never a file called `exports`.
+        if path.is_dir() or value.endswith((os.sep, os.altsep or os.sep)):
             path = path / self.default.name
         folder = path.parent
         if not folder.is_dir():

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Static
 
 from ...engine.emotions import EMOTIONS, MEANINGS
-from ..registers import COLOURS, GLYPHS
+from ..registers import GLYPHS, colour
 from ..widgets.citations import LABEL_HELP
 
 if TYPE_CHECKING:
@@ -46,6 +46,15 @@ ORDER = (
     "choose-model",
     "beliefs",
     "quit",
+)
+
+# How the memory fills, and what an empty one and a missing model look like (issue 34).
+MEMORY_HELP = (
+    "`sadie ingest PATH` reads notes, journals, calendars and CSV into it; "
+    '`notes = ["~/notes"]` in config.toml names folders the app keeps current; '
+    "`sadie --demo` opens a year of an invented life instead. While the memory is empty the "
+    "start screen, the status line and every reply say so. With no model reachable the "
+    "status line says offline and sadie quotes your notes; F4 sets the model server's address."
 )
 
 Row = tuple[str, str, str, str]  # keys, name, what it does, binding id
@@ -99,13 +108,14 @@ def keys_table(rows: list[Row]) -> Table:
     return table
 
 
-def sigil_table() -> Table:
+def sigil_table(dark: bool = True) -> Table:
     table = Table.grid(padding=(0, 2))
     table.add_column(no_wrap=True)
     table.add_column()
     for emotion in EMOTIONS:
-        glyph = Text(f"{GLYPHS[emotion]} ", style=f"bold {COLOURS[emotion]}")
-        glyph.append(emotion, style=COLOURS[emotion])
+        ink = colour(emotion, dark=dark)
+        glyph = Text(f"{GLYPHS[emotion]} ", style=f"bold {ink}")
+        glyph.append(emotion, style=f"{ink}")
         table.add_row(glyph, Text(MEANINGS[emotion].split(" — ", 1)[-1]))
     return table
 
@@ -167,7 +177,7 @@ class HelpScreen(ModalScreen[None]):
                 yield Static(
                     Text("The sigil: sadie's register for a reply"), classes="help-heading"
                 )
-                yield Static(sigil_table())
+                yield Static(sigil_table(self.app.current_theme.dark))
                 yield Static(Text("Citation labels"), classes="help-heading")
                 yield Static(labels_table())
                 yield Static(
@@ -176,6 +186,8 @@ class HelpScreen(ModalScreen[None]):
                         "citations to notes sadie was not shown are dropped."
                     )
                 )
+                yield Static(Text("Your memory"), classes="help-heading")
+                yield Static(Text(MEMORY_HELP))
             yield Static(
                 Text("escape closes · remap a key by its id under [keys] in config.toml"),
                 id="help-foot",

@@ -52,6 +52,7 @@ class ModelPicker(ModalScreen[str | None]):
         #server-state { margin: 1 0 0 0; }
         #server-state.-failed { color: $error; }
         OptionList { height: auto; max-height: 16; }
+        OptionList.-empty { display: none; }
         #server-row { height: auto; margin: 1 0 0 0; }
         #server-row > Static { width: auto; padding: 1 1 0 0; }
         #server-address { width: 1fr; }
@@ -72,18 +73,19 @@ class ModelPicker(ModalScreen[str | None]):
             yield Static(Text("Model"), classes="dialog-title")
             yield Static("", id="server-source", markup=False)
             yield Static("", id="server-conflict", markup=False)
-            yield Static(Text("Asking the model server for its models…"), id="server-state")
-            yield OptionList(id="models")
+            # The address before the list: in sight, and focused first, on a 60×20 screen.
             with Horizontal(id="server-row"):
                 yield Static("Address", markup=False)
                 yield Input(placeholder="http://127.0.0.1:11434", id="server-address")
+            yield Static(Text("Asking the model server for its models…"), id="server-state")
+            yield OptionList(id="models")
 
     def on_mount(self) -> None:
         session = self.host.session
         if session is not None:
             self.show_source(session.model_server())
-        if self.edit_address:
-            self.query_one(Input).focus()
+        self.query_one(OptionList).add_class("-empty")  # until models come
+        self.query_one(Input).focus()  # the list takes it once it has models to pick
         self.list_models()
 
     def show_source(self, source: ServerSource) -> None:
@@ -116,9 +118,10 @@ class ModelPicker(ModalScreen[str | None]):
         except SadieError as exc:
             self.failed = exc.message
             options.clear_options()
+            options.add_class("-empty")
             self.names = []
             self.show_state(
-                f"✗ Cannot list the models: {exc.message}. Change the address below"
+                f"✗ Cannot list the models: {exc.message}. Change the address above"
                 " and press enter.",
                 failed=True,
             )
@@ -133,6 +136,7 @@ class ModelPicker(ModalScreen[str | None]):
             if description := describe(model):
                 text.append(f"  {safe(description)}", style="dim")
             options.add_option(Option(text, id=model.name))
+        options.set_class(not found, "-empty")
         if not found:
             self.show_state("The server answers, but has no models pulled.", failed=True)
             return

@@ -1,8 +1,8 @@
 """Pieces of text that fit a narrow terminal: a footer that never cuts a key in half, and a
 line with a long and a short wording that shows whichever fits.
 
-At 100 columns and more everything is as Textual draws it; below, shorter words, and what
-still does not fit is left out whole (F1 lists every key).
+At 100 columns and more the footer is as Textual draws it; below, shorter words, and what
+still does not fit is left out whole (F1 lists every key), fitted again at every width.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ class FittingFooter(Footer):
     def __init__(self) -> None:
         super().__init__()
         self._narrow: bool | None = None
+        self._width = 0  # the width the narrow keys were fitted to
 
     def compose(self) -> ComposeResult:
         width = self.app.size.width
@@ -62,25 +63,26 @@ class FittingFooter(Footer):
         yield from keys
 
     def on_resize(self) -> None:
-        narrow = self.app.size.width < NARROW
-        if narrow != self._narrow:
-            self._narrow = narrow
+        width = self.app.size.width
+        narrow = width < NARROW
+        # Narrow to narrower (80 → 60 columns) fits the keys again too, or a key is cut.
+        if narrow != self._narrow or (narrow and width != self._width):
+            self._narrow, self._width = narrow, width
             if not narrow:
                 self.show_command_palette = True
             self.call_after_refresh(self.recompose)
 
 
 class FittingLine(Static):
-    """One line of text in its long wording, or (below NARROW columns) its short one where the
-    long does not fit."""
+    """One line of text in its long wording, or its short one where the long does not fit
+    (at any screen width: beside the sidebar at 100 columns the line is narrow too)."""
 
     def __init__(self, long: str, short: str, *, id: str | None = None) -> None:
         super().__init__(Text(long), id=id, markup=False)
         self.long, self.short = long, short
 
     def _wording(self, width: int) -> str:
-        wide = self.app.size.width >= NARROW  # at 100 columns and more: as it always was
-        return self.long if wide or cell_len(self.long) <= width else self.short
+        return self.long if cell_len(self.long) <= width else self.short
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
         return cell_len(self._wording(container.width))

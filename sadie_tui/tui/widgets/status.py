@@ -1,6 +1,7 @@
 """The status line: model and online/offline, persona, what went into the last briefing
 (chunks, messages, chips, retrieval time), tokens/s of the last reply, the sadie holding the
-memory when this one is its client, idle reflection's progress, and loading states."""
+memory when this one is its client, idle reflection's progress, an empty memory, and loading
+states."""
 
 from __future__ import annotations
 
@@ -42,6 +43,7 @@ class StatusLine(Widget):
     embedder_ready: reactive[bool] = reactive(False)
     via: reactive[str] = reactive("")  # the sadie holding the memory, when this is its client
     reflecting: reactive[str] = reactive("")  # "reflecting… 2/5" while the app reflects idle
+    memory_empty: reactive[bool] = reactive(False)  # no notes yet: say how to fill it
 
     def render(self) -> Text:
         full = self.line()
@@ -91,6 +93,11 @@ class StatusLine(Widget):
         if self.reflecting:
             text.append(SEP, style="dim")
             text.append(safe(self.reflecting), style="italic")
+        if self.memory_empty:
+            text.append(SEP, style="dim")
+            text.append("memory empty", style="bold yellow")
+            if not short:
+                text.append(": sadie ingest PATH", style="yellow")
         if self.memory_state == "opening":
             text.append(SEP, style="dim")
             text.append("opening memory…", style="italic")

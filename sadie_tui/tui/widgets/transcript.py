@@ -23,6 +23,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ...display import safe
+from ...engine.empty_memory import WELCOME as EMPTY_WELCOME
 from ...engine.jsonvalue import objects
 from ..registers import colour, glyph
 from .citations import Sources, stopped_note
@@ -271,7 +272,8 @@ class AssistantMessage(MessageView):
         text = Text()
         mark = glyph(self.emotion)
         if mark is not None:
-            text.append(mark, style=Style(color=colour(self.emotion), bold=True))
+            ink = colour(self.emotion, dark=self.app.current_theme.dark)
+            text.append(mark, style=Style(color=ink, bold=True))
             text.append(" ")
         text.append("sadie", style="bold")
         text.append(f" · {self.at:%H:%M}")
@@ -472,6 +474,10 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def compose(self):
         yield Static(Text(self.WELCOME), id="welcome")
+
+    def set_empty(self, empty: bool) -> None:
+        """The start screen for an empty memory (how to fill it), or the usual one."""
+        self.query_one("#welcome", Static).update(Text(EMPTY_WELCOME if empty else self.WELCOME))
 
     def on_mount(self) -> None:
         self.anchor()
