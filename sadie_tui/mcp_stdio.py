@@ -41,6 +41,7 @@ def mend(value: Any) -> Any:  # Any: whatever json.loads returned
 
 def _methods() -> frozenset[str]:
     """The request methods a client may send, from the SDK's own ``ClientRequest``."""
+    # lazy: the MCP SDK loads only when `sadie mcp` runs
     import mcp.types as types
 
     union = types.ClientRequest.model_fields["root"].annotation
@@ -68,6 +69,7 @@ def _first_problem(exc: Exception) -> str:
 
 def screen(line: str, methods: frozenset[str]) -> tuple[SessionMessage | None, dict | None]:
     """(the message for the server, or None; the answer to write back at once, or None)."""
+    # lazy: the MCP SDK and pydantic load only when `sadie mcp` runs
     import mcp.types as types
     from mcp.shared.message import SessionMessage
     from pydantic import ValidationError
@@ -116,6 +118,7 @@ async def stdio_transport() -> AsyncIterator[
     ]
 ]:
     """The (read, write) streams of the MCP server over this process's stdin and stdout."""
+    # lazy: anyio and the MCP SDK load only when `sadie mcp` runs
     import anyio
     import anyio.lowlevel
     from mcp.shared.message import SessionMessage

@@ -254,7 +254,7 @@ class Session:
     def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
         """The chunks retrieval picks, with every channel's score; logged as a turn (on a
         read-only memory, or when the write fails, a notice says it could not be)."""
-        from .errors import StorageError
+        from .errors import StorageError  # lazy: see __init__
         from .retrieval import retrieve  # lazy: see __init__
         from .retrieval.report import search_report
         from .telemetry import record_turn
