@@ -414,3 +414,14 @@ def test_one_name_beside_what_the_quote_says_doubts_the_citation_not_the_answer(
     other = "You sailed to Porto with Tomás."
     wrong = judge(q, other, "Two surf lessons at Ribeira d'Ilhas", ericeira)
     assert not wrong.ok and not wrong.minor
+
+
+def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, memory):
+    # The page is no episode to cite; the answer's words and details are the page's.
+    race = memory.db.fetchone("SELECT id::VARCHAR FROM episodes WHERE title = 'Race day'")[0]
+    answer = "Ines is your partner, and she runs with you on weekends."
+    server.queue(reply(answer, (race, "Ines was there with a sign.")))
+    result = ask(memory, "Who is Ines?")
+    assert result.answer == answer and not result.grounding["doubt"]
+    briefing = server.requests[0]["messages"][0]["content"]
+    assert "soul summary" not in briefing  # the person's own profile is no answer to it

@@ -196,8 +196,10 @@ def find_names(
         before = text[max(0, begin - 32) : begin]
         honorific = _cue_before(before) == "person" and bool(_HONORIFIC_BEFORE.search(before))
         at_start = begin == 0 or (not honorific and bool(_SENTENCE_START.search(before[-16:])))
-        if at_start and len(words) > 1 and (
-            words[0].casefold() in lowered or _past_tense(words[0])
+        if (
+            at_start
+            and len(words) > 1
+            and (words[0].casefold() in lowered or _past_tense(words[0]))
         ):
             words = words[1:]  # "Later Mark said", "Called Diogo": a first word, then a name
             while len(words) > 1 and words[0].islower():

@@ -95,6 +95,8 @@ MIN_SHARE = 1 / 3
 # A sentence whose one unbacked detail sits beside this share of its words from the quoted
 # sentence is doubted for that detail only (``Verdict.minor``).
 MINOR_SHARE = 0.5
+# A sentence whose details are all the note's needs fewer of its words in the quote.
+MIN_SHARE_WITH_DETAILS = 0.25
 # A reason must have at least half of its words in the quoted sentence.
 MIN_REASON_SHARE = 0.5
 # The cosine (the embedding model retrieval uses) at which a sentence with no detail of its
@@ -385,10 +387,11 @@ def judge(
         if terms and _share(terms, source) < MIN_REASON_SHARE:
             return Verdict(False, "the quote does not give this reason")
         return ESTABLISHED
-    if details:
-        return ESTABLISHED
     terms = answer_terms(sentence, question)
     if not terms or _share(terms, source) >= MIN_SHARE:
+        return ESTABLISHED
+    if details and _share(terms, source) >= MIN_SHARE_WITH_DETAILS:
+        # Its numbers and names are the note's, and some of its words are the quote's.
         return ESTABLISHED
     if near is not None and near(sentence, window_text) >= NEAR_SENTENCE:
         return ESTABLISHED

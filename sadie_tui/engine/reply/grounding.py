@@ -472,6 +472,16 @@ def establish(
                 judged.append(
                     claims.Judged(span, m.episode_id, m.quote, "verbatim", claims.ESTABLISHED)
                 )
+    # A page sadie added (the wiki page of who a "who is" message names) is no episode to
+    # cite, but a sentence whose details and words are the page's is established by it.
+    for page in (a for a in briefing.attached if a.excerpt is None and a.text.strip()):
+        note = claims.Note(f"page:{page.title}", "", page.title, (page.text,))
+        for span in claims.answer_spans(grounded.text, question):
+            sentence = grounded.text[span[0] : span[1]]
+            if claims.judge(question, sentence, sentence, note, near=near).ok:
+                judged.append(
+                    claims.Judged(span, note.episode_id, sentence, "verbatim", claims.ESTABLISHED)
+                )
     outcome = claims.assess(question, grounded.text, judged, notes)
     grounded.doubt, grounded.answered = outcome.doubt, outcome.answer
     if outcome.answered_by is not None:

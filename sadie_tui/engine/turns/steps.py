@@ -28,7 +28,7 @@ from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing, person_n
 from ..reply.grounding import Grounded, own_citations, repair, settle
 from ..store.episodes import episode_texts, people_named
 from ..telemetry import record_turn
-from ..wiki_pages import wiki_for
+from ..wiki_pages import who_is, wiki_for
 from .common import (
     Filtered,
     checked_details,
@@ -150,7 +150,11 @@ def briefing_for(
         beliefs = [b for b in beliefs if lens or bears_on(b.statement, message)]
         observations = [o for o in observations if lens or bears_on(o.text, message)]
         blocks = [b for b in blocks if lens or bears_on(b, message, 0.34)]
-        if not about_self(message):
+        if who_is(message) is not None:
+            # A question about someone else: the person's own profile is what a small model
+            # copies in place of the answer ("Hana is a backend engineer from Leeds…").
+            soul = ""
+        elif not about_self(message):
             soul = who(soul)
     return build_briefing(
         message=message,
