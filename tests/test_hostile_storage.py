@@ -86,7 +86,7 @@ def _on_a_full_disk(home: Path, commands: list[list[str]]) -> list[dict]:
     return json.loads(done.stdout)
 
 
-def test_a_full_disk_gives_one_line_and_exit_3_for_search_ask_ingest_compact(
+def test_a_full_disk_gives_one_line_search_a_notice_and_exit_3_for_ask_ingest_compact(
     tmp_home: Path, tmp_path: Path, embedder
 ) -> None:
     notes = write_notes(tmp_path / "notes", SMALL_NOTES)
@@ -110,7 +110,13 @@ def test_a_full_disk_gives_one_line_and_exit_3_for_search_ask_ingest_compact(
             ["compact"],
         ],
     )
-    for result in results:
+    # A search reads: its results are shown, and one line says its telemetry could not be
+    # written (issue 34, item 12). What must write fails in one storage line, exit 3.
+    found, *writers = results
+    assert found["code"] == 0, found
+    lines = found["stderr"].splitlines()
+    assert len(lines) == 1 and "could not be written to telemetry" in lines[0], found
+    for result in writers:
         assert result["code"] == 3, result
         lines = result["stderr"].splitlines()
         assert len(lines) == 1 and lines[0].startswith("sadie: database error:"), result
@@ -552,9 +558,7 @@ def test_a_new_memory_is_private_under_the_usual_umask(tmp_path: Path) -> None:
     assert oct((tmp_path / "new").stat().st_mode & 0o777) == "0o755"  # a parent as usual
 
 
-def test_the_write_ahead_log_is_private_while_a_memory_is_open(
-    tmp_path: Path, embedder
-) -> None:
+def test_the_write_ahead_log_is_private_while_a_memory_is_open(tmp_path: Path, embedder) -> None:
     old = os.umask(0o022)
     try:
         with Memory.open(tmp_path / "home", embedder=embedder) as memory:

@@ -75,13 +75,19 @@ def test_a_pass_naming_an_unrelated_sentence_does_not_sink_a_right_answer(cpu_se
     # Like "I scored 91 in speaking…" cited with "I'm going to have to live with inglesa.":
     # the pass's only choice shares nothing with the reply and is dropped; the detail the
     # excerpt holds (3:58) is evidence, so the answer stands and is not sent back.
-    cpu_server.queue(Reply(DRAFT), Reply(json.dumps({"citations": [{"s": "S3", "support": "verbatim"}]})))
+    cpu_server.queue(
+        Reply(DRAFT), Reply(json.dumps({"citations": [{"s": "S3", "support": "verbatim"}]}))
+    )
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
-    assert not result.abstained and result.answer == DRAFT
-    assert "revise" not in [s.name for s in result.stages]
+    # With four passages (issue 33) the handle may now name a sentence of another shown note:
+    # then the draft may be revised, but only into a better supported right answer.
+    assert not result.abstained and "3:58" in result.answer
+    assert result.grounding["score"] >= 0.9 and not result.grounding["doubt"]
 
 
-def test_a_pass_still_writing_is_not_cut_at_a_round_number(cpu_server, memory, tmp_path, monkeypatch):
+def test_a_pass_still_writing_is_not_cut_at_a_round_number(
+    cpu_server, memory, tmp_path, monkeypatch
+):
     # Each piece comes well within the stall budget though the whole takes longer than the
     # budget for the first token: the pass runs to its end, and Checking ticks meanwhile.
     monkeypatch.setattr(rates_module, "READ_FLOOR", 0.05)
@@ -151,9 +157,7 @@ def test_think_is_sent_only_when_set(cpu_server, memory, tmp_path, monkeypatch):
 
 def test_a_revision_that_fails_keeps_the_draft(cpu_server, memory):
     draft = "You finished the Lisbon marathon in 3:58, with Beatriz beside you."
-    cpu_server.queue(
-        Reply(draft), Reply(PASS), Reply(status=500, error_message="model crashed")
-    )
+    cpu_server.queue(Reply(draft), Reply(PASS), Reply(status=500, error_message="model crashed"))
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     assert result.answer == draft and not result.offline and not result.abstained
     (revise,) = [s for s in result.stages if s.name == "revise"]

@@ -68,8 +68,14 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if t not in _FILLER}
 
 
+_HOW = re.compile(r"\bhow\s+(?:long|much|many|often|far|well|old)\b", re.IGNORECASE)
+
+
 def question_terms(question: str) -> set[str]:
-    return {t for t in query_tokens(question, forms=True) if t not in _FILLER}
+    """The question's content words ("how long" asks for a length: "long" is not its
+    topic)."""
+    text = _HOW.sub(" ", question)
+    return {t for t in query_tokens(text, forms=True) if t not in _FILLER}
 
 
 def _weights(wanted: set[str], excerpts: Sequence[Excerpt]) -> dict[str, float]:

@@ -46,9 +46,9 @@ def episode_texts(db: Database, episode_ids: Sequence[str]) -> dict[str, str]:
     ids = sorted({i.lower() for i in episode_ids})
     if not ids:
         return {}
-    marks = ", ".join("?" for _ in ids)
+    marks_sql = ", ".join("?" for _ in ids)
     rows = db.fetchall(
-        f"SELECT id::VARCHAR, text FROM episodes WHERE id::VARCHAR IN ({marks})", ids
+        f"SELECT id::VARCHAR, text FROM episodes WHERE id::VARCHAR IN ({marks_sql})", ids
     )
     return {str(i).lower(): str(t or "") for i, t in rows}
 
@@ -221,9 +221,9 @@ def people_named(db: Database, keys: Sequence[str]) -> list[str]:
     word runs, case-folded)."""
     if not keys:
         return []
-    marks = ", ".join("?" for _ in keys)
+    marks_sql = ", ".join("?" for _ in keys)
     rows = db.fetchall(
-        f"SELECT name FROM entities WHERE kind = 'person' AND key IN ({marks}) ORDER BY name",
+        f"SELECT name FROM entities WHERE kind = 'person' AND key IN ({marks_sql}) ORDER BY name",
         list(keys),
     )
     return [str(r[0]) for r in rows]

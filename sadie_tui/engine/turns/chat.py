@@ -601,12 +601,14 @@ def judge(
         if blocked is not None:
             emotion, sources = "serious", Sources((), ())
     check = blocked is None and not opened.reasoner.offline
-    if check and grounded.answered:
+    if check and grounded.answered and not outcome.changed:
         # It said the notes do not say, citing the sentence that does: answered from it.
         text, reason, grounded.doubt = grounded.answered, ANSWERED_REASON, ""
     elif check and grounded.doubt:
-        # What it cites does not establish the answer: the person reads that first.
-        text, reason = f"{grounded.doubt}\n\n{text}", DOUBT_REASON
+        # What it cites does not establish the answer: the person reads that first (a
+        # policy's rewrite keeps its own reason).
+        text = f"{grounded.doubt}\n\n{text}"
+        reason = reason if outcome.changed else DOUBT_REASON
     elif not check:
         grounded.doubt = ""
     spans = unsupported(text, briefing, grounded, check=check)

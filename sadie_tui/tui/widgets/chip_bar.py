@@ -74,8 +74,9 @@ def chip_text(item: ChipItem, width: int | None = None) -> Text:
     label = " ".join(safe(item.label).split())
     if cell_len(label) > room:
         label = _cut(label, max(1, room - 1)) + ELLIPSIS
-    text = Text(mark, style="italic", no_wrap=True)
-    text.append(label)
+    text = Text(label, no_wrap=True)
+    if mark:
+        text = Text(mark, style="italic", no_wrap=True) + text
     text.append(kind, style="italic dim")
     text.append(close, style="dim")
     return text
