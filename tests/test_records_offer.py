@@ -126,3 +126,18 @@ def test_a_record_chip_is_found_and_resolved(records) -> None:
         AURORA,
         None,
     )
+
+
+def test_sadie_chat_says_a_record_matches_and_how_to_attach_it(server, records) -> None:
+    from click.testing import CliRunner
+
+    from sadie_tui.cli import main_group
+
+    records.close()  # the command opens the memory itself
+    server.queue(Reply("I do not see that call."))
+    result = CliRunner().invoke(main_group, ["chat", ASK])
+    assert result.exit_code == 0, result.output
+    cid = result.stderr.split("conversation ", 1)[1][:8]
+    line = next(x for x in result.stderr.splitlines() if "a record matches" in x)
+    assert f"2026-03-02 calendar · {AURORA}" in line
+    assert f"sadie chips add {cid} record " in line
