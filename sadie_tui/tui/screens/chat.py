@@ -77,7 +77,7 @@ class ChatScreen(Screen[None]):
             "attach_chip",
             "Attach",
             id="attach-chip",
-            tooltip="Attach context: a wiki entry, note, brief, person or Today card",
+            tooltip="Attach context: a wiki entry, note, brief, person, Today card or record",
         ),
         Binding(
             "ctrl+r",
