@@ -17,7 +17,10 @@ if TYPE_CHECKING:
 TITLES = {
     "new-conversation": ("New conversation", "Start a fresh conversation"),
     "browser": ("Conversations", "Browse, search, pin, archive, rename, forget, export"),
-    "attach-chip": ("Attach context", "Attach a wiki entry, note, brief, person, Today card or record"),
+    "attach-chip": (
+        "Attach context",
+        "Attach a wiki entry, note, brief, person, Today card or record",
+    ),
     "remove-last-chip": ("Remove last chip", "Detach the most recently attached context"),
     "attach-record": (
         "Attach the offered record",
