@@ -95,6 +95,7 @@ def chat(
     from .engine.events import (
         Checking,
         CitationsEvent,
+        ContextBudget,
         Done,
         ErrorEvent,
         Meta,
@@ -115,6 +116,7 @@ def chat(
         nonlocal code, reply_id, ended, in_tail
         streamed_any = False
         thinking_shown = False
+        chat_id = ""
         stream = session.chat(message, conversation_id=conversation_id, persona=persona, new=new)
         async for event in stream:
             if isinstance(event, Meta):
@@ -130,6 +132,14 @@ def chat(
             match event:
                 case Meta(conversation_id=cid):
                     sys.stderr.write(f"conversation {safe(cid)}\n")
+                    chat_id = cid
+                case ContextBudget(offered=offered):
+                    # Records the persona leaves out that match: offered, never briefed.
+                    for offer in offered:
+                        error_line(
+                            f"a record matches: {safe(offer.line)} (attach it: sadie chips add"
+                            f" {chat_id[:8]} record {offer.id[:8]})"
+                        )
                 case Status(value=value):
                     error_line(value)
                 case Thinking(elapsed=elapsed):

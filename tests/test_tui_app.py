@@ -38,6 +38,7 @@ CHAT_IDS = {
     "browser",
     "attach-chip",
     "remove-last-chip",
+    "attach-record",
     "toggle-sidebar",
     "stop-reply",
     "copy",
@@ -90,6 +91,7 @@ async def test_every_chat_binding_has_an_id_and_help_lists_them(ctx) -> None:
             "Scroll up",
             "Model",
             "Earlier message",
+            "Attach record",
         ):
             assert words in text, words
         for emotion in (
@@ -148,6 +150,7 @@ async def test_the_command_palette_runs_sadie_actions(ctx) -> None:
             "New conversation",
             "Conversations",
             "Attach context",
+            "Attach the offered record",
             "Toggle sources",
             "Stop the reply",
             "Copy last reply",

@@ -1,4 +1,4 @@
-"""Pilot tests of context chips: the picker (ctrl+t) searching all five kinds as you type,
+"""Pilot tests of context chips: the picker (ctrl+t) searching all six kinds as you type,
 chips held for a new conversation and attached on the first send, removing a focused chip
 with delete/backspace or a click, ctrl+r removing the last one, and a bar with more chips
 than fit (whole chips only, hints for the rest, the keyboard reaching every one)."""
@@ -338,3 +338,45 @@ async def test_a_who_is_message_shows_the_chip_sadie_added(ctx, ollama) -> None:
             ),
             what="the notice",
         )
+
+
+async def test_a_record_the_persona_leaves_out_is_offered_and_one_key_attaches_it(
+    home, ollama
+) -> None:
+    # Issue 34, item 3: the friend leaves records out; the record that matches the message
+    # is offered in a notice naming the key, ctrl+f attaches it as a record chip, and the
+    # next message has it in the briefing.
+    from sadie_tui.engine.memory import Memory
+    from tests.support.ollama_server import Reply
+    from tests.support.tui import make_context
+    from tests.test_records_offer import ASK, AURORA, add_records
+
+    with Memory.open(home) as memory:
+        add_records(memory, home.parent / "calendar")
+    app = make_app(make_context(home, ollama.url))
+    ollama.queue(Reply("I do not see that call in your notes."), Reply("On 2 March."))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, app.memory_ready.is_set)
+        app.screen.query_one(PromptInput).insert(ASK)
+        await pilot.press("enter")
+        notice = "a record matches: 2026-03-02 calendar · Calendar event: call with the Aurora CTO"
+        await wait_until(
+            pilot,
+            lambda: any(
+                notice in str(n.message) and "ctrl+f attaches it" in str(n.message)
+                for n in app._notifications
+            ),
+            timeout=60,
+            what="the offer's notice",
+        )
+        assert AURORA not in ollama.requests[0]["messages"][0]["content"]
+        await wait_until(pilot, lambda: not app.screen.streaming, what="the reply's end")
+        await pilot.press("ctrl+f")
+        await wait_until(pilot, lambda: bar(app).items, timeout=60, what="the record's chip")
+        item = bar(app).items[0]
+        assert (item.kind, item.label) == ("record", "2026-03-02 calendar")
+        assert str(bar(app).query_one(ChipView).render()).endswith("· record ✕")
+        app.screen.query_one(PromptInput).insert("When was it?")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(ollama.requests) >= 2, what="the second request")
+        assert AURORA in ollama.requests[1]["messages"][0]["content"]

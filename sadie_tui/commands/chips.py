@@ -18,7 +18,8 @@ def group() -> None:
     """Context chips: things attached to a conversation to ground its replies.
 
     Kinds: wiki (a wiki entry), source (an episode), brief, graph_entity (an entity of the
-    knowledge graph), discourse (a Today card). Find what to attach with `sadie chips find`.
+    knowledge graph), discourse (a Today card), record (a calendar event, workout, purchase…:
+    a connector record). Find what to attach with `sadie chips find`.
     """
 
 
@@ -37,7 +38,7 @@ def add(
     ctx: Context, conversation_id: str, kind: str, ref: str, label: str | None, as_json: bool
 ) -> None:
     """Attach REF (an id or id prefix from `sadie chips find`, or an exact title or entity
-    name) of KIND to a conversation. KIND: wiki, source, brief, graph_entity, discourse."""
+    name) of KIND to a conversation. KIND: wiki, source, brief, graph_entity, discourse, record."""
     session = ctx.session()
     before = {c.id for c in session.chips(conversation_id)}
     chip = session.add_chip(conversation_id, kind, ref, label=label)

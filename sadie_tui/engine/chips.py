@@ -1,12 +1,13 @@
 """Context chips: things attached to a conversation to ground it, and what they resolve to.
 
 Kinds (spec: "Context chips"): ``wiki`` (a wiki entry), ``source`` (an episode, citable like
-an excerpt), ``brief``, ``graph_entity`` (a node of the knowledge graph) and ``discourse``
-(a Today card). A chip stores the kind, the thing's id (``ref_id``), a label and a short
+an excerpt), ``brief``, ``graph_entity`` (a node of the knowledge graph), ``discourse``
+(a Today card) and ``record`` (a connector record, from the ``observations`` table: what a
+persona that leaves records out may still be given, ``records_offer``). A chip stores the kind, the thing's id (``ref_id``), a label and a short
 snippet; its content is read from the memory each time the briefing is built, so removing a
 chip drops it from the next reply.
 
-The SQL, for the ``chips`` table and the look-ups over the five kinds, is ``store.chips``'s.
+The SQL, for the ``chips`` table and the look-ups over the six kinds, is ``store.chips``'s.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .store.db import Database
 from .store.ids import AmbiguousIdError, new_id, now, resolve_prefix
 from .wire import Text, dump
 
-KINDS = ("wiki", "source", "brief", "graph_entity", "discourse")
+KINDS = ("wiki", "source", "brief", "graph_entity", "discourse", "record")
 #: Other words a person may type for a kind.
 ALIASES = {
     "episode": "source",
@@ -35,6 +36,7 @@ ALIASES = {
     "today": "discourse",
     "card": "discourse",
     "today_card": "discourse",
+    "observation": "record",
 }
 SNIPPET_CHARS = 120
 TEXT_CAP = 4000
@@ -54,6 +56,7 @@ _TABLES = {
     "source": _Table("episodes", "source (episode)"),
     "brief": _Table("briefs", "brief"),
     "discourse": _Table("today_cards", "Today card"),
+    "record": _Table("observations", "record"),
 }
 
 

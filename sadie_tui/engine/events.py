@@ -116,6 +116,31 @@ class EmotionEvent:
 
 
 @dataclass(frozen=True)
+class RecordOffer:
+    """A connector record (a calendar event, a workout, a purchase…) that strongly matches
+    the message while the persona leaves records out (``records_offer``): offered, never
+    briefed, until the person attaches it as a ``record`` chip."""
+
+    id: str
+    source: str
+    date: str  # YYYY-MM-DD
+    text: str
+
+    @property
+    def line(self) -> str:
+        """``2026-03-02 calendar · Calendar event: call with the Aurora CTO…``: one line for a
+        notice, the record's first line cut to ``OFFER_CHARS``."""
+        first = " ".join(self.text.strip().split("\n", 1)[0].split())
+        if len(first) > OFFER_CHARS:
+            first = first[: OFFER_CHARS - 1].rstrip() + "…"
+        return f"{self.date} {self.source} · {first}"
+
+
+#: The most characters of a record's text an offer's one line shows.
+OFFER_CHARS = 80
+
+
+@dataclass(frozen=True)
 class ContextBudget:
     """What went into the briefing: the context budget, shown so nothing is forgotten silently."""
 
@@ -128,6 +153,9 @@ class ContextBudget:
     # The chips sadie attached itself this turn (the wiki page of someone a "who is"
     # message names), by label: shown and removable like the person's own.
     added: tuple[str, ...] = ()
+    # Records that strongly match the message but that the persona leaves out: not in the
+    # briefing; a face offers each as a chip the person attaches with one key.
+    offered: tuple[RecordOffer, ...] = ()
     type: Literal["context"] = field(default="context", init=False)
 
 

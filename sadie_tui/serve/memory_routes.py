@@ -232,7 +232,7 @@ async def remove_chip(request: Request) -> Response:
     ok(list[Candidate]),
     (
         Param("q", "query", "text to look for"),
-        Param("kind", "query", "wiki, source, brief, graph_entity, discourse"),
+        Param("kind", "query", "wiki, source, brief, graph_entity, discourse, record"),
         Param("limit", "query", "default 20", int),
     ),
 )

@@ -17,8 +17,15 @@ if TYPE_CHECKING:
 TITLES = {
     "new-conversation": ("New conversation", "Start a fresh conversation"),
     "browser": ("Conversations", "Browse, search, pin, archive, rename, forget, export"),
-    "attach-chip": ("Attach context", "Attach a wiki entry, note, brief, person or Today card"),
+    "attach-chip": (
+        "Attach context",
+        "Attach a wiki entry, note, brief, person, Today card or record",
+    ),
     "remove-last-chip": ("Remove last chip", "Detach the most recently attached context"),
+    "attach-record": (
+        "Attach the offered record",
+        "Attach the record that matches your message but that the persona leaves out",
+    ),
     "toggle-sidebar": ("Toggle sources", "Show or hide the citation sidebar"),
     "stop-reply": ("Stop the reply", "Stop streaming; what was shown is kept"),
     "copy": ("Copy last reply", "Copy the last reply (or the focused message) to the clipboard"),

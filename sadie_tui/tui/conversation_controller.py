@@ -3,6 +3,8 @@ sources, register and chips loaded in a thread), and its chips kept in the memor
 
 A conversation not created yet (before its first reply) has no row to attach chips to: the
 chip bar holds them, and the first message takes them along (``Session.chat``'s ``chips``).
+The records the last reply offered (``ContextBudget.offered``: they match the message, but
+the persona leaves records out) wait here until the person attaches one with one key.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
     from ..engine.chips import Candidate, Chip
     from ..engine.conversations import Conversation, Message
+    from ..engine.events import RecordOffer
     from ..engine.session import SessionProtocol
     from .host import SadieHost
 
@@ -44,6 +47,7 @@ class ConversationController:
         # conversation is still being read) is dropped; the later intent wins.
         self.opened = 0
         self._showing = asyncio.Lock()  # clearing and showing a load never interleave
+        self.offered: list[RecordOffer] = []  # the last reply's, not attached yet
 
     def _session(self) -> SessionProtocol:
         session = self.host.session
@@ -73,6 +77,7 @@ class ConversationController:
         await w.transcript.clear()
         await w.sources.follow(None)
         self.conversation_id = None
+        self.offered = []
         await w.chips.set_items([])
         w.sigil.emotion = ""
         w.status.context = None
@@ -150,6 +155,40 @@ class ConversationController:
             return
         attach = partial(self._attach_saved, self.conversation_id, candidate)
         self.owner.run_worker(attach, thread=True, group="chips", exit_on_error=False)
+
+    def offer(self, offers: tuple[RecordOffer, ...]) -> None:
+        """What this reply offers replaces what the last one did, and is said in a notice
+        naming the key that attaches it."""
+        self.offered = list(offers)
+        if not offers:
+            return
+        key = self.host.keymap.get("attach-record", "ctrl+f").split(",")[0]
+        more = f" (and {len(offers) - 1} more)" if len(offers) > 1 else ""
+        self.owner.notify(
+            f"a record matches: {offers[0].line}{more} — {key} attaches it",
+            title="Left out by the persona",
+            timeout=10,
+        )
+
+    async def attach_offered(self) -> None:
+        """Attach the first record offered and not attached yet, as a ``record`` chip: the
+        next message has it in its briefing."""
+        if not self.offered:
+            self.owner.notify(
+                "No record is offered: sadie offers one when a record your persona leaves"
+                " out matches your message",
+                severity="warning",
+                timeout=4,
+            )
+            return
+        from ..engine.chips import Candidate  # lazy: it loads DuckDB
+
+        offer = self.offered.pop(0)
+        label = f"{offer.date} {offer.source}"
+        await self.attach(Candidate("record", offer.id, label, offer.text, offer.date))
+        self.owner.notify(
+            f"attached the record “{offer.line}”: your next message has it", timeout=4
+        )
 
     async def remove(self, item: ChipItem) -> None:
         """Detach ``item`` (a held one is only let go of)."""

@@ -232,6 +232,7 @@ class TurnController:
                     reply.set_placeholder(note)
             case ContextBudget():
                 self.widgets.status.context = event
+                self.conversation.offer(event.offered)
                 if event.added and self.conversation.conversation_id is not None:
                     # sadie attached a chip itself: the bar shows it, marked, removable.
                     await self.conversation.chips_taken(self.conversation.conversation_id)

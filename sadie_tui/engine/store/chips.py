@@ -1,5 +1,5 @@
 """The chips repository: the ``chips`` table, and the look-ups a chip makes into the things it
-can point at (wiki entries, episodes, briefs, Today cards, entities of the graph).
+can point at (wiki entries, episodes, briefs, Today cards, records, entities of the graph).
 
 A titled thing is read from one of ``THING_TABLES`` as (id, title, text, day), where day is
 its date (``None`` for wiki entries).
@@ -15,15 +15,22 @@ from ..jsonvalue import JSONObject
 from ..wire import dump
 from .db import Database, Row
 
-#: Tables of titled things, with the SQL for a row's date.
 #: (id, title, text, day) of a titled thing; day is None for a wiki entry.
 Thing = tuple[str, str, str, datetime | None]
 
+#: A record (an observation) has no title: it is read as one, "2026-03-02 calendar".
+_RECORDS_SQL = (
+    "(SELECT id, strftime(observed_at, '%Y-%m-%d') || ' ' || source AS title, text,"
+    " observed_at FROM observations) AS observations"
+)
+
+#: Tables of titled things: what each is read from, and the SQL for a row's date.
 THING_TABLES = {
-    "wiki_entries": "NULL",
-    "episodes": "occurred_at",
-    "briefs": "occurred_at",
-    "today_cards": "occurred_at",
+    "wiki_entries": ("wiki_entries", "NULL"),
+    "episodes": ("episodes", "occurred_at"),
+    "briefs": ("briefs", "occurred_at"),
+    "today_cards": ("today_cards", "occurred_at"),
+    "observations": (_RECORDS_SQL, "observed_at"),
 }
 
 
@@ -105,10 +112,11 @@ def delete_chip(db: Database, chip_id: str) -> None:
 
 
 def _thing(table: str) -> tuple[str, str]:
-    """The table and its date SQL, checked (both become SQL text)."""
+    """What the table's titled things are read from, and its date SQL, checked (both become
+    SQL text)."""
     if table not in THING_TABLES:
         raise ValueError(f"not a table of titled things: {table!r}")
-    return table, THING_TABLES[table]
+    return THING_TABLES[table]
 
 
 def thing(db: Database, table: str, ref: str) -> Thing | None:

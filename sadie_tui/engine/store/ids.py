@@ -25,6 +25,7 @@ PREFIX_TABLES = (
     "briefs",
     "today_cards",
     "beliefs",
+    "observations",
 )
 
 

@@ -51,6 +51,7 @@ from ..events import (
 )
 from ..policies import guardrail_block, lint, skip_notice
 from ..reasoners.base import Ahead, Piece, paced
+from ..records_offer import offer_records
 from ..reply.grounding import Grounded, needs_pass, own_citations
 from ..retrieval import retrieve
 from ..telemetry import add_policy_event
@@ -80,6 +81,7 @@ from .steps import (
 
 if TYPE_CHECKING:
     from ..chips import NewChip
+    from ..events import RecordOffer
     from ..jsonvalue import JSON, JSONObject
     from ..personas import Persona
     from ..policies import LintResult
@@ -153,6 +155,7 @@ class Briefed:
     attached: tuple[Attached, ...]
     rules: Rules
     added: tuple[str, ...] = ()  # chips sadie attached itself this turn, by label
+    offered: tuple[RecordOffer, ...] = ()  # records the persona leaves out, offered as chips
 
 
 @dataclass(frozen=True)
@@ -428,6 +431,11 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
     with steps("chips"):
         added = add_wiki_chips(memory, opened.cid, opened.message)
         attached = attached_for(memory, opened.cid)
+    with steps("records"):
+        # Offered, never briefed: the persona's rule holds until the person attaches one.
+        offered = offer_records(
+            memory, opened.message, opened.persona, opened.cid, use_vector=opened.use_vector
+        )
     with steps("policies"):
         rules = rules_for(memory)
     with steps("briefing"):
@@ -442,7 +450,7 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
             guardrails=guardrail_block(rules.policies),
             fit=fit_for(ctx.settings, "chat"),
         )
-    return Briefed(result, briefing, attached, rules, added)
+    return Briefed(result, briefing, attached, rules, added, offered)
 
 
 def budget(briefed: Briefed) -> ContextBudget:
@@ -455,6 +463,7 @@ def budget(briefed: Briefed) -> ContextBudget:
         retrieval_ms=round(result.elapsed_ms, 1),
         vector=result.vector_used,
         added=briefed.added,
+        offered=briefed.offered,
     )
 
 

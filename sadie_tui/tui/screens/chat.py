@@ -77,7 +77,7 @@ class ChatScreen(Screen[None]):
             "attach_chip",
             "Attach",
             id="attach-chip",
-            tooltip="Attach context: a wiki entry, note, brief, person or Today card",
+            tooltip="Attach context: a wiki entry, note, brief, person, Today card or record",
         ),
         Binding(
             "ctrl+r",
@@ -86,6 +86,15 @@ class ChatScreen(Screen[None]):
             id="remove-last-chip",
             show=False,
             tooltip="Remove the last attached chip",
+        ),
+        Binding(
+            "ctrl+f",
+            "attach_record",
+            "Attach record",
+            id="attach-record",
+            show=False,
+            tooltip="Attach the record sadie offered: a calendar event, workout or purchase"
+            " that matches your message but that the persona leaves out",
         ),
         Binding(
             "ctrl+b",
@@ -416,6 +425,10 @@ class ChatScreen(Screen[None]):
         """Attach a picked ``Candidate``. A new conversation has no row yet: its chips wait
         in the chip bar and go with the first message (``Session.chat``'s ``chips``)."""
         await self.conversation.attach(candidate)
+
+    async def action_attach_record(self) -> None:
+        """Attach the record the last reply offered (the next one, pressed again)."""
+        await self.conversation.attach_offered()
 
     def action_remove_last_chip(self) -> None:
         if not self.widgets.chips.remove_last():

@@ -1,5 +1,5 @@
-"""The chip picker: one input searching all five kinds at once (wiki, source, brief,
-graph_entity, discourse) as you type; enter attaches the highlighted one."""
+"""The chip picker: one input searching all six kinds at once (wiki, source, brief,
+graph_entity, discourse, record) as you type; enter attaches the highlighted one."""
 
 from __future__ import annotations
 

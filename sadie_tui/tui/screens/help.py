@@ -30,6 +30,7 @@ ORDER = (
     "attach-chip",
     "remove-chip",
     "remove-last-chip",
+    "attach-record",
     "toggle-sidebar",
     "stop-reply",
     "regenerate",

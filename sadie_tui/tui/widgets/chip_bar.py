@@ -33,6 +33,7 @@ KIND_NAMES = {
     "brief": "brief",
     "graph_entity": "entity",
     "discourse": "today",
+    "record": "record",
 }
 
 #: The longest label a chip shows (the tooltip has all of it).
