@@ -578,7 +578,8 @@ MALFORMED = [
     (export_text(pinned="yes"), "conversation.pinned: must be true or false, not text 'yes'"),
     (
         export_text(chip={"kind": "photo", "ref_id": "x"}),
-        "chips[0].kind: must be one of wiki, source, brief, graph_entity, discourse, not text 'photo'",
+        "chips[0].kind: must be one of wiki, source, brief, graph_entity, discourse, record, not"
+        " text 'photo'",
     ),
     (
         json.dumps({"format": "something-else", "conversation": {}}),
