@@ -33,11 +33,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from .prompt import Excerpt, strip_front_matter
+from .reply.backing import SENTENCE_BREAK
 from .retrieval.keyword.tokens import query_tokens, tokenize
 
 __all__ = ["Fit", "about_self", "bears_on", "choose", "cut", "who"]
 
-_SENTENCE = re.compile(r"(?<=[.!?…])\s+|\n+")
 _FILLER = frozenset(
     tokenize(
         "tell know think said say feel felt remember anything something thing things about "
@@ -85,7 +85,7 @@ def _weights(wanted: set[str], excerpts: Sequence[Excerpt]) -> dict[str, float]:
 
 
 def _sentences(text: str) -> list[str]:
-    return [p for p in (s.strip() for s in _SENTENCE.split(text)) if p]
+    return [p for p in (s.strip() for s in SENTENCE_BREAK.split(text)) if p]
 
 
 def _cover(sentence: str, wanted: set[str], weight: dict[str, float]) -> float:

@@ -84,7 +84,6 @@ _PERIOD = re.compile(
     r"back then|at the time|used to)\b",
     re.IGNORECASE,
 )
-_NAME = re.compile(r"\b[A-Z][\w'’-]+")
 _SAID = re.compile(
     r"\b(?:say|said|says|tell|told|text|texted|write|wrote|ask|asked|reply|replied|think|"
     r"thought|call(?:ed)? me|suggest|suggested|promise|promised|mean|meant)\b",
@@ -250,15 +249,15 @@ def _as_written(folded: str, texts: Sequence[str]) -> str:
     return folded
 
 
+def _has_negation(text: str, last: int = 0) -> bool:
+    """A negating word in ``text`` (only among its ``last`` words, when given)."""
+    words = re.findall(r"[\w'’]+", text.replace("’", "'").casefold())[-last:]
+    return any(w in _NEGATORS or w.endswith("n't") for w in words)
+
+
 def _negated(before: str) -> bool:
     """The last few words before the quote, in its own sentence, negate it."""
-    words = re.findall(r"[\w'’]+", before.replace("’", "'").casefold())[-3:]
-    return any(w in _NEGATORS or w.endswith("n't") for w in words)
-
-
-def _has_negation(text: str) -> bool:
-    words = re.findall(r"[\w'’]+", text.replace("’", "'").casefold())
-    return any(w in _NEGATORS or w.endswith("n't") for w in words)
+    return _has_negation(before, last=3)
 
 
 _PREFIXES = ("un", "dis", "in", "im", "ir", "il", "non")
@@ -439,11 +438,6 @@ def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
                 if best is None or key > (best[0], best[1]):
                     best = (cover, tie, note, sentence[:300])
     return (best[2], best[3]) if best is not None else None
-
-
-def declined(text: str) -> bool:
-    """A reply that says the notes do not hold the answer (or apologises, or declines)."""
-    return declines(text)
 
 
 # -- the reply as a whole ------------------------------------------------------------------

@@ -460,11 +460,12 @@ def establish(
     policed = PolicedCitations(tuple(kept), backed.policed.dropped, backed.policed.parse_error)
     grounded.policed = policed
     grounded.backed = replace(backed, policed=policed)
+    answering = claims.answer_spans(grounded.text, question)
     for m in grounded.found or ():
         note = by_id.get(m.episode_id.lower())
         if note is None:
             continue
-        for span in claims.answer_spans(grounded.text, question):
+        for span in answering:
             sentence = grounded.text[span[0] : span[1]]
             if claims.judge(question, sentence, m.quote, note, notes, near=near).ok and (
                 claims.answer_terms(sentence, question) & stems(m.quote)
@@ -476,7 +477,7 @@ def establish(
     # cite, but a sentence whose details and words are the page's is established by it.
     for page in (a for a in briefing.attached if a.excerpt is None and a.text.strip()):
         note = claims.Note(f"page:{page.title}", "", page.title, (page.text,))
-        for span in claims.answer_spans(grounded.text, question):
+        for span in answering:
             sentence = grounded.text[span[0] : span[1]]
             if claims.judge(question, sentence, sentence, note, near=near).ok:
                 judged.append(

@@ -141,7 +141,7 @@ def briefing_for(
     people = people_named(memory.db, _word_runs(message))
     excerpts = excerpts_of(result)
     beliefs, observations, blocks = list(result.beliefs), list(result.observations), list(extra)
-    soul = memory.soul()
+    whole_soul = soul = memory.soul()
     if fit is not None:
         excerpts = choose(
             excerpts, message, fit, people, dated=excerpt_order(result) in ("newest", "oldest")
@@ -173,7 +173,7 @@ def briefing_for(
         extra_blocks=blocks,
         memory_empty=mode == "chat" and memory.is_empty(),
         people=people,
-        person=person_name(memory.soul()),
+        person=person_name(whole_soul),
         wholes=episode_texts(memory.db, [e.episode_id for e in excerpts]),
     )
 
