@@ -2,10 +2,13 @@
 stdio (``sadie mcp``) and over streamable HTTP at ``/mcp`` inside ``sadie serve``.
 
 A face like the others: it talks to a ``SessionProtocol`` (the memory held here, or a client
-of the sadie that holds it), never to the store. Tools: ``search_memory``, ``ask_memory``
-(the ``--ask --json`` object: policed citations, unsupported details, abstention),
-``list_conversations``, ``get_episode``; ``add_note`` only when ``mcp_write = true``. A
-failure is a tool error whose text is the one-line message sadie prints elsewhere.
+of the sadie that holds it), never to the store. The tools are the operations of the door's
+table marked with a ``Tool`` (``engine.operations``: ``search_memory``,
+``list_conversations``, ``get_episode``; ``add_note`` only when ``mcp_write = true``), each
+with its request shape's own input schema, so HTTP and MCP take the same fields within the
+same bounds; and ``ask_memory`` (the ``--ask --json`` object: policed citations, unsupported
+details, abstention). A failure is a tool error whose text is the one-line message sadie
+prints elsewhere.
 
 Built on the official SDK's low-level ``Server`` (FastMCP would prefix every error with
 "Error executing tool …"); the SDK is imported when a server is made, not with this module.
@@ -15,14 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
-from collections.abc import Callable, Mapping
-from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, ParamSpec, TypedDict, TypeVar
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from .engine.errors import NotFoundError, SadieError, UsageError
+from .engine.door import OPERATIONS, Op
+from .engine.errors import SadieError, UsageError
+from .engine.operations import AskRequest
+from .engine.wire import dump_as, load, schema_of
 
 if TYPE_CHECKING:
     import mcp.types
@@ -30,23 +33,15 @@ if TYPE_CHECKING:
     from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
     from starlette.types import Receive, Scope, Send
 
-    from .engine.jsonvalue import JSON, JSONObject
+    from .engine.jsonvalue import JSONObject
     from .engine.session import SessionProtocol
 
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-class ToolSpec(TypedDict):
-    """One tool as ``tools/list`` describes it: what it does, and its input's JSON Schema."""
-
-    description: str
-    properties: JSONObject
-    required: list[str]
-
-
-NOTES = "notes"  # the memory's folder for notes added by other assistants
-MAX_NOTE = 100_000
+ASK = "ask_memory"
+ASK_TEXT = (
+    "Answer a question from the memory. Returns the answer, citations policed against the "
+    "notes, the answer's unsupported details, and whether sadie abstained for lack of "
+    "evidence. persona: analyst (default), coach, friend, skeptic, or one of the person's own."
+)
 INSTRUCTIONS = (
     "One person's own memory: their notes, journal, voice memos and records. search_memory "
     "finds passages; ask_memory answers a question from them with citations sadie has "
@@ -54,200 +49,86 @@ INSTRUCTIONS = (
     "'unsupported' lists details of the answer that no shown note holds)."
 )
 
-_TEXT: JSONObject = {"type": "string", "minLength": 1}
-TOOLS: dict[str, ToolSpec] = {
-    "search_memory": {
-        "description": "The passages of the memory that best match a query (hybrid retrieval: "
-        "vectors, keywords, the people and places named), each with its episode id, date, "
-        "title, text and score.",
-        "properties": {
-            "query": _TEXT,
-            "k": {"type": "integer", "minimum": 1, "maximum": 50, "description": "how many"},
-        },
-        "required": ["query"],
-    },
-    "ask_memory": {
-        "description": "Answer a question from the memory. Returns the answer, citations "
-        "policed against the notes, the answer's unsupported details, and whether sadie "
-        "abstained for lack of evidence.",
-        "properties": {
-            "question": _TEXT,
-            "persona": {
-                "type": "string",
-                "description": "analyst (default), coach, friend, skeptic, or one of the "
-                "person's own",
-            },
-        },
-        "required": ["question"],
-    },
-    "list_conversations": {
-        "description": "The person's conversations with sadie, pinned first, then recent.",
-        "properties": {
-            "archived": {"type": "boolean"},
-            "search": {"type": "string"},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 500},
-        },
-        "required": [],
-    },
-    "get_episode": {
-        "description": "One episode (a note, journal entry, memo or record) by its id.",
-        "properties": {"id": _TEXT},
-        "required": ["id"],
-    },
-    "add_note": {
-        "description": "Add a note to the memory (it is searchable at once).",
-        "properties": {"text": _TEXT, "title": {"type": "string"}},
-        "required": ["text"],
-    },
-}
+
+def _tools() -> dict[str, type[Op[Any]]]:  # Any: operations of every answer
+    """The table's operations offered as tools (``engine.operations``), by tool name."""
+    found: dict[str, type[Op[Any]]] = {}  # Any: as above
+    for cls in OPERATIONS.values():
+        if cls.declared.tool is not None:
+            found[cls.declared.tool.name] = cls
+    return found
 
 
-async def _blocking(fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
-    """A blocking session call, in a thread (the session's database serialises them)."""
-    return await asyncio.to_thread(lambda: fn(*args, **kwargs))
+def input_schema(shape: object) -> JSONObject:
+    """A tool's input schema: its request shape's own (``wire``), as HTTP reads it too."""
+    schema: JSONObject = {**schema_of(shape, "validation"), "additionalProperties": False}
+    schema.pop("title", None)
+    schema.pop("description", None)
+    return schema
 
 
 class Tools:
-    """The tools over one session; ``write`` adds ``add_note``."""
+    """The tools over one session; ``write`` adds those that change the memory."""
 
     def __init__(self, session: SessionProtocol, *, write: bool = False) -> None:
         self.session = session
         self.write = write
 
     def names(self) -> list[str]:
-        return [n for n in TOOLS if n != "add_note" or self.write]
+        return [ASK, *(name for name, cls in _tools().items() if self._allowed(cls))]
+
+    def _allowed(self, cls: type[Op[Any]]) -> bool:  # Any: an operation of any answer
+        tool = cls.declared.tool
+        return tool is not None and (self.write or not tool.writes)
 
     def definitions(self) -> list[mcp.types.Tool]:
         """The tools as ``tools/list`` describes them."""
         # lazy: mcp.types loads only when definitions runs, off the start-up path
         import mcp.types as types
 
-        return [
-            types.Tool(
-                name=name,
-                description=TOOLS[name]["description"],
-                inputSchema={
-                    "type": "object",
-                    "properties": TOOLS[name]["properties"],
-                    "required": TOOLS[name]["required"],
-                    "additionalProperties": False,
-                },
-                annotations=types.ToolAnnotations(
-                    readOnlyHint=name != "add_note",
-                    destructiveHint=False,
-                    idempotentHint=name != "add_note",
-                    openWorldHint=False,
-                ),
+        tools = _tools()
+        found = []
+        for name in self.names():
+            cls = tools.get(name)
+            tool = cls.declared.tool if cls is not None else None
+            writes = tool is not None and tool.writes
+            found.append(
+                types.Tool(
+                    name=name,
+                    description=tool.description if tool is not None else ASK_TEXT,
+                    inputSchema=input_schema(cls if cls is not None else AskRequest),
+                    annotations=types.ToolAnnotations(
+                        readOnlyHint=not writes,
+                        destructiveHint=False,
+                        idempotentHint=not writes,
+                        openWorldHint=False,
+                    ),
+                )
             )
-            for name in self.names()
-        ]
+        return found
 
     async def call(self, name: str, args: Mapping[str, object]) -> JSONObject:
-        """One tool's structured answer; a ``SadieError`` when it cannot give one."""
-        if name == "add_note" and not self.write:
+        """One tool's structured answer; a ``SadieError`` when it cannot give one (arguments
+        that do not fit the tool's shape: the one line HTTP gives for them)."""
+        if name == ASK:
+            asked: AskRequest = load(AskRequest, dict(args))
+            result = await self.session.ask(asked.question, persona=asked.persona)
+            return result.as_json()
+        cls = _tools().get(name)
+        if cls is None:
+            raise UsageError(f"no tool {name!r}; the tools are {', '.join(self.names())}")
+        if not self._allowed(cls):
             raise UsageError(
-                "add_note is off: other assistants may only read this memory",
+                f"{name} is off: other assistants may only read this memory",
                 fix="set mcp_write = true in config.toml to let them add notes",
             )
-        if name not in TOOLS:
-            raise UsageError(f"no tool {name!r}; the tools are {', '.join(self.names())}")
-        answer: JSONObject = await getattr(self, name)(**args)
-        return answer
-
-    async def search_memory(self, query: str, k: int | None = None) -> JSONObject:
-        found = (await _blocking(self.session.search, query, k=k)).as_json()
-        keep = ("rank", "episode_id", "date", "title", "kind", "text")
-        listed = found.get("chunks")
-        chunks: list[JSON] = [
-            {**{key: c.get(key) for key in keep}, "score": _score(c.get("final"))}
-            for c in (listed if isinstance(listed, list) else [])
-            if isinstance(c, dict)
-        ]
-        return {
-            "query": query,
-            "persona": found.get("persona"),
-            "window": found.get("window"),
-            "notices": found.get("notices") or [],
-            "chunks": chunks,
-        }
-
-    async def ask_memory(self, question: str, persona: str | None = None) -> JSONObject:
-        result = await self.session.ask(question, persona=persona)
-        return result.as_json()
-
-    async def list_conversations(
-        self, archived: bool = False, search: str | None = None, limit: int | None = 50
-    ) -> JSONObject:
-        found = await _blocking(
-            self.session.conversations, archived=archived, search=search or None, limit=limit
-        )
-        return {"conversations": [c.to_json() for c in found]}
-
-    async def get_episode(self, id: str) -> JSONObject:
-        episode = await _blocking(self.session.episode, id.strip())
-        if episode is None:
-            raise NotFoundError(f"no episode {id.strip()!r} in this memory")
-        return {
-            "id": episode.id,
-            "title": episode.title,
-            "date": episode.date,
-            "kind": episode.kind,
-            "text": episode.text,
-        }
-
-    async def add_note(self, text: str, title: str | None = None) -> JSONObject:
-        return await _blocking(add_note, self.session, text, title)
-
-
-def add_note(session: SessionProtocol, text: str, title: str | None = None) -> JSONObject:
-    """Write the note into the memory's ``notes`` folder and ingest that file (the path every
-    note takes: ``Session.ingest``). A note that does not go in leaves no file behind."""
-    # lazy: yaml loads only when add_note runs, off the start-up path
-    import yaml
-
-    # lazy: engine.ingest.readers loads only when add_note runs, off the start-up path
-    from .engine.ingest.readers import episode_id
-    from .engine.titles import make_title
-    from .paths import make_private_folder, write_private
-
-    text = text.strip()
-    if not text:
-        raise UsageError("the note is empty")
-    if len(text) > MAX_NOTE:
-        raise UsageError(f"the note is longer than {MAX_NOTE:,} characters")
-    title = " ".join((title or "").split()) or make_title(text)
-    now = datetime.now()
-    folder = session.home / NOTES
-    make_private_folder(folder)
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or "note"
-    path = _free(folder / f"{now:%Y-%m-%d-%H%M%S}-{slug}.md")
-    front = {"title": title, "date": now.isoformat(timespec="seconds"), "kind": "note"}
-    header = yaml.safe_dump(front, allow_unicode=True, sort_keys=False)
-    write_private(path, f"---\n{header}---\n{text}\n")
-    try:
-        report = session.ingest([path])
-        if report.skipped:
-            raise UsageError(f"the note was not taken: {report.skipped[0].reason}")
-        episode = session.episode(episode_id(str(path.resolve())))
-        if episode is None:
-            raise SadieError("the note was written but is not in the memory")
-    except BaseException:
-        path.unlink(missing_ok=True)
-        raise
-    return {"id": episode.id, "title": episode.title, "date": episode.date, "path": str(path)}
-
-
-def _score(value: JSON) -> float:
-    """A chunk's final score to four places (0 when it has none)."""
-    return round(float(value), 4) if isinstance(value, (int, float)) else 0.0
-
-
-def _free(path: Path) -> Path:
-    n = 1
-    while path.exists():
-        n += 1
-        path = path.with_name(f"{path.stem.rsplit('~', 1)[0]}~{n}{path.suffix}")
-    return path
+        op: Op[Any] = load(cls, dict(args))  # Any: as above
+        answer = await asyncio.to_thread(self.session.call, op)
+        tool = cls.declared.tool
+        if tool is not None and tool.present is not None:
+            return tool.present(answer)
+        data: JSONObject = dump_as(cls.answer, answer)
+        return data
 
 
 def build_server(session: SessionProtocol, *, write: bool = False) -> Server:

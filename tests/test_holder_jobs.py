@@ -20,6 +20,7 @@ import pytest
 from sadie_tui.config import Settings
 from sadie_tui.engine.doctor import check_holder
 from sadie_tui.engine.errors import LockedError, ModelUnreachable, SadieError
+from sadie_tui.engine.operations import ListBeliefs, SearchMemory
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.holder import Holder, hold
 from sadie_tui.serve.remote import RemoteSession
@@ -75,13 +76,15 @@ def test_ingest_through_the_holder_with_progress(holding, tmp_path, monkeypatch)
     ]
     stages = [stage for stage, _, _ in seen]
     assert {"reading", "embedding", "storing"} <= set(stages) and stages[-1] == "done"
-    assert any("Braga" in c.text for c in session.search("Braga").chunks)  # in the holder's
+    assert any(
+        "Braga" in c.text for c in session.call(SearchMemory("Braga")).chunks
+    )  # in the holder's
     assert told == ["3 notes added from another terminal"]
 
     # A deleted note leaves the memory through the holder too (`ingest --watch`'s batches).
     (tmp_path / "trip" / "2026-04-02.md").unlink()
     assert client.remove_notes([Path("trip/2026-04-02.md")]) == 1
-    assert not any("Braga" in c.text for c in session.search("Braga").chunks)
+    assert not any("Braga" in c.text for c in session.call(SearchMemory("Braga")).chunks)
     assert told[-1] == "1 note removed from another terminal"
     client.close()
 
@@ -132,7 +135,7 @@ def test_the_jobs_are_refused_over_tcp(holding, tmp_path) -> None:
             assert answer.status_code == 403, url
             assert answer.json()["kind"] == "forbidden"
     assert told == []
-    assert not any("Braga" in c.text for c in session.search("Braga").chunks)
+    assert not any("Braga" in c.text for c in session.call(SearchMemory("Braga")).chunks)
 
 
 def test_reflect_through_the_holder_with_progress(holding, server) -> None:
@@ -144,7 +147,7 @@ def test_reflect_through_the_holder_with_progress(holding, server) -> None:
     report = client.reflect(progress=lambda *step: seen.append(step))
 
     assert report.new == 3 and report.left == 0
-    assert {b.statement for b in session.beliefs(origin="derived")} == {
+    assert {b.statement for b in session.call(ListBeliefs(origin="derived"))} == {
         RUN.statement,
         WORRY.statement,
         SLOW.statement,

@@ -44,6 +44,13 @@ from sadie_tui.engine.events import (
     to_json,
 )
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.operations import (
+    Export,
+    ImportConversation,
+    ListChips,
+    ListConversations,
+    ShowConversation,
+)
 from sadie_tui.engine.session import Session
 from tests.conftest import write_notes
 from tests.support.fake_session import FakeSession
@@ -80,9 +87,11 @@ def test_text_a_policy_withheld_is_stored_nowhere(server, memory) -> None:
         done = events[-1]
         assert isinstance(done, Done) and done.status == status
         cid = events[0].conversation_id
-        shown = json.dumps([m.to_json() for m in session.messages(cid)])  # show --json, GET
-        exported = session.export(cid, "json")  # export --format json, GET …/export
-        for text in (shown, exported, session.export(cid, "md")):
+        shown = json.dumps(
+            [m.to_json() for m in session.call(ShowConversation(cid)).messages]
+        )  # show --json, GET
+        exported = session.call(Export(cid, "json"))  # export --format json, GET …/export
+        for text in (shown, exported, session.call(Export(cid, "md"))):
             assert reply not in text and "depression" not in text and "lazy" not in text
 
 
@@ -267,7 +276,7 @@ def test_a_lone_surrogate_in_a_body_is_400_and_leaves_nothing(offline_api) -> No
     session, c = offline_api
     cid = c.post("/api/chat", json={"message": "hello"}).text.splitlines()
     cid = json.loads(cid[0])["conversation_id"]
-    before = [x.id for x in session.conversations()]
+    before = [x.id for x in session.call(ListConversations())]
     for url, body in (
         ("/v1/ask", '{"question": "knee \\ud800"}'),
         (f"/v1/conversations/{cid}/chips", '{"kind": "wiki", "ref": "\\ud800"}'),
@@ -277,8 +286,8 @@ def test_a_lone_surrogate_in_a_body_is_400_and_leaves_nothing(offline_api) -> No
         answer = _post(c, url, body)
         assert answer.status_code == 400, (url, answer.text)
         assert answer.json()["kind"] == "usage" and "surrogate" in answer.json()["error"]
-    assert [x.id for x in session.conversations()] == before
-    assert session.chips(cid) == []
+    assert [x.id for x in session.call(ListConversations())] == before
+    assert session.call(ListChips(cid)) == []
 
 
 class _Failing(FakeSession):
@@ -396,7 +405,7 @@ def test_an_export_file_is_private_whatever_the_umask(tmp_home: Path, tmp_path: 
             "conversation": {"title": "Pottery"},
             "messages": [{"role": "user", "content": "hi"}],
         }
-        cid = session.import_conversation(json.dumps(exported)).id
+        cid = session.call(ImportConversation(json.dumps(exported))).id
     finally:
         session.close()
     target = tmp_path / "pottery.json"
@@ -444,8 +453,8 @@ def test_an_import_polices_its_citations_against_the_memory(memory) -> None:  # 
         ],
     }
     session = Session(memory, load_settings())
-    cid = session.import_conversation(json.dumps(export)).id
-    reply = session.messages(cid)[-1]
+    cid = session.call(ImportConversation(json.dumps(export))).id
+    reply = session.call(ShowConversation(cid)).messages[-1]
     shown = [CitationView.from_json(c) for c in reply.citations]  # as a screen shows them
     assert [(c.quote, c.support, c.label) for c in shown] == [
         (forged["quote"], "paraphrase", "paraphrase"),

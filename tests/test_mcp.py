@@ -20,11 +20,12 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from sadie_tui.engine.ingest.readers import episode_id
+from sadie_tui.engine.operations import GetEpisode
 from tests.support.ollama_server import Reply, split_pieces
 
 ROOT = Path(__file__).resolve().parent.parent
 SECONDS = 120
-READ_TOOLS = ["search_memory", "ask_memory", "list_conversations", "get_episode"]
+READ_TOOLS = ["ask_memory", "list_conversations", "search_memory", "get_episode"]
 FABRICATED = "00000000-0000-4000-8000-000000000000"
 
 
@@ -76,7 +77,8 @@ async def test_read_only_tools(memory_home: Path, server, notes_dir: Path, tmp_p
             listed = (await mcp.list_tools()).tools
             assert [t.name for t in listed] == READ_TOOLS
             assert all(t.annotations and t.annotations.readOnlyHint for t in listed)
-            assert listed[0].inputSchema["required"] == ["query"]
+            [search] = [t for t in listed if t.name == "search_memory"]
+            assert search.inputSchema["required"] == ["query"]
 
             failed, found = await call(mcp, "search_memory", query="marathon finish line", k=3)
             assert not failed and 0 < len(found["chunks"]) <= 3
@@ -89,9 +91,9 @@ async def test_read_only_tools(memory_home: Path, server, notes_dir: Path, tmp_p
             )
             assert "3:58" in top["text"] and top["score"] > 0
 
-            failed, episode = await call(mcp, "get_episode", id=race)
+            failed, episode = await call(mcp, "get_episode", episode_id=race)
             assert not failed and episode["title"] == "Race day" and "Ines" in episode["text"]
-            failed, text = await call(mcp, "get_episode", id="not-an-id")
+            failed, text = await call(mcp, "get_episode", episode_id="not-an-id")
             assert failed and text == "no episode 'not-an-id' in this memory"
 
             failed, asked = await call(mcp, "ask_memory", question="How fast was my marathon?")
@@ -105,7 +107,7 @@ async def test_read_only_tools(memory_home: Path, server, notes_dir: Path, tmp_p
             assert "unsupported" in asked["grounding"]
 
             failed, text = await call(mcp, "ask_memory", question="")
-            assert failed and "Input validation error" in text
+            assert failed and text == "'question' is empty"
 
             failed, convs = await call(mcp, "list_conversations", limit=5)
             assert not failed and convs == {"conversations": []}  # ask writes no conversation
@@ -130,13 +132,13 @@ async def test_add_note_when_configured(memory_home: Path, server, tmp_path: Pat
                 mcp, "add_note", text="Planted the tomatoes with Ines by the shed.", title="Garden"
             )
             assert not failed and note["title"] == "Garden"
-            failed, episode = await call(mcp, "get_episode", id=note["id"])
+            failed, episode = await call(mcp, "get_episode", episode_id=note["id"])
             assert not failed and episode["text"] == "Planted the tomatoes with Ines by the shed."
             assert episode["kind"] == "note"
             failed, found = await call(mcp, "search_memory", query="tomatoes shed")
             assert found["chunks"][0]["episode_id"] == note["id"]
             failed, text = await call(mcp, "add_note", text="   ")
-            assert failed and "Input validation error" not in text and text == "the note is empty"
+            assert failed and "Input validation error" not in text and text == "'text' is empty"
     path = Path(note["path"])
     assert path.parent == memory_home / "notes" and path.suffix == ".md"
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -163,7 +165,7 @@ async def test_through_the_sadie_that_holds_the_memory(
                 assert not failed and found["chunks"][0]["title"] == "Warden retro"
                 failed, note = await call(mcp, "add_note", text="A note about the allotment.")
                 assert not failed, note
-                assert session.episode(note["id"]) is not None  # in the holder's memory
+                assert session.call(GetEpisode(note["id"])) is not None  # in the holder's memory
     finally:
         holder.stop()
         session.close()

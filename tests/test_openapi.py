@@ -24,7 +24,7 @@ from sadie_tui.engine.session import Session
 from sadie_tui.engine.wire import REF_TEMPLATE, WireSchema
 from sadie_tui.serve.app import create_app
 from sadie_tui.serve.holder import hold
-from sadie_tui.serve.openapi import ROUTES, Route, spec
+from sadie_tui.serve.openapi import Route, routes, spec
 from sadie_tui.serve.shapes import Error
 from tests.support.fake_session import FakeSession
 from tests.support.serve import Running, running
@@ -84,6 +84,9 @@ def _same_schema(documented: dict[str, Any], shape: Any, mode: str) -> None:
     assert documented == expected, shape
     for name, schema in defs.items():
         assert components[name] == schema, name
+
+
+ROUTES = routes()
 
 
 @pytest.mark.parametrize("route", ROUTES, ids=lambda r: f"{r.method} {r.path}")
@@ -222,7 +225,7 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
         c.call("POST", f"{C}/{verb}", path_params=ids)
     c.call("POST", f"{C}/rename", path_params=ids, json={"title": "Marathon"})
 
-    found = c.call("GET", "/v1/chips/find", params={"q": "Ines", "kind": "wiki"})
+    found = c.call("GET", "/v1/chips/find", params={"query": "Ines", "kind": "wiki"})
     chip = c.call(
         "POST", f"{C}/chips", expect=201, path_params=ids,
         json={"kind": "wiki", "ref": found[0]["ref_id"]},
@@ -234,7 +237,7 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
     exported = c.call("GET", f"{C}/export", path_params=ids, params={"format": "json"})
     c.call("POST", "/v1/conversations/import", expect=201, json=exported)
 
-    searched = c.call("GET", "/v1/search", params={"q": "marathon", "k": 3})
+    searched = c.call("GET", "/v1/search", params={"query": "marathon", "k": 3})
     episode = {"episode_id": searched["chunks"][0]["episode_id"]}
     c.call("GET", "/v1/episodes/{episode_id}", path_params=episode)
     c.call("GET", "/v1/soul")
@@ -264,8 +267,10 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
     notes.mkdir()
     (notes / "2026-04-01.md").write_text("Walked around Porto with Ines.\n", encoding="utf-8")
     job = {"paths": [str(notes)]}
-    for path in ("/v1/ingest", "/v1/notes/remove", "/v1/reflect"):
-        c.call("POST", path, expect=403, json=job if path != "/v1/reflect" else {})
+    note = {"text": "Swam in the river at dawn.", "title": "River swim"}
+    for path in ("/v1/ingest", "/v1/notes/remove", "/v1/reflect", "/v1/notes"):
+        body = {"/v1/reflect": {}, "/v1/notes": note}.get(path, job)
+        c.call("POST", path, expect=403, json=body)
     holder = hold(session)
     assert holder is not None
     tcp, c.client = (
@@ -280,6 +285,8 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
         lines = c.call("POST", "/v1/ingest", json=job)
         assert lines[-1]["type"] == "report" and lines[-1]["report"]["added"] == 1
         assert c.call("POST", "/v1/notes/remove", json=job) == {"removed": 1}
+        added = c.call("POST", "/v1/notes", expect=201, json=note)
+        assert added["title"] == "River swim" and Path(added["path"]).is_file()
         assert c.call("POST", "/v1/reflect", json={})[-1]["type"] in ("report", "error")
     finally:
         c.client.close()

@@ -12,6 +12,7 @@ from sadie_tui.config import load_settings
 from sadie_tui.engine import chips
 from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.events import ContextBudget, Done, RecordOffer, from_json, to_json
+from sadie_tui.engine.operations import AddChip
 from sadie_tui.engine.records_offer import STRONG_SHARE, message_words, strongly_matches
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
@@ -107,7 +108,7 @@ def test_an_attached_record_is_in_the_next_briefing_and_not_offered_again(server
     first = run_chat(comp, ASK)
     cid = first[0].conversation_id
     (offer,) = budget_of(first).offered
-    chip = comp.add_chip(cid, "record", offer.id)
+    chip = comp.call(AddChip(cid, "record", offer.id))
     assert (chip.kind, chip.label) == ("record", "2026-03-02 calendar")
     second = run_chat(comp, "When was it?", conversation_id=cid)
     assert budget_of(second).offered == () and budget_of(second).chips == 1

@@ -15,6 +15,13 @@ import pytest
 
 from sadie_tui.config import Settings
 from sadie_tui.engine.errors import ModelUnreachable, UsageError
+from sadie_tui.engine.operations import (
+    AcceptBelief,
+    EditBelief,
+    ListBeliefs,
+    RejectBelief,
+    ShowBelief,
+)
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.reflect_model import ReflectModel, Rule, Scripted
@@ -49,7 +56,7 @@ def session(memory_home: Path, server, embedder):  # type: ignore[no-untyped-def
 
 
 def derived(session: Session) -> dict[str, object]:
-    return {b.statement: b for b in session.beliefs(origin="derived")}
+    return {b.statement: b for b in session.call(ListBeliefs(origin="derived"))}
 
 
 # -- proposing and policing -----------------------------------------------------------------
@@ -60,7 +67,7 @@ def test_beliefs_are_proposed_with_quotes_found_in_their_notes(session, model, s
     assert report.new == 3 and report.dropped == 0 and report.all_verbatim == 3
     beliefs = derived(session)
     assert set(beliefs) == {RUN.statement, WORRY.statement, SLOW.statement}
-    detail = session.belief(beliefs[RUN.statement].id[:8])  # a prefix resolves
+    detail = session.call(ShowBelief(beliefs[RUN.statement].id[:8]))  # a prefix resolves
     (quote,) = detail.evidence
     assert quote.verbatim and quote.quote == "Ran 18 km along the Tagus with Ines"
     assert quote.title == "Long run by the river" and quote.date == "2026-11-20"
@@ -71,7 +78,7 @@ def test_beliefs_are_proposed_with_quotes_found_in_their_notes(session, model, s
     handles = propose["format"]["properties"]["beliefs"]["items"]["properties"]["evidence"]
     assert handles["items"]["properties"]["e"]["enum"] == [f"E{n}" for n in range(1, 7)]
     # The person's own beliefs are still there, marked as theirs.
-    stated = session.beliefs(origin="stated")
+    stated = session.call(ListBeliefs(origin="stated"))
     assert {b.statement for b in stated} == {
         "I sleep seven hours most nights",
         "Running keeps me sane",
@@ -131,7 +138,7 @@ def test_a_paraphrased_quote_keeps_the_notes_own_sentence(session, model) -> Non
     ]
     report = session.reflect()
     assert report.new == 1 and report.all_verbatim == 0
-    (quote,) = session.belief(derived(session)["I run by the river"].id).evidence
+    (quote,) = session.call(ShowBelief(derived(session)["I run by the river"].id)).evidence
     assert quote.verbatim is False
     assert (
         quote.quote == "Ran 18 km along the Tagus with Ines."
@@ -155,7 +162,7 @@ def test_duplicates_merge_and_a_second_run_adds_nothing(session, model) -> None:
     first = session.reflect()
     assert first.new == 1 and first.merged == 2
     (belief,) = derived(session).values()
-    detail = session.belief(belief.id)
+    detail = session.call(ShowBelief(belief.id))
     assert {e.quote for e in detail.evidence} == {
         "Ran 18 km along the Tagus with Ines",
         "Ines was there with a sign",
@@ -166,7 +173,7 @@ def test_duplicates_merge_and_a_second_run_adds_nothing(session, model) -> None:
     assert (second.batches, second.new, model.proposals) == (0, 0, asked)
     again = session.reflect(everything=True)
     assert again.new == 0 and again.merged == 0 and again.repeated == 3
-    assert len(session.belief(belief.id).evidence) == 3
+    assert len(session.call(ShowBelief(belief.id)).evidence) == 3
 
 
 def test_new_notes_are_marked_for_the_next_reflection(session, model, tmp_path) -> None:
@@ -201,7 +208,7 @@ def test_a_contradicting_note_contests_a_belief(session, model, tmp_path) -> Non
     assert report.contested == 1
     belief = derived(session)[RUN.statement]
     assert belief.status == "contested" and belief.confidence == pytest.approx(0.48)
-    detail = session.belief(belief.id)
+    detail = session.call(ShowBelief(belief.id))
     against = [e for e in detail.evidence if e.stance == "contradicts"]
     assert [(e.quote, e.title) for e in against] == [
         ("Ines has stopped running with me", "Running alone")
@@ -230,11 +237,11 @@ def test_a_record_outweighs_self_report(session, model, tmp_path) -> None:
     session.reflect()
     belief = derived(session)["I sleep eight hours a night"]
     assert belief.status == "contested" and belief.confidence == pytest.approx(0.3)  # 0.6 × 0.5
-    (link,) = session.belief(belief.id).links
+    (link,) = session.call(ShowBelief(belief.id)).links
     assert (link.kind, link.target_kind) == ("contradicts", "observation")
     assert "5h42m" in link.text
     # The person's own belief is never changed by sadie.
-    stated = {b.statement: b for b in session.beliefs(origin="stated")}
+    stated = {b.statement: b for b in session.call(ListBeliefs(origin="stated"))}
     assert stated["I sleep seven hours most nights"].status == "contested"
 
 
@@ -272,10 +279,10 @@ def test_a_superseding_note_retires_a_belief_for_its_successor(session, model, t
     found = derived(session)
     old, new = found["I see Carla every fortnight"], found["I see Carla once a month"]
     assert old.status == "retired" and new.status == "active"
-    assert [(link.kind, link.target_id) for link in session.belief(old.id).links] == [
+    assert [(link.kind, link.target_id) for link in session.call(ShowBelief(old.id)).links] == [
         ("replaced_by", new.id)
     ]
-    assert [(link.kind, link.target_id) for link in session.belief(new.id).links] == [
+    assert [(link.kind, link.target_id) for link in session.call(ShowBelief(new.id)).links] == [
         ("supersedes", old.id)
     ]
 
@@ -287,9 +294,9 @@ def test_accept_reject_and_edit_survive_re_runs(session, model, tmp_path) -> Non
     session.reflect()
     found = derived(session)
     run, worry, slow = found[RUN.statement], found[WORRY.statement], found[SLOW.statement]
-    assert session.accept_belief(run.id[:6]).belief.status == "accepted"
-    session.reject_belief(worry.id, reason="not me")
-    edited = session.edit_belief(slow.id, "I take my time shipping")
+    assert session.call(AcceptBelief(run.id[:6])).belief.status == "accepted"
+    session.call(RejectBelief(worry.id, reason="not me"))
+    edited = session.call(EditBelief(slow.id, "I take my time shipping"))
     assert edited.belief.status == "accepted" and len(edited.evidence) == 1
     # The model proposes all three again, a paraphrase of the rejected one, and a note
     # contradicts the accepted one: nothing the person decided moves.
@@ -317,7 +324,7 @@ def test_accept_reject_and_edit_survive_re_runs(session, model, tmp_path) -> Non
     )
     report = session.reflect(everything=True)
     assert report.new == 0 and report.rejected_before == 2
-    after = {b.id: b for b in session.beliefs(origin="derived")}
+    after = {b.id: b for b in session.call(ListBeliefs(origin="derived"))}
     assert len(after) == 3
     assert after[run.id].status == "accepted"
     assert after[worry.id].status == "rejected"
@@ -325,10 +332,10 @@ def test_accept_reject_and_edit_survive_re_runs(session, model, tmp_path) -> Non
         "accepted",
         "I take my time shipping",
     )
-    history = [c.action for c in session.belief(slow.id).changes]
+    history = [c.action for c in session.call(ShowBelief(slow.id)).changes]
     assert history == ["proposed", "edited"]
     with pytest.raises(UsageError, match="beliefs.jsonl"):
-        session.reject_belief(session.beliefs(origin="stated")[0].id)
+        session.call(RejectBelief(session.call(ListBeliefs(origin="stated"))[0].id))
 
 
 # -- what the rest of sadie sees -------------------------------------------------------------
@@ -343,7 +350,7 @@ def test_the_belief_channel_returns_derived_beliefs(session, model) -> None:
     analyst = persona_for("analyst", "analyst")
     found = retrieve(session.memory, "am I worried about the promotion?", analyst)
     assert WORRY.statement in [b.statement for b in found.beliefs]
-    session.reject_belief(worry.id)
+    session.call(RejectBelief(worry.id))
     found = retrieve(session.memory, "am I worried about the promotion?", analyst)
     assert WORRY.statement not in [b.statement for b in found.beliefs]
 
@@ -521,7 +528,7 @@ def test_an_older_note_does_not_contest_a_newer_belief_it_retires_the_old_one(
     )
     assert (old.status, new.status) == ("retired", "active")
     assert report.contested == 0 and report.retired == 1
-    assert [(link.kind, link.target_id) for link in session.belief(old.id).links] == [
+    assert [(link.kind, link.target_id) for link in session.call(ShowBelief(old.id)).links] == [
         ("replaced_by", new.id)
     ]
 

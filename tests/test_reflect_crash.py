@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 from sadie_tui.config import Settings
+from sadie_tui.engine.operations import ListBeliefs, ShowBelief
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.reflect_model import ReflectModel, Scripted
@@ -82,11 +83,11 @@ def test_a_killed_reflection_loses_at_most_the_batch_in_flight(
         tmp_home, Settings(ollama_host=server.url, reasoner="ollama", num_ctx=2048)
     )
     try:
-        kept = {b.statement: b for b in session.beliefs(origin="derived")}
+        kept = {b.statement: b for b in session.call(ListBeliefs(origin="derived"))}
         # The first batch's beliefs, each whole (a quote and a history line); nothing of the second.
         assert set(kept) == {SLOW.statement, GARDEN.statement}
         for belief in kept.values():
-            detail = session.belief(belief.id)
+            detail = session.call(ShowBelief(belief.id))
             assert detail.evidence and detail.changes[0].action == "proposed"
         asked_before = len(server.requests)
         report = session.reflect()
@@ -98,7 +99,7 @@ def test_a_killed_reflection_loses_at_most_the_batch_in_flight(
         ]
         assert resumed[0] == in_flight  # the batch in flight is read again, from its start
         assert not {t for titles in resumed for t in titles} & set(first)  # the first is not
-        assert {b.statement for b in session.beliefs(origin="derived")} == {
+        assert {b.statement for b in session.call(ListBeliefs(origin="derived"))} == {
             RUN.statement,
             WORRY.statement,
             SLOW.statement,

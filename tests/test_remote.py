@@ -23,6 +23,16 @@ from pathlib import Path
 
 import pytest
 
+from sadie_tui.engine.errors import NotFoundError
+from sadie_tui.engine.operations import (
+    Export,
+    GetEpisode,
+    GetSoul,
+    ImportConversation,
+    ListConversations,
+    ShowConversation,
+)
+
 ROOT = Path(__file__).resolve().parent.parent
 START_SECONDS = 90.0
 CLIENT_SECONDS = 60.0
@@ -276,24 +286,30 @@ def test_a_holding_process_serves_the_memory_on_its_socket(held) -> None:
     answer = asyncio.run(client.ask("How did the Lisbon marathon go?"))
     assert answer.citations, answer
     cid = next(e.conversation_id for e in _events(client, "hello from a second terminal"))
-    assert cid in [c.id for c in session.conversations()]  # written into the holder's memory
+    assert cid in [
+        c.id for c in session.call(ListConversations())
+    ]  # written into the holder's memory
 
     # What a TUI client needs beyond the CLI's commands: the note a citation opens, export
     # and import, the soul summary.
     episode_id = answer.citations[0].episode_id
-    assert client.episode(episode_id) == session.episode(episode_id)
-    assert client.episode("0" * 32) is None
-    assert client.export(cid, "md") == session.export(cid, "md")
-    copied = client.import_conversation(session.export(cid, "json"))
-    assert copied.id != cid and copied.message_count == session.conversation(cid).message_count
-    assert client.soul() == session.soul()
+    assert client.call(GetEpisode(episode_id)) == session.call(GetEpisode(episode_id))
+    with pytest.raises(NotFoundError):
+        client.call(GetEpisode("0" * 32))
+    assert client.call(Export(cid, "md")) == session.call(Export(cid, "md"))
+    copied = client.call(ImportConversation(session.call(Export(cid, "json"))))
+    assert (
+        copied.id != cid
+        and copied.message_count == session.call(ShowConversation(cid)).conversation.message_count
+    )
+    assert client.call(GetSoul()) == session.call(GetSoul())
 
     from sadie_tui.engine.errors import SadieError
 
     with pytest.raises(SadieError) as bad:
-        client.import_conversation("{not json")
+        client.call(ImportConversation("{not json"))
     with pytest.raises(SadieError) as local:
-        session.import_conversation("{not json")
+        session.call(ImportConversation("{not json"))
     assert (type(bad.value), bad.value.message) == (type(local.value), local.value.message)
     client.close()
 

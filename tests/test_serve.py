@@ -38,6 +38,7 @@ from sadie_tui.engine.errors import (
 )
 from sadie_tui.engine.events import to_json
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.operations import GetStats, ListConversations, SearchMemory, ShowConversation
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.errors import sadie_error_response
 from sadie_tui.serve.guard import Guard, check_bind, is_loopback
@@ -171,7 +172,7 @@ def test_api_chat_ndjson_is_chat_ndjson(offline):
     cid = got[0]["conversation_id"]
     follow = ndjson(api, {"message": "and after that?", "conversation_id": cid[:8]})
     assert follow[0]["conversation_id"] == cid
-    assert len(session.messages(cid)) == 4
+    assert len(session.call(ShowConversation(cid)).messages) == 4
 
 
 def test_auto_continue_streams_from_the_first_event_when_attached_late(model, server):
@@ -192,7 +193,7 @@ def test_auto_continue_streams_from_the_first_event_when_attached_late(model, se
         wait_for(lambda: any(r.get("stream", True) for r in server.requests), "the model call")
 
         def saved_piece() -> str:
-            rows = session.messages(cid)  # none until the request is out
+            rows = session.call(ShowConversation(cid)).messages  # none until the request is out
             return rows[-1].content if rows else ""
 
         wait_for(saved_piece, "a first saved piece")
@@ -211,7 +212,7 @@ def test_auto_continue_streams_from_the_first_event_when_attached_late(model, se
     assert [chip["kind"] for chip in chips] == ["wiki"]
     briefing = server.requests[0]["messages"][0]["content"]
     assert "Runs with me on weekends" in briefing  # the chip was attached before the turn
-    assert session.messages(cid)[-1].status == "complete"
+    assert session.call(ShowConversation(cid)).messages[-1].status == "complete"
 
 
 def test_auto_continue_with_a_bad_chip_creates_nothing(offline):
@@ -240,7 +241,10 @@ def test_a_client_that_disconnects_leaves_the_reply_interrupted(model, server, r
                     break  # a few pieces in: hang up
     assert cid
     reply = wait_for(
-        lambda: next((m for m in session.messages(cid) if m.status == "interrupted"), None),
+        lambda: next(
+            (m for m in session.call(ShowConversation(cid)).messages if m.status == "interrupted"),
+            None,
+        ),
         "the reply to be marked interrupted",
     )
     assert reply.role == "assistant" and reply.content.startswith("word0")
@@ -272,9 +276,9 @@ def test_twenty_concurrent_chats_and_asks_lose_nothing(offline):
     chats, asks = asyncio.run(go())
     assert all(events[-1]["type"] == "done" for events in chats)
     assert all("answer" in a for a in asks)
-    listed = session.conversations(limit=1000)
+    listed = session.call(ListConversations(limit=1000))
     assert len(listed) == 20
-    messages = [m for c in listed for m in session.messages(c.id)]
+    messages = [m for c in listed for m in session.call(ShowConversation(c.id)).messages]
     assert len(messages) == 40
     done_ids = {events[-1]["message_id"] for events in chats}
     assert {m.id for m in messages if m.role == "assistant"} == done_ids
@@ -307,7 +311,7 @@ def test_conversations_chips_search_stats_health_and_openapi(offline):
         assert set(shown) == {"conversation", "messages", "chips"}
         assert [m["role"] for m in shown["messages"]] == ["user", "assistant"]
 
-        candidates = c.get("/v1/chips/find", params={"q": "Ines", "kind": "wiki"}).json()
+        candidates = c.get("/v1/chips/find", params={"query": "Ines", "kind": "wiki"}).json()
         assert candidates and candidates[0]["kind"] == "wiki"
         added = c.post(
             f"/v1/conversations/{first}/chips",
@@ -321,14 +325,16 @@ def test_conversations_chips_search_stats_health_and_openapi(offline):
         bad_chip = c.post(f"/v1/conversations/{first}/chips", json={"kind": "nope", "ref": "x"})
         assert bad_chip.status_code in (400, 404) and bad_chip.json()["error"]
 
-        searched = c.get("/v1/search", params={"q": "marathon", "k": 3}).json()
-        assert set(searched) == set(session.search("marathon", k=3).as_json())
+        searched = c.get("/v1/search", params={"query": "marathon", "k": 3}).json()
+        assert set(searched) == set(session.call(SearchMemory("marathon", k=3)).as_json())
         assert searched["chunks"] and len(searched["chunks"]) <= 3
         assert all(chunk["episode_id"] for chunk in searched["chunks"])
         assert c.get("/v1/search").status_code == 400
 
         stats = c.get("/v1/stats").json()
-        assert stats["counts"] == session.stats().counts and stats["home"] == str(session.home)
+        assert stats["counts"] == session.call(GetStats()).counts and stats["home"] == str(
+            session.home
+        )
         health = c.get("/v1/health").json()
         assert health["ok"] is True and health["memory"] == str(session.home)
         assert {"online", "model", "host"} <= set(health["model"])
@@ -347,10 +353,10 @@ def test_conversations_chips_search_stats_health_and_openapi(offline):
 
 
 def api_routes(c: httpx.Client) -> list[Any]:
-    from sadie_tui.serve import chat_routes, job_routes, memory_routes, openapi
+    from sadie_tui.serve import chat_routes, job_routes, memory_routes, openapi, operation_routes
 
-    rooms = (chat_routes, memory_routes, job_routes, openapi)
-    return [route for room in rooms for route in room.api.routes]
+    rooms = (chat_routes.api, memory_routes.api, job_routes.api, openapi.api)
+    return [route for room in (*rooms, operation_routes.routes()) for route in room.routes]
 
 
 def test_error_statuses_and_shapes(offline):
@@ -384,7 +390,7 @@ def test_error_statuses_and_shapes(offline):
         cid = c.post("/api/chat", json={"message": "hi"}).text.splitlines()[0]
         cid = json.loads(cid)["conversation_id"]
         export = c.get(f"/v1/conversations/{cid}/export", params={"format": "pdf"})
-        assert export.status_code == 400 and "md or json" in export.json()["error"]
+        assert export.status_code == 400 and "'md' or 'json'" in export.json()["error"]
         markdown = c.get(f"/v1/conversations/{cid}/export")
         assert markdown.headers["content-type"].startswith("text/markdown")
         assert "hi" in markdown.text

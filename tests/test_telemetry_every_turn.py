@@ -11,6 +11,7 @@ import pytest
 from sadie_tui.config import load_settings
 from sadie_tui.engine.events import ErrorEvent, Meta, Token
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.operations import SearchMemory
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.turns import run_chat
@@ -68,7 +69,7 @@ def test_a_chat_stopped_during_its_prose_is_a_turn(server, memory):
 def test_a_search_on_a_read_only_memory_says_it_was_not_written(memory_home, embedder):
     session = Session.open(memory_home, load_settings(), read_only=True)
     try:
-        found = session.search("marathon")
+        found = session.call(SearchMemory("marathon"))
     finally:
         session.close()
     assert found.turn_id is None

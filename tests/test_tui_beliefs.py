@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from textual.widgets import Input, OptionList
 
+from sadie_tui.engine.episodes import Episode
 from sadie_tui.engine.reflect.beliefs import Belief, BeliefDetail, Change, Evidence, Link
 from sadie_tui.engine.reflect.report import ReflectReport
-from sadie_tui.engine.session import Episode
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
 from sadie_tui.tui.commands import system_commands

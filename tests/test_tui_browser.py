@@ -13,6 +13,7 @@ from textual.widgets import Input
 from textual.widgets._footer import FooterKey
 
 from sadie_tui.engine import conversations as conv
+from sadie_tui.engine.operations import ImportConversation, ShowConversation
 from sadie_tui.engine.prompt import Briefing, Excerpt
 from sadie_tui.engine.reasoners.offline import compose
 from sadie_tui.tui import previews
@@ -261,8 +262,8 @@ async def test_e_asks_where_and_keeps_the_warnings(ctx, seeded, tmp_path, monkey
         data = json.loads((tmp_path / "out" / "maya.json").read_text(encoding="utf-8"))
         reply = data["messages"][1]
         assert reply["metadata"]["unsupported"][0]["text"] == "2026-03-20"
-        copy = app.session.import_conversation(json.dumps(data))
-        kept = app.session.messages(copy.id)[1].metadata["unsupported"]
+        copy = app.session.call(ImportConversation(json.dumps(data)))
+        kept = app.session.call(ShowConversation(copy.id)).messages[1].metadata["unsupported"]
         assert [s["text"] for s in kept] == ["2026-03-20"]
 
 

@@ -10,6 +10,7 @@ import json
 import pytest
 from textual.widgets import Input, OptionList, Static
 
+from sadie_tui.engine.operations import ShowConversation
 from sadie_tui.tui.screens.chat import ChatScreen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.screens.model_picker import ModelPicker
@@ -43,7 +44,7 @@ async def send(pilot, text: str) -> AssistantMessage:  # type: ignore[no-untyped
 
 def stored(app) -> list[tuple[str, str, str]]:  # type: ignore[no-untyped-def]
     cid = chat(app).conversation_id
-    return [(m.role, m.status, m.content) for m in app.session.messages(cid)]
+    return [(m.role, m.status, m.content) for m in app.session.call(ShowConversation(cid)).messages]
 
 
 # -- keys land ------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from sadie_tui.engine.episodes import Episode
 from sadie_tui.engine.errors import ConfigError
 from sadie_tui.engine.events import (
     CitationsEvent,
@@ -20,7 +21,7 @@ from sadie_tui.engine.events import (
     Token,
 )
 from sadie_tui.engine.personas import PersonaProblem, Personas, load_personas
-from sadie_tui.engine.session import Episode, SessionProtocol
+from sadie_tui.engine.session import SessionProtocol
 from sadie_tui.launch import Launch
 from sadie_tui.tui import turn_controller
 from sadie_tui.tui.app import SadieApp
@@ -43,19 +44,25 @@ def test_the_fake_is_a_session() -> None:
 @pytest.mark.asyncio
 async def test_a_scripted_reply_and_its_episode(tmp_path, monkeypatch) -> None:
     monkeypatch.setenv("SADIE_CONFIG", str(tmp_path / "config"))
-    cite = CitationView(EP, "Shipped the auth refactor", "verbatim", "verbatim", "Warden retro",
-                        "2026-03-14")
+    cite = CitationView(
+        EP, "Shipped the auth refactor", "verbatim", "verbatim", "Warden retro", "2026-03-14"
+    )
     fake = FakeSession(
         home=tmp_path,
-        replies=[[
-            Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
-            EmotionEvent("reflective"),
-            Token("You shipped the auth refactor."),
-            CitationsEvent((cite,)),
-            Done("m2", 12.0, 1),
-        ]],
-        episodes={EP: Episode(EP, "Warden retro", "2026-03-14", "journal",
-                              "Shipped the auth refactor this week.")},
+        replies=[
+            [
+                Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
+                EmotionEvent("reflective"),
+                Token("You shipped the auth refactor."),
+                CitationsEvent((cite,)),
+                Done("m2", 12.0, 1),
+            ]
+        ],
+        episodes={
+            EP: Episode(
+                EP, "Warden retro", "2026-03-14", "journal", "Shipped the auth refactor this week."
+            )
+        },
     )
     launch = Launch(home=tmp_path, settings=fake.settings)
     app = SadieApp(launch, session_factory=lambda _: fake, clock=now, warm_embedder=False)
@@ -71,7 +78,9 @@ async def test_a_scripted_reply_and_its_episode(tmp_path, monkeypatch) -> None:
         assert isinstance(reply, AssistantMessage) and "1 source" in reply.header_text().plain
         assert chat.query_one(CitationSidebar).citations == (cite,)
         chat.query_one(CitationItem).action_open()
-        screen = await wait_until(pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen)
+        screen = await wait_until(
+            pilot, lambda: isinstance(app.screen, EpisodeScreen) and app.screen
+        )
         await wait_until(pilot, lambda: screen.query(".-quoted"))
         assert "Shipped the auth refactor" in str(screen.query_one(".-quoted").render())
 
@@ -101,15 +110,22 @@ async def test_the_messages_are_mounted_once_the_request_is_out(tmp_path, monkey
     engine sends it once the request is written), so their layout overlaps the model."""
     monkeypatch.setattr(turn_controller, "SHOW_WITHIN", 3600.0)  # only the budget shows them
     sent = asyncio.Event()
-    app, fake = _app(tmp_path, monkeypatch, [[
-        Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
-        EmotionEvent("reflective"),
-        sent,
-        ContextBudget(chunks=3, messages=0, messages_dropped=0, chips=0, retrieval_ms=4.0,
-                      vector=True),
-        Token("You shipped it."),
-        Done("m2", 12.0, 3),
-    ]])
+    app, fake = _app(
+        tmp_path,
+        monkeypatch,
+        [
+            [
+                Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
+                EmotionEvent("reflective"),
+                sent,
+                ContextBudget(
+                    chunks=3, messages=0, messages_dropped=0, chips=0, retrieval_ms=4.0, vector=True
+                ),
+                Token("You shipped it."),
+                Done("m2", 12.0, 3),
+            ]
+        ],
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         chat = await _send_to_gate(pilot, fake, "How did Warden go?", sent)
         await pilot.pause()
@@ -128,10 +144,16 @@ async def test_a_turn_slow_to_send_shows_the_message_all_the_same(tmp_path, monk
     """Held before its request (a slow model check, say): the message shows after
     SHOW_WITHIN, and escape stops the turn with the reply kept as interrupted."""
     never = asyncio.Event()
-    app, fake = _app(tmp_path, monkeypatch, [[
-        Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
-        never,
-    ]])
+    app, fake = _app(
+        tmp_path,
+        monkeypatch,
+        [
+            [
+                Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden"),
+                never,
+            ]
+        ],
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         chat = await _send_to_gate(pilot, fake, "Are you there?", never)
         user = await wait_until(pilot, lambda: next(iter(chat.query(UserMessage)), None))
@@ -146,10 +168,14 @@ async def test_a_turn_slow_to_send_shows_the_message_all_the_same(tmp_path, monk
 async def test_the_last_replys_rate_is_gone_once_the_next_one_starts(tmp_path, monkeypatch) -> None:
     held = asyncio.Event()
     meta = Meta("c1", "fake:1b", "friend", False, "m2", "m1", "Warden")
-    app, fake = _app(tmp_path, monkeypatch, [
-        [meta, Token("One."), Done("m2", 12.0, 3, tokens=40, tokens_per_s=25.0)],
-        [Meta("c1", "fake:1b", "friend", False, "m4", "m3", "Warden"), held],
-    ])
+    app, fake = _app(
+        tmp_path,
+        monkeypatch,
+        [
+            [meta, Token("One."), Done("m2", 12.0, 3, tokens=40, tokens_per_s=25.0)],
+            [Meta("c1", "fake:1b", "friend", False, "m4", "m3", "Warden"), held],
+        ],
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_until(pilot, app.memory_ready.is_set)
         chat = app.chat_screen

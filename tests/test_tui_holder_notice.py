@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from sadie_tui.engine.operations import SearchMemory
 from tests.support.tui import make_app, make_context, wait_until
 
 pytest_plugins = ["tests.support.tui"]
@@ -67,4 +68,4 @@ async def test_notes_from_another_terminal_show_a_notice(home: Path, ollama, tmp
         await pilot.pause()
         said = [str(n.message) for n in app._notifications]
         assert said.count("3 notes added from another terminal") == 1, said  # once
-        assert any("Braga" in c.text for c in app.session.search("Braga").chunks)
+        assert any("Braga" in c.text for c in app.session.call(SearchMemory("Braga")).chunks)

@@ -13,6 +13,7 @@ import threading
 import pytest
 from textual.widgets import OptionList
 
+from sadie_tui.engine.operations import ShowBelief
 from sadie_tui.tui.screens.beliefs import BeliefScreen, BeliefsScreen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.prompt import PromptInput
@@ -101,7 +102,7 @@ async def test_idle_reflection_then_the_beliefs_it_found(ctx, ollama) -> None:
         await wait_until(pilot, lambda: app.screen is belief)
         await pilot.press("a")
         await wait_until(pilot, lambda: belief.detail.belief.status == "accepted")
-        assert app.session.belief(belief.detail.belief.id).belief.status == "accepted"
+        assert app.session.call(ShowBelief(belief.detail.belief.id)).belief.status == "accepted"
 
 
 @pytest.mark.asyncio

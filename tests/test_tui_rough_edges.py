@@ -11,10 +11,13 @@ import threading
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import pytest
 
+from sadie_tui.engine.conversations import ConversationShow
+from sadie_tui.engine.door import Op
+from sadie_tui.engine.operations import ListConversations, Pin, ShowConversation, Unpin
 from sadie_tui.engine.store.conversations import Conversation, Message
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
@@ -52,6 +55,9 @@ def exchange(cid: str, question: str, answer: str) -> list[Message]:
     ]
 
 
+A = TypeVar("A")
+
+
 @dataclass
 class StoredSession(FakeSession):
     """A fake with stored conversations; ``loading`` (when given) holds ``messages`` until set,
@@ -60,10 +66,25 @@ class StoredSession(FakeSession):
     stored: dict[str, tuple[Conversation, list[Message]]] = field(default_factory=dict)
     loading: threading.Event | None = None
     loads: list[str] = field(default_factory=list)
+    pins: list[tuple[str, bool]] = field(default_factory=list)  # (conversation, pinned)
 
-    def conversations(
-        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
-    ) -> list[Conversation]:
+    def call(self, op: Op[A]) -> A:
+        """The stored conversations listed and shown; the rest as the plain fake answers."""
+        match op:
+            case ListConversations(archived=archived, search=search):
+                return cast(A, self._listed(archived, search))
+            case Pin(conversation_id=cid) | Unpin(conversation_id=cid) if cid in self.stored:
+                self.pins.append((cid, isinstance(op, Pin)))
+                return cast(A, self.stored[cid][0])
+            case ShowConversation(conversation_id=cid) if cid in self.stored:
+                self.loads.append(cid)
+                if self.loading is not None:
+                    self.loading.wait(30)
+                conversation, items = self.stored[cid]
+                return cast(A, ConversationShow(conversation, list(items), []))
+        return super().call(op)
+
+    def _listed(self, archived: bool, search: str | None) -> list[Conversation]:
         found = [c for c, _ in self.stored.values() if (c.archived_at is not None) == archived]
         if search:
             words = search.casefold()
@@ -76,17 +97,6 @@ class StoredSession(FakeSession):
                 )
             ]
         return sorted(found, key=lambda c: (not c.pinned, c.title))
-
-    def conversation(self, conversation_id: str) -> Conversation:
-        if conversation_id not in self.stored:
-            return super().conversation(conversation_id)
-        return self.stored[conversation_id][0]
-
-    def messages(self, conversation_id: str) -> list[Message]:
-        self.loads.append(conversation_id)
-        if self.loading is not None:
-            self.loading.wait(30)
-        return list(self.stored.get(conversation_id, (None, []))[1])
 
 
 def relaunch_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake: FakeSession, **kw: Any):
@@ -278,8 +288,7 @@ async def test_escape_leaves_the_search_box_keeping_the_filter(tmp_path, monkeyp
     from sadie_tui.tui.screens.conversations import ConversationList
 
     app, fake = browser_app(tmp_path, monkeypatch)
-    pinned: list[tuple[str, bool]] = []
-    monkeypatch.setattr(fake, "pin", lambda cid, on=True: pinned.append((cid, on)))
+    pinned = fake.pins
     async with app.run_test(size=(100, 32)) as pilot:
         browser = await open_browser(pilot)
         search = browser.query_one("#browser-search")
@@ -301,8 +310,7 @@ async def test_tab_then_down_pins_the_highlighted_row(tmp_path, monkeypatch) -> 
     """Tab (into the search box and back, or wherever it goes) then Down: ``p`` pins the row
     the list highlights, always."""
     app, fake = browser_app(tmp_path, monkeypatch)
-    pinned: list[str] = []
-    monkeypatch.setattr(fake, "pin", lambda cid, on=True: pinned.append(cid))
+    pinned = fake.pins
     async with app.run_test(size=(100, 32)) as pilot:
         browser = await open_browser(pilot)
         await pilot.press("tab", "down")
@@ -310,10 +318,10 @@ async def test_tab_then_down_pins_the_highlighted_row(tmp_path, monkeypatch) -> 
         assert highlighted is not None
         await pilot.press("p")
         await until(pilot, lambda: pinned, what="the pin")
-        assert pinned == [highlighted]
+        assert [cid for cid, _ in pinned] == [highlighted]
         await pilot.press("tab", "tab", "down", "p")
         await until(pilot, lambda: len(pinned) == 2, what="the second pin")
-        assert pinned[1] == browser.highlighted_id()
+        assert pinned[1][0] == browser.highlighted_id()
 
 
 # -- 9. sources and keys ------------------------------------------------------------------------

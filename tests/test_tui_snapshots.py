@@ -15,6 +15,7 @@ import dataclasses
 import pytest
 from textual.widgets import Input, TextArea
 
+from sadie_tui.engine.operations import AcceptBelief, ListBeliefs
 from sadie_tui.tui.screens.chip_picker import ChipPickerScreen
 from sadie_tui.tui.screens.conversations import BrowserScreen
 from sadie_tui.tui.screens.dialogs import ExportDialog
@@ -308,8 +309,8 @@ def test_beliefs(snap_compare, ctx, ollama) -> None:
     session = Session.open(ctx.home, Settings(ollama_host=ollama.url, reasoner="ollama"))
     try:
         assert session.reflect().new == 2
-        pottery = next(b for b in session.beliefs() if b.statement == POTTERY.statement)
-        session.accept_belief(pottery.id)
+        pottery = next(b for b in session.call(ListBeliefs()) if b.statement == POTTERY.statement)
+        session.call(AcceptBelief(pottery.id))
     finally:
         session.close()
     # Looked at since: no notice of new beliefs racing the screen into the picture.

@@ -11,6 +11,7 @@ import threading
 import pytest
 from textual.widgets import Static
 
+from sadie_tui.engine.operations import ShowConversation
 from sadie_tui.tui.widgets.citations import CitationSidebar
 from sadie_tui.tui.widgets.prompt import PromptInput
 from tests.support.ollama_server import Reply
@@ -71,7 +72,7 @@ async def test_esc_while_it_writes_its_sources_keeps_the_reply_and_its_checked_s
                 sidebar.query_one("#sources-empty", Static).render()
             )
             assert "1 had arrived and was checked" in str(state.render())
-            stored = app.session.messages(screen.conversation_id)[-1]
+            stored = app.session.call(ShowConversation(screen.conversation_id)).messages[-1]
             assert stored.status == "complete" and stored.content == PROSE
         finally:
             gate.set()

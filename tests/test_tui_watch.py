@@ -10,6 +10,7 @@ import pytest
 from textual.widgets import Static
 
 from sadie_tui.engine.events import CitationView
+from sadie_tui.engine.operations import SearchMemory
 from sadie_tui.tui.screens.episode import REMOVED, EpisodeScreen
 from tests.support.tui import make_app, make_context, wait_until
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.asyncio
 
 
 def _found(app: Any, words: str) -> bool:
-    return any(words in c.text for c in app.session.search(words).chunks)
+    return any(words in c.text for c in app.session.call(SearchMemory(words)).chunks)
 
 
 async def test_an_edit_in_a_watched_folder_reaches_search(home: Path, ollama, tmp_path) -> None:

@@ -19,6 +19,7 @@ import pytest
 from sadie_tui.config import load_settings
 from sadie_tui.engine.errors import ConfigError
 from sadie_tui.engine.ingest.watch import apply_changes, is_watched
+from sadie_tui.engine.operations import GetEpisode, SearchMemory
 
 DEADLINE = 60.0  # generous for a loaded 2-core machine; the bar is 5 s on a desk
 
@@ -39,7 +40,7 @@ def _episode_of(session: Any, path: Path) -> str | None:
 
 
 def _found(session: Any, words: str) -> list[str]:
-    return [c.text for c in session.search(words).chunks if words in c.text]
+    return [c.text for c in session.call(SearchMemory(words)).chunks if words in c.text]
 
 
 def test_an_edit_a_rename_and_a_delete_reach_the_memory(session: Any, tmp_path: Path) -> None:
@@ -76,9 +77,9 @@ def test_an_edit_a_rename_and_a_delete_reach_the_memory(session: Any, tmp_path: 
         row = session.db.fetchone(f"SELECT count(*) FROM {table} WHERE {column} = ?", [first_id])
         assert row[0] == 0, table
     assert not _found(session, "violet kite")
-    assert session.episode(first_id) is None
+    assert session.call(GetEpisode(first_id)) is None
     # The other notes are untouched, and a second delete of the same path removes nothing.
-    assert session.search("river").chunks
+    assert session.call(SearchMemory("river")).chunks
     assert apply_changes(session, [moved], [notes]).line == ""
 
 

@@ -14,15 +14,16 @@ import pytest
 from sadie_tui.engine import events as ev
 from sadie_tui.engine.chips import Candidate, NewChip
 from sadie_tui.engine.conversations import Conversation, ConversationShow, Message
+from sadie_tui.engine.episodes import Episode
+from sadie_tui.engine.operations import Rename
 from sadie_tui.engine.reasoners.ollama import ModelInfo
 from sadie_tui.engine.retrieval import BeliefHit, ObservationHit, TimeWindow
 from sadie_tui.engine.retrieval.recency import Recency
 from sadie_tui.engine.retrieval.report import Search, SearchChunk
-from sadie_tui.engine.session import Episode
 from sadie_tui.engine.store.chips import Chip
 from sadie_tui.engine.turns.ask import AskResult, Stage
 from sadie_tui.engine.wire import ShapeError, dump, load
-from sadie_tui.serve.shapes import ApiChatRequest, AskRequest, ChatRequest, Error, RenameRequest
+from sadie_tui.serve.shapes import ApiChatRequest, AskRequest, ChatRequest, Error
 
 WHEN = datetime(2026, 3, 14, 9, 5, 7, 123000)
 CITES = (
@@ -127,7 +128,7 @@ def test_events_keep_their_one_json_form() -> None:
         (AskRequest, {}, "'question' is required"),
         (AskRequest, {"question": 3}, "'question' must be a string"),
         (AskRequest, {"question": "  "}, "'question' is empty"),
-        (RenameRequest, {"title": None}, "'title' must be a string"),
+        (Rename, {"conversation_id": "c1", "title": None}, "'title' must be a string"),
         (ChatRequest, {"regenerate": "true"}, "'regenerate' must be true or false"),
         (ApiChatRequest, {"auto_continue": 1}, "'auto_continue' must be true or false"),
         (ChatRequest, {"chips": {"kind": "wiki"}}, "'chips' must be a list"),

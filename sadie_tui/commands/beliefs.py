@@ -8,6 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..display import safe_line
+from ..engine.operations import AcceptBelief, EditBelief, ListBeliefs, RejectBelief, ShowBelief
 from ..engine.reflect.beliefs import ORIGINS, STATUSES, BeliefDetail
 from ..engine.wire import dump, dump_each
 from .context import Context
@@ -35,7 +36,7 @@ def group() -> None:
 @click.pass_obj
 def list_command(ctx: Context, status: str | None, origin: str | None, as_json: bool) -> None:
     """Every belief: accepted, active, contested, retired, rejected; most confident first."""
-    found = ctx.session().beliefs(status=status, origin=origin)
+    found = ctx.session().call(ListBeliefs(status=status, origin=origin))
     if as_json:
         print_json(dump_each(found))
         return
@@ -99,7 +100,7 @@ def _show(detail: BeliefDetail) -> None:
 @click.pass_obj
 def show(ctx: Context, belief_id: str, as_json: bool) -> None:
     """One belief (its id or a unique prefix) with its quotes, links and history."""
-    detail = ctx.session().belief(belief_id)
+    detail = ctx.session().call(ShowBelief(belief_id))
     if as_json:
         print_json(dump(detail))
         return
@@ -120,7 +121,7 @@ def _decided(detail: BeliefDetail, as_json: bool, verb: str) -> None:
 @click.pass_obj
 def accept(ctx: Context, belief_id: str, reason: str | None, as_json: bool) -> None:
     """Keep a proposed belief: sadie never retires or contests it afterwards."""
-    _decided(ctx.session().accept_belief(belief_id, reason=reason), as_json, "accepted")
+    _decided(ctx.session().call(AcceptBelief(belief_id, reason=reason)), as_json, "accepted")
 
 
 @group.command("reject")
@@ -130,7 +131,7 @@ def accept(ctx: Context, belief_id: str, reason: str | None, as_json: bool) -> N
 @click.pass_obj
 def reject(ctx: Context, belief_id: str, reason: str | None, as_json: bool) -> None:
     """Reject a proposed belief: it is never proposed again."""
-    _decided(ctx.session().reject_belief(belief_id, reason=reason), as_json, "rejected")
+    _decided(ctx.session().call(RejectBelief(belief_id, reason=reason)), as_json, "rejected")
 
 
 @group.command("edit")
@@ -142,10 +143,10 @@ def edit(ctx: Context, belief_id: str, statement: str | None, as_json: bool) -> 
     """Reword a proposed belief (STATEMENT, or in $EDITOR): the quotes stay, and it is yours."""
     session = ctx.session()
     if statement is None:
-        current = session.belief(belief_id).belief.statement
+        current = session.call(ShowBelief(belief_id)).belief.statement
         edited = click.edit(current + "\n", require_save=True)
         if edited is None or not edited.strip() or edited.strip() == current:
             console().print("belief unchanged")
             return
         statement = edited.strip()
-    _decided(session.edit_belief(belief_id, statement), as_json, "now")
+    _decided(session.call(EditBelief(belief_id, statement)), as_json, "now")

@@ -7,6 +7,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..engine import chips as chips_engine
+from ..engine.operations import AddChip, FindAttachable, ListChips, RemoveChip, ShowConversation
 from .context import Context
 from .output import console, print_json
 
@@ -40,13 +41,13 @@ def add(
     """Attach REF (an id or id prefix from `sadie chips find`, or an exact title or entity
     name) of KIND to a conversation. KIND: wiki, source, brief, graph_entity, discourse, record."""
     session = ctx.session()
-    before = {c.id for c in session.chips(conversation_id)}
-    chip = session.add_chip(conversation_id, kind, ref, label=label)
+    before = {c.id for c in session.call(ListChips(conversation_id))}
+    chip = session.call(AddChip(conversation_id, kind, ref, label=label))
     if as_json:
         print_json(chip.to_json())
         return
     verb = "already attached" if chip.id in before else "attached"
-    title = session.conversation(chip.conversation_id).title
+    title = session.call(ShowConversation(chip.conversation_id)).conversation.title
     console().print(f"{verb} {_line(chip)} to “{escape(title)}”", soft_wrap=True)
 
 
@@ -56,7 +57,7 @@ def add(
 @click.pass_obj
 def list_command(ctx: Context, conversation_id: str, as_json: bool) -> None:
     """The chips attached to a conversation, in the order they were attached."""
-    found = ctx.session().chips(conversation_id)
+    found = ctx.session().call(ListChips(conversation_id))
     if as_json:
         print_json([c.to_json() for c in found])
         return
@@ -84,7 +85,7 @@ def list_command(ctx: Context, conversation_id: str, as_json: bool) -> None:
 @click.pass_obj
 def remove(ctx: Context, conversation_id: str, chip_id: str, as_json: bool) -> None:
     """Detach a chip (its id or id prefix, from `sadie chips list`)."""
-    chip = ctx.session().remove_chip(conversation_id, chip_id)
+    chip = ctx.session().call(RemoveChip(conversation_id, chip_id))
     if as_json:
         print_json(chip.to_json())
         return
@@ -102,7 +103,7 @@ def find(ctx: Context, text: str, kind: str | None, limit: int, as_json: bool) -
 
     Without TEXT: the most recent (or most mentioned) things of each kind.
     """
-    found = ctx.session().find_attachable(text, kind=kind, limit=limit)
+    found = ctx.session().call(FindAttachable(text, kind=kind, limit=limit))
     if as_json:
         print_json([c.to_json() for c in found])
         return

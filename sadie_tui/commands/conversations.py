@@ -10,7 +10,7 @@ import stat
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 from rich.markup import escape
@@ -19,6 +19,19 @@ from rich.table import Table
 from ..display import safe, safe_line
 from ..engine import conversations as conv
 from ..engine.errors import UsageError
+from ..engine.operations import (
+    Archive,
+    Export,
+    ExportFormat,
+    Forget,
+    ImportConversation,
+    ListConversations,
+    Pin,
+    Rename,
+    ShowConversation,
+    Unarchive,
+    Unpin,
+)
 from ..paths import write_private
 from .context import Context
 
@@ -78,7 +91,7 @@ def list_command(
     ctx: Context, as_json: bool, archived: bool, search: str | None, limit: int | None
 ) -> None:
     """List conversations: pinned first, then by last activity."""
-    found = _session(ctx).conversations(archived=archived, search=search, limit=limit)
+    found = _session(ctx).call(ListConversations(archived=archived, search=search, limit=limit))
     if as_json:
         print_json([c.to_json() for c in found])
         return
@@ -115,11 +128,10 @@ def list_command(
 def show(ctx: Context, conversation_id: str, as_json: bool) -> None:
     """Replay a conversation: every message with its time, feeling and citations."""
     session = _session(ctx)
-    c = session.conversation(conversation_id)
-    items = session.messages(c.id)
-    attached = session.chips(c.id)
+    shown = session.call(ShowConversation(conversation_id))
+    c, items, attached = shown.conversation, shown.messages, shown.chips
     if as_json:
-        print_json(conv.ConversationShow(c, items, attached).as_json())
+        print_json(shown.as_json())
         return
     out = console()
     flags = [f"id {c.id}", f"started {c.created_at:%Y-%m-%d %H:%M}"]
@@ -163,9 +175,7 @@ def _announce(verb: str, c: conv.Conversation) -> None:
 @click.pass_obj
 def pin(ctx: Context, conversation_id: str) -> None:
     """Keep a conversation at the top of the list."""
-    session = _session(ctx)
-    session.pin(conversation_id, True)
-    _announce("pinned", session.conversation(conversation_id))
+    _announce("pinned", _session(ctx).call(Pin(conversation_id)))
 
 
 @group.command("unpin")
@@ -173,9 +183,7 @@ def pin(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def unpin(ctx: Context, conversation_id: str) -> None:
     """Let a pinned conversation fall back into place."""
-    session = _session(ctx)
-    session.pin(conversation_id, False)
-    _announce("unpinned", session.conversation(conversation_id))
+    _announce("unpinned", _session(ctx).call(Unpin(conversation_id)))
 
 
 @group.command("archive")
@@ -183,9 +191,7 @@ def unpin(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def archive(ctx: Context, conversation_id: str) -> None:
     """Hide a conversation from the list (see it with `list --archived`)."""
-    session = _session(ctx)
-    session.archive(conversation_id, True)
-    _announce("archived", session.conversation(conversation_id))
+    _announce("archived", _session(ctx).call(Archive(conversation_id)))
 
 
 @group.command("unarchive")
@@ -193,9 +199,7 @@ def archive(ctx: Context, conversation_id: str) -> None:
 @click.pass_obj
 def unarchive(ctx: Context, conversation_id: str) -> None:
     """Bring an archived conversation back into the list."""
-    session = _session(ctx)
-    session.archive(conversation_id, False)
-    _announce("unarchived", session.conversation(conversation_id))
+    _announce("unarchived", _session(ctx).call(Unarchive(conversation_id)))
 
 
 @group.command("rename")
@@ -206,9 +210,7 @@ def rename(ctx: Context, conversation_id: str, title: str) -> None:
     """Give a conversation a new title."""
     if not title.strip():
         raise click.BadParameter("the title cannot be empty", param_hint="TITLE")
-    session = _session(ctx)
-    session.rename(conversation_id, title)
-    _announce("renamed", session.conversation(conversation_id))
+    _announce("renamed", _session(ctx).call(Rename(conversation_id, title)))
 
 
 @group.command("forget")
@@ -218,7 +220,7 @@ def rename(ctx: Context, conversation_id: str, title: str) -> None:
 def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
     """Delete a conversation with its messages and chips, for good."""
     session = _session(ctx)
-    c = session.conversation(conversation_id)
+    c = session.call(ShowConversation(conversation_id)).conversation
     if not yes:
         if not _interactive():
             raise click.UsageError(
@@ -227,7 +229,7 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
         click.confirm(
             f"Forget “{c.title}” and its {c.message_count} messages for good?", abort=True
         )
-    session.forget(c.id)
+    session.call(Forget(c.id))
     _announce("forgot", c)
 
 
@@ -244,7 +246,7 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
 @click.pass_obj
 def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) -> None:
     """Write a conversation out as Markdown or JSON (JSON can be imported again)."""
-    text = _session(ctx).export(conversation_id, fmt)
+    text = _session(ctx).call(Export(conversation_id, cast(ExportFormat, fmt)))
     if output is None:
         # The file as stored when redirected; made safe only when a terminal would show it.
         sys.stdout.write(safe(text) if sys.stdout.isatty() else text)
@@ -264,7 +266,7 @@ def import_command(ctx: Context, file: str) -> None:
     """Read a JSON export back in, as a new conversation (FILE, or - for standard input)."""
     # Bytes, decoded by the engine: a file that is not UTF-8 is one line, not a traceback.
     text = conv.decode_export(_read_export(file), file if file != "-" else "standard input")
-    c = _session(ctx).import_conversation(text)
+    c = _session(ctx).call(ImportConversation(text))
     _announce("imported", c)
 
 

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ..display import safe_line
+from ..engine.operations import SearchMemory
 from .context import Context
 from .output import console, error_line, print_json
 
@@ -47,7 +48,7 @@ def _snippet(text: str, width: int = SNIPPET) -> str:
 @click.pass_obj
 def command(ctx: Context, query: str, persona: str | None, k: int | None, as_json: bool) -> None:
     """Show the chunks retrieval picks for QUERY, with each channel's score."""
-    found = ctx.session().search(query, persona=persona, k=k)
+    found = ctx.session().call(SearchMemory(query, persona=persona, k=k))
     for notice in found.notices:
         error_line(notice)
     if as_json:

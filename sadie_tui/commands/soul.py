@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..engine.operations import GetSoul, SaveSoul, SuggestSoul
 from .context import Context
 from .output import console, err_console, print_json
 
@@ -36,7 +37,7 @@ def _read_file(path: Path) -> str:
 def current_soul(ctx: Context) -> str:
     """The summary: the file if it has text, else the memory's ``soul`` table."""
     text = _read_file(soul_file(ctx))
-    return text or ctx.session().soul()
+    return text or ctx.session().call(GetSoul()).text
 
 
 @click.group("soul", invoke_without_command=True)
@@ -91,7 +92,7 @@ def suggest(ctx: Context, yes: bool, as_json: bool) -> None:
     your latest notes; show it as a diff, and write it only if you say so."""
     session = ctx.session()
     with err_console().status("drafting with the model…"):
-        draft = session.suggest_soul()
+        draft = session.call(SuggestSoul())
     if as_json:
         from ..engine.wire import dump  # lazy: pydantic loads for --json only
 
@@ -107,5 +108,5 @@ def suggest(ctx: Context, yes: bool, as_json: bool) -> None:
     if not yes and not click.confirm("Write this as your soul summary?", default=False):
         err_console().print("discarded: soul summary unchanged")
         return
-    session.save_soul(draft.proposed)
+    session.call(SaveSoul(draft.proposed))
     err_console().print(f"saved {escape(str(soul_file(ctx)))}")

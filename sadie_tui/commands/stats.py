@@ -6,6 +6,7 @@ import click
 from rich.markup import escape
 from rich.table import Table
 
+from ..engine.operations import GetStats
 from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
@@ -16,7 +17,7 @@ from .output import console, print_json
 @click.pass_obj
 def command(ctx: Context, as_json: bool) -> None:
     """Show what the memory holds."""
-    stats = ctx.session().stats()
+    stats = ctx.session().call(GetStats())
     if as_json:
         print_json(dump(stats))
         return

@@ -15,18 +15,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
-from dataclasses import dataclass, replace
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
-
-from . import chips as chips_engine
-from . import conversations as conv
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .chips import Candidate, Chip, NewChip
-    from .conversations import Conversation, Message
+    from .chips import NewChip
+    from .door import Op
     from .events import Event
     from .ingest.csvmap import CsvMap
     from .ingest.pipeline import IngestReport
@@ -35,28 +31,14 @@ if TYPE_CHECKING:
     from .reasoners.base import Reasoner
     from .reasoners.choose import ServerSource
     from .reasoners.ollama import ModelInfo
-    from .reflect.beliefs import Belief, BeliefDetail
     from .reflect.report import ReflectReport
-    from .reflect.soul import SoulSuggestion
-    from .retrieval.report import Search
-    from .stats import Stats
     from .store.db import Database
     from .turns.ask import AskResult
     from .turns.context import ModelStatus
 
+A = TypeVar("A")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 Stop = Callable[[], bool]  # asked between batches: True ends a reflection early
-
-
-@dataclass(frozen=True)
-class Episode:
-    """One episode as a screen shows it."""
-
-    id: str
-    title: str
-    date: str  # YYYY-MM-DD
-    kind: str
-    text: str
 
 
 def prewarm_embedder() -> None:
@@ -99,7 +81,9 @@ class SessionProtocol(Protocol):
         chips: Sequence[NewChip] = (),
     ) -> AsyncGenerator[Event, None]: ...
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
-    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search: ...
+    def call(self, op: Op[A]) -> A:
+        """One operation of the door's table (``engine.operations``), answered (blocking)."""
+        ...
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(
@@ -114,33 +98,7 @@ class SessionProtocol(Protocol):
     @property
     def embedder_notice(self) -> str | None: ...
 
-    # -- conversations -----------------------------------------------------------------------
-    def conversations(
-        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
-    ) -> list[Conversation]: ...
-    def conversation(self, conversation_id: str) -> Conversation: ...
-    def messages(self, conversation_id: str) -> list[Message]: ...
-    def pin(self, conversation_id: str, pinned: bool = True) -> None: ...
-    def archive(self, conversation_id: str, archived: bool = True) -> None: ...
-    def rename(self, conversation_id: str, title: str) -> None: ...
-    def forget(self, conversation_id: str) -> None: ...
-    def export(self, conversation_id: str, fmt: str) -> str: ...
-    def import_conversation(self, text: str) -> Conversation: ...
-
-    # -- chips -------------------------------------------------------------------------------
-    def chips(self, conversation_id: str) -> list[Chip]: ...
-    def add_chip(
-        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
-    ) -> Chip: ...
-    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip: ...
-    def find_attachable(
-        self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Candidate]: ...
-
     # -- the memory --------------------------------------------------------------------------
-    def episode(self, episode_id: str) -> Episode | None: ...
-    def soul(self) -> str: ...
-    def stats(self) -> Stats: ...
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
     def ingest(
@@ -162,13 +120,6 @@ class SessionProtocol(Protocol):
         progress: Progress | None = None,
         stop: Stop | None = None,
     ) -> ReflectReport: ...
-    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]: ...
-    def belief(self, belief_id: str) -> BeliefDetail: ...
-    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail: ...
-    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail: ...
-    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail: ...
-    def suggest_soul(self) -> SoulSuggestion: ...
-    def save_soul(self, text: str) -> None: ...
 
 
 class Session:
@@ -251,39 +202,9 @@ class Session:
 
         return await ask_turn(self.context, question, persona)
 
-    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
-        """The chunks retrieval picks, with every channel's score; logged as a turn (on a
-        read-only memory, or when the write fails, a notice says it could not be)."""
-        from .errors import StorageError  # lazy: see __init__
-        from .retrieval import retrieve  # lazy: see __init__
-        from .retrieval.report import search_report
-        from .telemetry import record_turn
-        from .turns.steps import persona_for
-
-        chosen = persona_for(persona, self.settings.ask_persona)
-        result = retrieve(self.memory, query, chosen, k=k)
-        turn_id, unwritten = None, "the memory is open read-only"
-        if not self.db.read_only:
-            try:
-                turn_id = record_turn(
-                    self.db,
-                    kind="search",
-                    query=query,
-                    model=None,
-                    persona=chosen.name,
-                    prompt_version=None,
-                    grounding=None,
-                    abstained=None,
-                    latency_ms=result.elapsed_ms,
-                    chunks=result.chunks,
-                )
-            except StorageError as exc:  # the file refused the write: the search stands
-                unwritten = exc.message
-        report = search_report(result, chosen.name, turn_id)
-        if turn_id is None:
-            notice = f"this search could not be written to telemetry: {unwritten}"
-            report = replace(report, notices=(*report.notices, notice))
-        return report
+    def call(self, op: Op[A]) -> A:
+        """One operation of the door's table (``engine.operations``), run here (blocking)."""
+        return op.run(self)
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
@@ -327,69 +248,7 @@ class Session:
         """Why embeddings run through sentence-transformers instead of ONNX, when they do."""
         return self.memory.embedder.notice
 
-    # -- conversations -----------------------------------------------------------------------
-    def conversations(
-        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
-    ) -> list[Conversation]:
-        return conv.list_conversations(self.db, archived=archived, search=search, limit=limit)
-
-    def conversation(self, conversation_id: str) -> Conversation:
-        return conv.get_conversation(self.db, conversation_id)
-
-    def messages(self, conversation_id: str) -> list[Message]:
-        return conv.messages(self.db, conversation_id)
-
-    def pin(self, conversation_id: str, pinned: bool = True) -> None:
-        conv.pin(self.db, conversation_id, pinned)
-
-    def archive(self, conversation_id: str, archived: bool = True) -> None:
-        conv.archive(self.db, conversation_id, archived)
-
-    def rename(self, conversation_id: str, title: str) -> None:
-        conv.rename(self.db, conversation_id, title)
-
-    def forget(self, conversation_id: str) -> None:
-        conv.forget(self.db, conversation_id)
-
-    def export(self, conversation_id: str, fmt: str) -> str:
-        return conv.export(self.db, conversation_id, fmt)
-
-    def import_conversation(self, text: str) -> Conversation:
-        return conv.import_json(self.db, text)
-
-    # -- chips -------------------------------------------------------------------------------
-    def chips(self, conversation_id: str) -> list[Chip]:
-        return chips_engine.list_chips(self.db, conversation_id)
-
-    def add_chip(
-        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
-    ) -> Chip:
-        return chips_engine.add_chip(self.db, conversation_id, kind, ref, label=label)
-
-    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
-        return chips_engine.remove_chip(self.db, conversation_id, chip_id)
-
-    def find_attachable(
-        self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Candidate]:
-        return chips_engine.find_attachable(self.db, query, kind=kind, limit=limit)
-
     # -- the memory --------------------------------------------------------------------------
-    def episode(self, episode_id: str) -> Episode | None:
-        # lazy: store.episodes loads only when episode runs, off the start-up path
-        from .store.episodes import get_episode
-
-        record = get_episode(self.db, episode_id)
-        if record is None:
-            return None
-        return Episode(record.id, record.title, record.date, record.kind, record.text)
-
-    def soul(self) -> str:
-        return self.memory.soul()
-
-    def stats(self) -> Stats:
-        return self.memory.stats()
-
     def compact(self) -> tuple[int, int]:
         return self.memory.compact()
 
@@ -446,55 +305,3 @@ class Session:
                 stop=stop,
             )
         )
-
-    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
-        """Every belief (stated by the person, or derived), or those of one status / origin."""
-        # lazy: reflect.views loads only when beliefs runs, off the start-up path
-        from .reflect.views import list_beliefs
-
-        return list_beliefs(self.db, status=status, origin=origin)
-
-    def belief(self, belief_id: str) -> BeliefDetail:
-        """One belief (its id or a unique prefix) with its evidence, links and history."""
-        # lazy: reflect.views loads only when belief runs, off the start-up path
-        from .reflect.views import detail
-
-        return detail(self.db, belief_id)
-
-    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        """Keep a derived belief: sadie never retires or contests it afterwards."""
-        # lazy: reflect.decisions loads only when accept_belief runs, off the start-up path
-        from .reflect.decisions import accept
-
-        return accept(self.db, belief_id, reason)
-
-    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        """Reject a derived belief: it is never proposed again."""
-        # lazy: reflect.decisions loads only when reject_belief runs, off the start-up path
-        from .reflect.decisions import reject
-
-        return reject(self.db, belief_id, reason)
-
-    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
-        """Reword a derived belief: its evidence stays, and it counts as accepted."""
-        # lazy: reflect.decisions loads only when edit_belief runs, off the start-up path
-        from .reflect.decisions import edit
-
-        embedder = self.memory.embedder
-        return edit(self.db, belief_id, statement, lambda texts: embedder.encode(list(texts)))
-
-    def suggest_soul(self) -> SoulSuggestion:
-        """A drafted update of the soul summary (nothing is written; blocking, with its own
-        event loop)."""
-
-        # lazy: reflect.soul loads only when suggest_soul runs, off the start-up path
-        from .reflect.soul import suggest
-
-        return asyncio.run(suggest(self.context))
-
-    def save_soul(self, text: str) -> None:
-        """Write the soul summary (``soul.md`` in the home): the person accepted a draft."""
-        # lazy: reflect.soul loads only when save_soul runs, off the start-up path
-        from .reflect.soul import save
-
-        save(self.home, text)

@@ -92,6 +92,14 @@ _WHAT = {
 }
 
 
+_BOUNDS = {  # a bound's error kind: its words, and its key in the error's context
+    "less_than_equal": ("at most", "le"),
+    "greater_than_equal": ("at least", "ge"),
+    "less_than": ("less than", "lt"),
+    "greater_than": ("more than", "gt"),
+}
+
+
 def _where(loc: Iterable[int | str]) -> str:
     text = ""
     for part in loc:
@@ -109,6 +117,9 @@ def problem(exc: ValidationError) -> str:
         said = "is required"
     elif kind == "value_error":
         said = str((error.get("ctx") or {}).get("error") or error["msg"])
+    elif kind in _BOUNDS:
+        words, key = _BOUNDS[kind]
+        said = f"must be {words} {(error.get('ctx') or {}).get(key)}"
     elif kind == "literal_error":
         said = f"must be {(error.get('ctx') or {}).get('expected', 'one of the listed values')}"
     else:
@@ -161,6 +172,13 @@ def components(
         schema_generator=WireSchema,
     )
     return dict(found), dict(defs.get("$defs", {}))
+
+
+# Any: as ``dump``'s
+def dump_as(shape: Any, value: object) -> Any:
+    """``value`` as JSON-ready Python, written as ``shape`` says (a ``list[Conversation]``
+    with each conversation's derived fields, which a bare list's own type does not know)."""
+    return adapter(shape).dump_python(value, mode="json")
 
 
 def dump_each(values: Iterable[object]) -> list[Any]:  # Any: as ``dump``'s

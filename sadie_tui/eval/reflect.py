@@ -36,6 +36,7 @@ import numpy as np
 
 from ..engine.ingest.readers import ReadResult, read_beliefs
 from ..engine.jsonvalue import JSONObject
+from ..engine.operations import ListBeliefs
 from ..engine.reply.backing import stems
 from ..paths import demo_source
 
@@ -176,7 +177,7 @@ def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> Refl
     from ..engine.reflect.sameness import SAME
     from ..engine.store.beliefs import evidence_of
 
-    derived = [b for b in session.beliefs(origin="derived") if b.status != "rejected"]
+    derived = [b for b in session.call(ListBeliefs(origin="derived")) if b.status != "rejected"]
     quotes = evidence_of(session.db, [b.id for b in derived])
     exact = {
         b.id

@@ -20,7 +20,7 @@ from starlette.types import ExceptionHandler
 from ..engine.errors import SadieError
 from ..engine.session import SessionProtocol
 from ..mcp_server import HttpEndpoint
-from . import chat_routes, job_routes, memory_routes, openapi
+from . import chat_routes, job_routes, memory_routes, openapi, operation_routes
 from .errors import (
     HTTPProblem,
     error_response,
@@ -99,6 +99,7 @@ def create_app(
         routes=[
             *chat_routes.api.routes,
             *memory_routes.api.routes,
+            *operation_routes.routes().routes,
             *job_routes.api.routes,
             *openapi.api.routes,
             Route("/mcp", mcp),

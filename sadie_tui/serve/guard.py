@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..engine.errors import UsageError
@@ -137,6 +138,18 @@ def over_unix_socket(scope: Scope) -> bool:
     person's own processes reach it, and no browser can: no Host, Origin or token check."""
     server = scope.get("server")
     return server is None or (isinstance(server[0], str) and server[1] is None)
+
+
+def socket_only(request: Request, what: str) -> None:
+    """403 unless the request came over a Unix socket (an ingest reads files with the
+    holder's rights: only the person's own processes may ask for that)."""
+    if not over_unix_socket(request.scope):
+        raise HTTPProblem(
+            403,
+            f"{what} is served only on the memory's Unix socket, to the same user's sadie",
+            kind="forbidden",
+            fix=f"run `sadie {what}` on the machine that holds the memory",
+        )
 
 
 class GuardMiddleware:

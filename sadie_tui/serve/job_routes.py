@@ -28,8 +28,8 @@ from ..engine.reflect.report import ReflectReport
 from ..engine.session import Progress, SessionProtocol, Stop
 from ..engine.wire import dump
 from .body import body_as
-from .errors import HTTPProblem, json_response, kind_of
-from .guard import over_unix_socket
+from .errors import json_response, kind_of
+from .guard import socket_only
 from .job_shapes import (
     IngestDone,
     IngestLine,
@@ -52,18 +52,6 @@ Job = Callable[[Progress, Stop], R]  # runs in a thread; its result becomes the 
 
 def _session(request: Request) -> SessionProtocol:
     return request.app.state.session
-
-
-def _socket_only(request: Request, what: str) -> None:
-    """403 unless the request came over a Unix socket (an ingest reads files with the
-    holder's rights: only the person's own processes may ask for that)."""
-    if not over_unix_socket(request.scope):
-        raise HTTPProblem(
-            403,
-            f"{what} is served only on the memory's Unix socket, to the same user's sadie",
-            kind="forbidden",
-            fix=f"run `sadie {what}` on the machine that holds the memory",
-        )
 
 
 def _tell(request: Request, line: str | None) -> None:
@@ -146,7 +134,7 @@ def _streamed(job: Job[R], finish: Callable[[R], object]) -> Response:
 )
 async def ingest(request: Request) -> Response:
     """``sadie ingest`` from another terminal: the holder reads the files itself."""
-    _socket_only(request, "ingest")
+    socket_only(request, "ingest")
     body = await body_as(request, IngestRequest)
     session = _session(request)
     paths = [Path(p) for p in body.paths]
@@ -169,7 +157,7 @@ async def ingest(request: Request) -> Response:
 )
 async def remove_notes(request: Request) -> Response:
     """``sadie ingest --watch`` from another terminal, when a note is deleted."""
-    _socket_only(request, "ingest")
+    socket_only(request, "ingest")
     body = await body_as(request, RemoveNotesRequest)
     session = _session(request)
     removed = await asyncio.to_thread(session.remove_notes, [Path(p) for p in body.paths])
@@ -188,7 +176,7 @@ async def remove_notes(request: Request) -> Response:
 )
 async def reflect(request: Request) -> Response:
     """``sadie reflect`` from another terminal; hanging up stops it between batches."""
-    _socket_only(request, "reflect")
+    socket_only(request, "reflect")
     body = await body_as(request, ReflectRequest)
     session = _session(request)
 

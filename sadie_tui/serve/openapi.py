@@ -17,8 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from .. import __version__
+from ..engine.door import OPERATIONS
 from ..engine.wire import Mode, Shape, components
-from . import chat_routes, job_routes, memory_routes
+from . import chat_routes, job_routes, memory_routes, operation_routes
 from .errors import json_response
 from .routing import JSON, Api, Route, ok
 from .shapes import Error
@@ -44,18 +45,20 @@ async def openapi(request: Request) -> Response:
     return json_response(spec())
 
 
-# Every route of the server, in the order they are served.
-ROUTES: tuple[Route, ...] = (
-    *chat_routes.api.documented,
-    *memory_routes.api.documented,
-    *job_routes.api.documented,
-    *api.documented,
-)
+def routes() -> tuple[Route, ...]:
+    """Every route of the server, in the order they are served (the table's as it is now)."""
+    return (
+        *chat_routes.api.documented,
+        *memory_routes.api.documented,
+        *operation_routes.routes().documented,
+        *job_routes.api.documented,
+        *api.documented,
+    )
 
 
-def _shapes() -> list[tuple[Shape, Mode]]:
+def _shapes(routes: tuple[Route, ...]) -> list[tuple[Shape, Mode]]:
     found: list[tuple[Shape, Mode]] = [(Error, "serialization")]
-    for route in ROUTES:
+    for route in routes:
         found += [(answer.shape, "serialization") for answer in route.answers]
         found += [(param.shape, "validation") for param in route.params]
         if route.request is not None:
@@ -92,12 +95,18 @@ def _operation(route: Route, schemas: dict[tuple[Shape, Mode], Document]) -> Doc
     return operation
 
 
-@cache
 def spec() -> Document:
-    """The document (built once per process: the shapes do not change while it runs)."""
-    schemas, defs = components(_shapes())
+    """The document, for the table as it is (built once per table: the shapes do not change
+    while it runs)."""
+    return _spec(tuple(OPERATIONS))
+
+
+@cache
+def _spec(operations: tuple[str, ...]) -> Document:
+    found = routes()
+    schemas, defs = components(_shapes(found))
     paths: Document = {}
-    for route in ROUTES:
+    for route in found:
         paths.setdefault(route.path, {})[route.method.lower()] = _operation(route, schemas)
     return {
         "openapi": "3.1.0",

@@ -19,12 +19,13 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+from urllib.parse import quote
 
 import httpx
 
-from ..engine.chips import Candidate, Chip, NewChip
-from ..engine.conversations import Conversation, ConversationShow, Message
+from ..engine.chips import NewChip
+from ..engine.door import Op, path_fields
 from ..engine.errors import (
     ErrorKind,
     ModelError,
@@ -41,20 +42,13 @@ from ..engine.errors import (
 from ..engine.events import ErrorEvent, from_json
 from ..engine.jsonvalue import JSON, JSONObject
 from ..engine.reasoners.ollama import ModelInfo
-from ..engine.session import Episode
 from ..engine.wire import Shape, ShapeError, dump, load
 from .errors import kind_of
 from .shapes import (
     ApiChatRequest,
     AskRequest,
-    BeliefDecision,
-    BeliefEdit,
     Error,
     Health,
-    RenameRequest,
-    Soul,
-    SoulText,
-    Stats,
 )
 
 if TYPE_CHECKING:
@@ -64,16 +58,14 @@ if TYPE_CHECKING:
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
     from ..engine.reasoners.choose import ServerSource
-    from ..engine.reflect.beliefs import Belief, BeliefDetail
     from ..engine.reflect.report import ReflectReport
-    from ..engine.reflect.soul import SoulSuggestion
-    from ..engine.retrieval.report import Search
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
     from ..engine.turns.context import ModelStatus
 
 T = TypeVar("T")
 E = TypeVar("E")  # the last line of a job: its report
+A = TypeVar("A")  # an operation's answer
 
 BASE_URL = "http://sadie"  # the Host the guard lets through on the socket
 CONNECT_SECONDS = 5.0
@@ -303,11 +295,23 @@ class RemoteSession:
             raise _error(response.status_code, data)
         return self._read(AskResult, data)
 
-    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
-        # Lazy: retrieval's modules are loaded when a client searches, not at its start.
-        from ..engine.retrieval.report import Search
-
-        return self._read(Search, self._get("/v1/search", q=query, persona=persona, k=k))
+    def call(self, op: Op[A]) -> A:
+        """The operation sent to the holder as its declaration says (``engine.door``): path
+        fields in the URL, the others as the query (GET, DELETE) or the JSON body, and the
+        answer read back as its shape."""
+        d = op.declared
+        fields: JSONObject = dump(op)
+        url = d.path.format(**{k: quote(str(fields.pop(k)), safe="") for k in path_fields(d.path)})
+        if d.method in ("GET", "DELETE"):
+            sent: dict[str, Any] = {"params": {k: v for k, v in fields.items() if v is not None}}
+        elif d.body == "text":
+            sent = {"content": str(next(iter(fields.values()))).encode("utf-8")}
+        else:
+            sent = {"json": fields}
+        response = self._send(d.method, url, **sent)
+        if op.answer is str:
+            return cast(A, response.text)
+        return self._read(op.answer, _json(response))
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
@@ -353,89 +357,7 @@ class RemoteSession:
         """None: the embedder runs in the holder, which shows its own notice."""
         return None
 
-    # -- conversations -----------------------------------------------------------------------
-    def conversations(
-        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
-    ) -> list[Conversation]:
-        found = self._get(
-            "/v1/conversations",
-            archived="true" if archived else None,
-            search=search or None,
-            limit=limit,
-        )
-        return self._read(list[Conversation], found)
-
-    def _show(self, conversation_id: str) -> ConversationShow:
-        return self._read(ConversationShow, self._get(f"/v1/conversations/{conversation_id}"))
-
-    def conversation(self, conversation_id: str) -> Conversation:
-        return self._show(conversation_id).conversation
-
-    def messages(self, conversation_id: str) -> list[Message]:
-        return self._show(conversation_id).messages
-
-    def pin(self, conversation_id: str, pinned: bool = True) -> None:
-        action = "pin" if pinned else "unpin"
-        self._request("POST", f"/v1/conversations/{conversation_id}/{action}")
-
-    def archive(self, conversation_id: str, archived: bool = True) -> None:
-        action = "archive" if archived else "unarchive"
-        self._request("POST", f"/v1/conversations/{conversation_id}/{action}")
-
-    def rename(self, conversation_id: str, title: str) -> None:
-        body = dump(RenameRequest(title))
-        self._request("POST", f"/v1/conversations/{conversation_id}/rename", json=body)
-
-    def forget(self, conversation_id: str) -> None:
-        self._request("DELETE", f"/v1/conversations/{conversation_id}")
-
-    def export(self, conversation_id: str, fmt: str) -> str:
-        response = self._send(
-            "GET", f"/v1/conversations/{conversation_id}/export", params={"format": fmt}
-        )
-        return response.text
-
-    def import_conversation(self, text: str) -> Conversation:
-        body = text.encode("utf-8")
-        found = self._request("POST", "/v1/conversations/import", content=body)
-        return self._read(Conversation, found)
-
-    # -- chips -------------------------------------------------------------------------------
-    def chips(self, conversation_id: str) -> list[Chip]:
-        found = self._get(f"/v1/conversations/{conversation_id}/chips")
-        return self._read(list[Chip], found)
-
-    def add_chip(
-        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
-    ) -> Chip:
-        body = dump(NewChip(kind, ref, label))
-        added = self._request("POST", f"/v1/conversations/{conversation_id}/chips", json=body)
-        return self._read(Chip, added)
-
-    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
-        url = f"/v1/conversations/{conversation_id}/chips/{chip_id}"
-        return self._read(Chip, self._request("DELETE", url))
-
-    def find_attachable(
-        self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Candidate]:
-        found = self._get("/v1/chips/find", q=query, kind=kind, limit=limit)
-        return self._read(list[Candidate], found)
-
     # -- the memory --------------------------------------------------------------------------
-    def episode(self, episode_id: str) -> Episode | None:
-        try:
-            data = self._get(f"/v1/episodes/{episode_id}")
-        except NotFoundError:
-            return None
-        return self._read(Episode, data)
-
-    def soul(self) -> str:
-        return self._read(Soul, self._get("/v1/soul")).text
-
-    def stats(self) -> Stats:
-        return self._read(Stats, self._get("/v1/stats"))
-
     def compact(self) -> tuple[int, int]:
         raise self._refuse("compact")
 
@@ -532,40 +454,3 @@ class RemoteSession:
         body = dump(ReflectRequest(everything, since, budget_minutes))
         done = self._job("/v1/reflect", body, ReflectLine, ReflectDone, progress)
         return done.report
-
-    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
-        # lazy: engine.reflect.beliefs loads only when beliefs runs, off the start-up path
-        from ..engine.reflect.beliefs import Belief
-
-        return self._read(list[Belief], self._get("/v1/beliefs", status=status, origin=origin))
-
-    def belief(self, belief_id: str) -> BeliefDetail:
-        # lazy: engine.reflect.beliefs loads only when belief runs, off the start-up path
-        from ..engine.reflect.beliefs import BeliefDetail
-
-        return self._read(BeliefDetail, self._get(f"/v1/beliefs/{belief_id}"))
-
-    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "accept", dump(BeliefDecision(reason)))
-
-    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "reject", dump(BeliefDecision(reason)))
-
-    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
-        return self._decide(belief_id, "edit", dump(BeliefEdit(statement)))
-
-    def _decide(self, belief_id: str, action: str, body: JSONObject) -> BeliefDetail:
-        # lazy: engine.reflect.beliefs loads only when _decide runs, off the start-up path
-        from ..engine.reflect.beliefs import BeliefDetail
-
-        found = self._request("POST", f"/v1/beliefs/{belief_id}/{action}", json=body)
-        return self._read(BeliefDetail, found)
-
-    def suggest_soul(self) -> SoulSuggestion:
-        # lazy: engine.reflect.soul loads only when suggest_soul runs, off the start-up path
-        from ..engine.reflect.soul import SoulSuggestion
-
-        return self._read(SoulSuggestion, self._request("POST", "/v1/soul/suggest"))
-
-    def save_soul(self, text: str) -> None:
-        self._request("PUT", "/v1/soul", json=dump(SoulText(text)))

@@ -13,20 +13,12 @@ from pydantic import StrictBool
 
 from ..engine.chips import NewChip
 from ..engine.jsonvalue import JSONObject
+from ..engine.operations import AskRequest as AskRequest  # re-exported: routes, client
 from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
 from ..engine.turns.context import ModelStatus
-from ..engine.wire import Text
 
 
 # -- requests --------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class AskRequest:
-    """``POST /v1/ask``: one question, optionally for one persona."""
-
-    question: Text
-    persona: str | None = None
-
-
 @dataclass(frozen=True)
 class ChatRequest:
     """``POST /v1/chat``: one chat turn. ``message`` may be empty only with ``regenerate``
@@ -50,35 +42,6 @@ class ApiChatRequest(ChatRequest):
     auto_continue: StrictBool = False
 
 
-@dataclass(frozen=True)
-class RenameRequest:
-    """``POST /v1/conversations/{conversation_id}/rename``."""
-
-    title: Text
-
-
-@dataclass(frozen=True)
-class BeliefDecision:
-    """``POST /v1/beliefs/{belief_id}/accept`` or ``/reject``: why, for the belief's history."""
-
-    reason: str | None = None
-
-
-@dataclass(frozen=True)
-class BeliefEdit:
-    """``POST /v1/beliefs/{belief_id}/edit``: the belief's new wording."""
-
-    statement: Text
-
-
-@dataclass(frozen=True)
-class SoulText:
-    """``PUT /v1/soul``: the soul summary to write (a draft the person accepted)."""
-
-    text: Text
-
-
-# -- answers ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Error:
     """Every failure: what went wrong, how to fix it when there is a way, and its kind (the
@@ -107,13 +70,6 @@ class Health:
     model: ModelStatus
     memory: str
     embedder_ready: bool
-
-
-@dataclass(frozen=True)
-class Soul:
-    """``GET /v1/soul``: the memory's summary of who the person is."""
-
-    text: str
 
 
 @dataclass(frozen=True)

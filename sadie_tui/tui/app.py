@@ -27,6 +27,7 @@ from textual.screen import Screen
 
 from ..display import safe
 from ..engine.errors import SadieError
+from ..engine.operations import GetStats
 from .commands import system_commands
 from .learning import Learning
 from .messages import (
@@ -552,7 +553,7 @@ class SadieApp(App[None]):
         if session is None:
             return
         try:
-            chunks = session.stats().counts.get("chunks")
+            chunks = session.call(GetStats()).counts.get("chunks")
         except SadieError:
             return  # the check only adds guidance; the memory's own errors show elsewhere
         self.post_message(MemoryEmpty(chunks == 0))

@@ -14,6 +14,7 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 from ..engine.errors import SadieError
+from ..engine.operations import AddChip, ListChips, RemoveChip, ShowConversation
 from .chat_widgets import NEW_TITLE, ChatWidgets
 from .host import from_thread
 from .widgets.chip_bar import ChipItem
@@ -109,13 +110,18 @@ class ConversationController:
         if session is None:
             return
         try:
-            conversation = session.conversation(conversation_id)
-            items = session.messages(conversation.id)
-            chips = session.chips(conversation.id)
+            shown = session.call(ShowConversation(conversation_id))
         except SadieError as exc:
             self._tell(exc.one_line())
             return
-        from_thread(self.owner.app, self._show_loaded, turn, conversation, items, chips)
+        from_thread(
+            self.owner.app,
+            self._show_loaded,
+            turn,
+            shown.conversation,
+            shown.messages,
+            shown.chips,
+        )
 
     async def _show_loaded(
         self, turn: int, conversation: Conversation, items: list[Message], chips: list[Chip]
@@ -142,7 +148,8 @@ class ConversationController:
     async def chips_taken(self, conversation_id: str) -> None:
         """A reply created the conversation and attached the held chips to it: the bar shows
         them as the memory has them now."""
-        chips = await asyncio.to_thread(self._session().chips, conversation_id)
+        session = self._session()
+        chips = await asyncio.to_thread(lambda: session.call(ListChips(conversation_id)))
         await self.widgets.chips.set_items([chip_item(c) for c in chips])
 
     async def attach(self, candidate: Candidate | None) -> None:
@@ -204,8 +211,8 @@ class ConversationController:
         session = self._session()
         try:
             label = cut(candidate.label, 80)
-            session.add_chip(conversation_id, candidate.kind, candidate.ref_id, label=label)
-            chips = session.chips(conversation_id)
+            session.call(AddChip(conversation_id, candidate.kind, candidate.ref_id, label=label))
+            chips = session.call(ListChips(conversation_id))
         except SadieError as exc:
             self._tell(exc.one_line())
             return
@@ -214,8 +221,8 @@ class ConversationController:
     def _remove_saved(self, conversation_id: str, chip_id: str) -> None:
         session = self._session()
         try:
-            session.remove_chip(conversation_id, chip_id)
-            chips = session.chips(conversation_id)
+            session.call(RemoveChip(conversation_id, chip_id))
+            chips = session.call(ListChips(conversation_id))
         except SadieError as exc:
             self._tell(exc.one_line())
             return

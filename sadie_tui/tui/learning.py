@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..engine.errors import SadieError
+from ..engine.operations import ListBeliefs
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -172,7 +173,7 @@ class Learning:
         if session is None:
             return
         try:
-            found = unseen(session.beliefs(origin="derived"), self.seen_at())
+            found = unseen(session.call(ListBeliefs(origin="derived")), self.seen_at())
         except SadieError:
             return  # the screen says why when it is opened
         if found:

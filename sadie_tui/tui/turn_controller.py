@@ -32,6 +32,7 @@ from ..engine.events import (
     Waiting,
 )
 from ..engine.jsonvalue import objects
+from ..engine.operations import ShowConversation
 from .chat_widgets import ChatWidgets
 from .conversation_controller import ConversationController
 from .host import from_thread
@@ -330,7 +331,14 @@ class TurnController:
         if session is None or cid is None or reply.message_id is None:
             return
         try:
-            stored = next((m for m in session.messages(cid) if m.id == reply.message_id), None)
+            stored = next(
+                (
+                    m
+                    for m in session.call(ShowConversation(cid)).messages
+                    if m.id == reply.message_id
+                ),
+                None,
+            )
         except SadieError:
             return
         if stored is not None:

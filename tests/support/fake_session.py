@@ -2,7 +2,8 @@
 DuckDB and no embedding model. Widget tests use it to boot the app in milliseconds.
 
 Its members are ``Session``'s, with the same signatures (``tests/test_session_door.py``
-checks), so a face written against the fake runs against the real door."""
+checks), so a face written against the fake runs against the real door; the table's
+operations (``engine.operations``) come through one ``call``."""
 
 from __future__ import annotations
 
@@ -11,29 +12,49 @@ from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from sadie_tui.config import Settings
+from sadie_tui.engine.door import Op
+from sadie_tui.engine.episodes import Episode
 from sadie_tui.engine.errors import NotFoundError, UsageError
 from sadie_tui.engine.events import Event
+from sadie_tui.engine.operations import (
+    AcceptBelief,
+    Archive,
+    EditBelief,
+    FindAttachable,
+    GetEpisode,
+    GetSoul,
+    GetStats,
+    ListBeliefs,
+    ListChips,
+    ListConversations,
+    Pin,
+    RejectBelief,
+    Rename,
+    ShowBelief,
+    ShowConversation,
+    Soul,
+    Unarchive,
+    Unpin,
+)
 from sadie_tui.engine.personas import Personas, load_personas
-from sadie_tui.engine.session import Episode
 from sadie_tui.engine.stats import Stats
 from sadie_tui.engine.turns.context import ModelStatus
 
 if TYPE_CHECKING:
-    from sadie_tui.engine.chips import Candidate, Chip, NewChip
-    from sadie_tui.engine.conversations import Conversation, Message
+    from sadie_tui.engine.chips import NewChip
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
     from sadie_tui.engine.reasoners.choose import ServerSource
     from sadie_tui.engine.reasoners.ollama import ModelInfo
-    from sadie_tui.engine.reflect.beliefs import Belief, BeliefDetail
+    from sadie_tui.engine.reflect.beliefs import BeliefDetail
     from sadie_tui.engine.reflect.report import ReflectReport
-    from sadie_tui.engine.reflect.soul import SoulSuggestion
-    from sadie_tui.engine.retrieval.report import Search
     from sadie_tui.engine.session import Progress, Stop
     from sadie_tui.engine.turns.ask import AskResult
+
+A = TypeVar("A")
 
 
 @dataclass
@@ -74,9 +95,6 @@ class FakeSession:
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:
         raise NotImplementedError
 
-    def search(self, query: str, *, persona: str | None = None, k: int | None = None) -> Search:
-        raise NotImplementedError
-
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
         return ModelStatus(True, model or "fake:1b", "http://fake", "")
 
@@ -103,60 +121,6 @@ class FakeSession:
     @property
     def embedder_notice(self) -> str | None:
         return None
-
-    def conversations(
-        self, *, archived: bool = False, search: str | None = None, limit: int | None = None
-    ) -> list[Conversation]:
-        return []
-
-    def conversation(self, conversation_id: str) -> Conversation:
-        raise NotFoundError(f"no conversation {conversation_id}")
-
-    def messages(self, conversation_id: str) -> list[Message]:
-        return []
-
-    def pin(self, conversation_id: str, pinned: bool = True) -> None:
-        pass
-
-    def archive(self, conversation_id: str, archived: bool = True) -> None:
-        pass
-
-    def rename(self, conversation_id: str, title: str) -> None:
-        pass
-
-    def forget(self, conversation_id: str) -> None:
-        pass
-
-    def export(self, conversation_id: str, fmt: str) -> str:
-        return ""
-
-    def import_conversation(self, text: str) -> Conversation:
-        raise NotImplementedError
-
-    def chips(self, conversation_id: str) -> list[Chip]:
-        return []
-
-    def add_chip(
-        self, conversation_id: str, kind: str, ref: str, *, label: str | None = None
-    ) -> Chip:
-        raise NotImplementedError
-
-    def remove_chip(self, conversation_id: str, chip_id: str) -> Chip:
-        raise NotImplementedError
-
-    def find_attachable(
-        self, query: str, *, kind: str | None = None, limit: int = 20
-    ) -> list[Candidate]:
-        return []
-
-    def episode(self, episode_id: str) -> Episode | None:
-        return self.episodes.get(episode_id)
-
-    def soul(self) -> str:
-        return ""
-
-    def stats(self) -> Stats:
-        return Stats(str(self.home), "", 0, {}, {}, None, None, {}, [], {}, False)
 
     def compact(self) -> tuple[int, int]:
         return (0, 0)
@@ -189,42 +153,55 @@ class FakeSession:
     ) -> ReflectReport:
         raise NotImplementedError
 
-    def beliefs(self, *, status: str | None = None, origin: str | None = None) -> list[Belief]:
-        return [
-            d.belief
-            for d in self.learned.values()
-            if status in (None, d.belief.status) and origin in (None, d.belief.origin)
-        ]
+    def call(self, op: Op[A]) -> A:
+        """The operations a widget test meets, answered from the fake's records; the rest as
+        an empty memory would (no conversations, no chips) or not at all."""
+        answer: object
+        match op:
+            case ListConversations() | ListChips() | FindAttachable():
+                answer = []
+            case ShowConversation() | Pin() | Unpin() | Archive() | Unarchive() | Rename():
+                raise NotFoundError(f"no conversation {op.conversation_id}")
+            case GetEpisode(episode_id=episode_id):
+                if episode_id not in self.episodes:
+                    raise NotFoundError(f"no episode {episode_id!r} in this memory")
+                answer = self.episodes[episode_id]
+            case GetSoul():
+                answer = Soul("")
+            case GetStats():
+                answer = Stats(str(self.home), "", 0, {}, {}, None, None, {}, [], {}, False)
+            case ListBeliefs(status=status, origin=origin):
+                answer = [
+                    d.belief
+                    for d in self.learned.values()
+                    if status in (None, d.belief.status) and origin in (None, d.belief.origin)
+                ]
+            case ShowBelief(belief_id=belief_id):
+                answer = self._belief(belief_id)
+            case AcceptBelief(belief_id=belief_id):
+                answer = self._decide(belief_id, "accept", status="accepted")
+            case RejectBelief(belief_id=belief_id):
+                answer = self._decide(belief_id, "reject", status="rejected")
+            case EditBelief(belief_id=belief_id, statement=statement):
+                answer = self._decide(belief_id, "edit", status="accepted", statement=statement)
+            case _:
+                raise NotImplementedError(type(op).__name__)
+        return cast(A, answer)
 
-    def belief(self, belief_id: str) -> BeliefDetail:
+    def _belief(self, belief_id: str) -> BeliefDetail:
         found = [d for key, d in self.learned.items() if key.startswith(belief_id)]
         if len(found) != 1:
             raise NotFoundError(f"no belief {belief_id!r}")
         return found[0]
 
     def _decide(self, belief_id: str, action: str, **changes: str) -> BeliefDetail:
-        detail = self.belief(belief_id)
+        detail = self._belief(belief_id)
         if detail.belief.origin == "stated":
             raise UsageError("you stated this belief: change it in beliefs.jsonl")
         self.decided.append((action, detail.belief.id))
         decided = replace(detail, belief=replace(detail.belief, **changes))
         self.learned[detail.belief.id] = decided
         return decided
-
-    def accept_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "accept", status="accepted")
-
-    def reject_belief(self, belief_id: str, *, reason: str | None = None) -> BeliefDetail:
-        return self._decide(belief_id, "reject", status="rejected")
-
-    def edit_belief(self, belief_id: str, statement: str) -> BeliefDetail:
-        return self._decide(belief_id, "edit", status="accepted", statement=statement)
-
-    def suggest_soul(self) -> SoulSuggestion:
-        raise NotImplementedError
-
-    def save_soul(self, text: str) -> None:
-        pass
 
 
 def now() -> datetime:

@@ -89,25 +89,32 @@ def set_state(
     repo.update_conversation(db, cid, **fields)
 
 
-def pin(db: Database, conversation_id: str, pinned: bool = True) -> None:
-    repo.update_conversation(db, resolve_id(db, conversation_id), pinned=bool(pinned))
+def pin(db: Database, conversation_id: str, pinned: bool = True) -> Conversation:
+    """Pin (or unpin) the conversation; it as it is now."""
+    cid = resolve_id(db, conversation_id)
+    repo.update_conversation(db, cid, pinned=bool(pinned))
+    return get_conversation(db, cid)
 
 
-def archive(db: Database, conversation_id: str, archived: bool = True) -> None:
-    repo.update_conversation(
-        db, resolve_id(db, conversation_id), archived_at=now() if archived else None
-    )
+def archive(db: Database, conversation_id: str, archived: bool = True) -> Conversation:
+    """Archive (or bring back) the conversation; it as it is now."""
+    cid = resolve_id(db, conversation_id)
+    repo.update_conversation(db, cid, archived_at=now() if archived else None)
+    return get_conversation(db, cid)
 
 
-def rename(db: Database, conversation_id: str, title: str) -> None:
+def rename(db: Database, conversation_id: str, title: str) -> Conversation:
+    """Retitle the conversation; it as it is now."""
     if not (title or "").strip():
         raise SadieError("a conversation title cannot be empty")
-    repo.update_conversation(
-        db, resolve_id(db, conversation_id), title=make_title(title, limit=120)
-    )
+    cid = resolve_id(db, conversation_id)
+    repo.update_conversation(db, cid, title=make_title(title, limit=120))
+    return get_conversation(db, cid)
 
 
-def forget(db: Database, conversation_id: str) -> None:
+def forget(db: Database, conversation_id: str) -> Conversation:
     """Delete the conversation with everything of it: messages, chips, policy events, and the
-    telemetry turns (and their retrievals) that hold the person's words."""
-    repo.delete_conversation(db, resolve_id(db, conversation_id))
+    telemetry turns (and their retrievals) that hold the person's words; it as it was."""
+    found = get_conversation(db, conversation_id)
+    repo.delete_conversation(db, found.id)
+    return found

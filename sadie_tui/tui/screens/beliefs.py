@@ -20,6 +20,7 @@ from textual.widgets.option_list import Option
 from ...display import safe
 from ...engine.errors import SadieError
 from ...engine.events import CitationView
+from ...engine.operations import AcceptBelief, EditBelief, ListBeliefs, RejectBelief, ShowBelief
 from ..host import from_thread
 from .dialogs import TextPrompt
 
@@ -93,10 +94,10 @@ class BeliefList(OptionList):
 def apply(session: SessionProtocol, belief_id: str, action: str, text: str | None) -> BeliefDetail:
     """The decision through the door."""
     if action == "accept":
-        return session.accept_belief(belief_id)
+        return session.call(AcceptBelief(belief_id))
     if action == "reject":
-        return session.reject_belief(belief_id)
-    return session.edit_belief(belief_id, text or "")
+        return session.call(RejectBelief(belief_id))
+    return session.call(EditBelief(belief_id, text or ""))
 
 
 DONE = {"accept": "Accepted", "reject": "Rejected", "edit": "Now"}
@@ -196,7 +197,7 @@ class BeliefsScreen(Deciding):
             self.app.call_from_thread(self._show, [], keep, "The memory is still opening…")
             return
         try:
-            found = session.beliefs()
+            found = session.call(ListBeliefs())
         except SadieError as exc:
             self.app.call_from_thread(self._show, [], keep, exc.one_line())
             return
@@ -308,7 +309,7 @@ class BeliefScreen(Deciding, ModalScreen[None]):
         session = self.host.session
         assert session is not None
         try:
-            detail = session.belief(self.belief_id)
+            detail = session.call(ShowBelief(self.belief_id))
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return

@@ -15,6 +15,7 @@ from textual.widgets.option_list import Option
 
 from ...display import safe
 from ...engine.errors import SadieError
+from ...engine.operations import FindAttachable
 from ..messages import MemoryRefreshed
 from ..widgets.chip_bar import KIND_NAMES
 
@@ -95,7 +96,7 @@ class ChipPickerScreen(ModalScreen["Candidate | None"]):
     @work(thread=True, exclusive=True, group="picker", exit_on_error=False)
     def _search(self, query: str) -> None:
         try:
-            found = self.session.find_attachable(query, limit=LIMIT)
+            found = self.session.call(FindAttachable(query, limit=LIMIT))
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             return

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, on, work
@@ -23,6 +23,18 @@ from textual.worker import get_current_worker
 
 from ...display import safe
 from ...engine.errors import SadieError
+from ...engine.operations import (
+    Archive,
+    Export,
+    ExportFormat,
+    Forget,
+    ListConversations,
+    Pin,
+    Rename,
+    ShowConversation,
+    Unarchive,
+    Unpin,
+)
 from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import GLYPHS, colour
@@ -291,9 +303,13 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         if session is None:
             self.app.call_from_thread(self._show, [], {}, keep, row, "The memory is still opening…")
             return
-        found = session.conversations(archived=archived, search=search or None)
+        found = session.call(ListConversations(archived=archived, search=search or None))
         previews = describe(
-            found, search, session.messages, room=room, cancelled=lambda: worker.is_cancelled
+            found,
+            search,
+            lambda cid: session.call(ShowConversation(cid)).messages,
+            room=room,
+            cancelled=lambda: worker.is_cancelled,
         )
         if worker.is_cancelled:  # a newer listing (the next keystroke) is on its way
             return
@@ -496,13 +512,15 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         assert session is not None
         try:
             if what == "pin":
-                session.pin(conversation_id, value is True)
+                session.call(Pin(conversation_id) if value is True else Unpin(conversation_id))
             elif what == "archive":
-                session.archive(conversation_id, value is True)
+                session.call(
+                    Archive(conversation_id) if value is True else Unarchive(conversation_id)
+                )
             elif what == "rename":
-                session.rename(conversation_id, str(value or ""))
+                session.call(Rename(conversation_id, str(value or "")))
             elif what == "forget":
-                session.forget(conversation_id)
+                session.call(Forget(conversation_id))
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
         if row is None:
@@ -519,7 +537,9 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         name = export_name(c.title, c.id, self.host.clock())
 
         def write(path: Path, fmt: str) -> None:
-            write_private(path, session.export(c.id, fmt))  # a journal: 0600 when new
+            write_private(
+                path, session.call(Export(c.id, cast(ExportFormat, fmt)))
+            )  # a journal: 0600 when new
 
         def written(path: Path | None) -> None:
             if path is not None:

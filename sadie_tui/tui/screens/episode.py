@@ -14,8 +14,9 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...display import safe
-from ...engine.errors import SadieError
+from ...engine.errors import NotFoundError, SadieError
 from ...engine.events import CitationView
+from ...engine.operations import GetEpisode
 from ..host import from_thread
 from ..widgets.citations import LABEL_HELP
 
@@ -23,7 +24,8 @@ from ..widgets.citations import LABEL_HELP
 REMOVED = "This note was removed from the memory: its file was deleted after it was cited."
 
 if TYPE_CHECKING:
-    from ...engine.session import Episode, SessionProtocol
+    from ...engine.episodes import Episode
+    from ...engine.session import SessionProtocol
 
 
 def quote_pattern(quote: str) -> re.Pattern[str] | None:
@@ -94,7 +96,9 @@ class EpisodeScreen(ModalScreen[None]):
     @work(thread=True, exit_on_error=False)
     def _load(self) -> None:
         try:
-            episode = self.session.episode(self.citation.episode_id)
+            episode = self.session.call(GetEpisode(self.citation.episode_id))
+        except NotFoundError:  # a note since removed: the screen says so
+            episode = None
         except SadieError as exc:
             self.app.call_from_thread(self.notify, exc.one_line(), severity="error")
             episode = None
