@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from ..engine.retrieval.report import Search
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
-    from ..engine.turns.context import ModelStatus
+    from ..engine.context import ModelStatus
 
 T = TypeVar("T")
 E = TypeVar("E")  # the last line of a job: its report
@@ -311,8 +311,8 @@ class RemoteSession:
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
-        # lazy: engine.turns.context loads only when check_model runs, off the start-up path
-        from ..engine.turns.context import ModelStatus
+        # lazy: engine.context loads only when check_model runs, off the start-up path
+        from ..engine.context import ModelStatus
 
         model = model if model is not None else self.settings.model
         data = self._get("/v1/health", model=model, fresh="true" if fresh else None)

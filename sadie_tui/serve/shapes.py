@@ -14,7 +14,7 @@ from pydantic import StrictBool
 from ..engine.chips import NewChip
 from ..engine.jsonvalue import JSONObject
 from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
-from ..engine.turns.context import ModelStatus
+from ..engine.context import ModelStatus
 from ..engine.wire import Text
 
 

@@ -19,7 +19,7 @@ from sadie_tui.engine.events import Event
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
 from sadie_tui.engine.stats import Stats
-from sadie_tui.engine.turns.context import ModelStatus
+from sadie_tui.engine.context import ModelStatus
 
 if TYPE_CHECKING:
     from sadie_tui.engine.chips import Candidate, Chip, NewChip

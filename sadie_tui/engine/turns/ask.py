@@ -40,7 +40,7 @@ from .common import (
     grounding_score,
     no_answer,
 )
-from .context import TurnContext, pick_reasoner
+from ..context import TurnContext, pick_reasoner
 from .steps import (
     Sources,
     Telemetry,

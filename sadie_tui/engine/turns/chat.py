@@ -57,7 +57,7 @@ from ..retrieval import retrieve
 from ..telemetry import add_policy_event
 from ..titles import make_title
 from .common import Filtered, Steps, count_details, grounding_score, no_answer, tokens_per_second
-from .context import Choice, TurnContext, pick_reasoner
+from ..context import Choice, TurnContext, pick_reasoner
 from .steps import (
     Rules,
     Sources,

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from ..reply.closeness import Encode
     from ..reply.unsupported import Span
     from ..retrieval import RetrievalResult
-    from .context import TurnContext
+    from ..context import TurnContext
 
 # How often a running citation pass reports its seconds.
 CHECKING_EVERY = 1.0
