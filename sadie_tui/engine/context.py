@@ -23,6 +23,10 @@ from .reasoners.offline import OfflineReasoner
 from .reasoners.rates import RATES_FILE, Rates
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    import numpy as np
+
     from ..config import Settings
     from .memory import Memory
     from .reasoners.base import Reasoner
@@ -111,6 +115,11 @@ class TurnContext:
     @property
     def db(self) -> Database:
         return self.memory.db
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The embedding model's vectors (loaded on first use): the ``Encode`` the reply's
+        checks use for a paraphrase's closeness to its note (``reply.closeness``)."""
+        return self.memory.embedder.encode(list(texts))
 
 
 async def check_model(

@@ -26,6 +26,7 @@ from . import conversations as conv
 if TYPE_CHECKING:
     from ..config import Settings
     from .chips import Candidate, Chip, NewChip
+    from .context import ModelStatus
     from .conversations import Conversation, Message
     from .events import Event
     from .ingest.csvmap import CsvMap
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from .stats import Stats
     from .store.db import Database
     from .turns.ask import AskResult
-    from .context import ModelStatus
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 Stop = Callable[[], bool]  # asked between batches: True ends a reflection early

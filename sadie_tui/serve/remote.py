@@ -59,6 +59,7 @@ from .shapes import (
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..engine.context import ModelStatus
     from ..engine.events import Event
     from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
@@ -70,7 +71,6 @@ if TYPE_CHECKING:
     from ..engine.retrieval.report import Search
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
-    from ..engine.context import ModelStatus
 
 T = TypeVar("T")
 E = TypeVar("E")  # the last line of a job: its report

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pydantic import StrictBool
 
 from ..engine.chips import NewChip
+from ..engine.context import ModelStatus
 from ..engine.jsonvalue import JSONObject
 from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
-from ..engine.context import ModelStatus
 from ..engine.wire import Text
 
 

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sadie_tui.config import Settings
+from sadie_tui.engine.context import ModelStatus
 from sadie_tui.engine.errors import NotFoundError, UsageError
 from sadie_tui.engine.events import Event
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.session import Episode
 from sadie_tui.engine.stats import Stats
-from sadie_tui.engine.context import ModelStatus
 
 if TYPE_CHECKING:
     from sadie_tui.engine.chips import Candidate, Chip, NewChip

@@ -36,11 +36,11 @@ from .report import ReflectReport
 from .step import Step
 
 if TYPE_CHECKING:
+    from ..context import TurnContext
     from ..jsonvalue import JSONObject
     from ..memory import Memory
     from ..reasoners.base import Reasoner, StructuredReasoner
     from ..reply.closeness import Encode
-    from ..context import TurnContext
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 STOP_POLL = 0.1  # seconds between two questions to ``stop`` while a batch's requests are out
