@@ -14,6 +14,7 @@ from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.events import Checking, CitationsEvent, Done, Replace, Token, to_json
 from sadie_tui.engine.prompt import Excerpt, build_briefing, strip_front_matter
+from sadie_tui.engine.reply.check import grounding_score
 from sadie_tui.engine.reply.citations import is_placeholder, police, split_trailing_list
 from sadie_tui.engine.reply.grounding import (
     candidates,
@@ -22,7 +23,6 @@ from sadie_tui.engine.reply.grounding import (
     sentences_of,
 )
 from sadie_tui.engine.session import Session
-from sadie_tui.engine.turns.common import grounding_score
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of, run_chat
 

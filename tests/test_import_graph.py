@@ -131,7 +131,7 @@ def test_the_graph_sees_function_level_and_relative_imports() -> None:
     # cli.py imports the TUI lazily, inside a function, by a relative import.
     assert any(target.startswith("sadie_tui.tui") for target in graph["sadie_tui.cli"])
     # and imports under ``if TYPE_CHECKING:``: a cycle of types is a cycle of design.
-    assert "sadie_tui.engine.memory" in graph["sadie_tui.engine.turns.context"]
+    assert "sadie_tui.engine.memory" in graph["sadie_tui.engine.context"]
 
 
 def test_a_cycle_is_found_and_named() -> None:

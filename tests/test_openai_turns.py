@@ -2,7 +2,7 @@
 script, served once by the Ollama-protocol fake and once by the OpenAI-protocol fake, gives
 the same events in the same order, the same answers and citations, and the same error kinds
 and exit codes. The session picks the reasoner itself from the settings
-(``turns.context.pick_reasoner`` through ``reasoners.choose``), as every face's does."""
+(``context.pick_reasoner`` through ``reasoners.choose``), as every face's does."""
 
 from __future__ import annotations
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 if TYPE_CHECKING:
     from ..config import Settings
     from .chips import NewChip
+    from .context import ModelStatus
     from .door import Op
     from .events import Event
     from .ingest.csvmap import CsvMap
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
     from .reflect.report import ReflectReport
     from .store.db import Database
     from .turns.ask import AskResult
-    from .turns.context import ModelStatus
 
 A = TypeVar("A")
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
@@ -138,7 +138,7 @@ class Session:
         ``reasoner``: one fixed reasoner for every turn (a test's, a bench's)."""
         # Lazy, like the turns below: they bring retrieval, numpy and the model clients, and
         # a client of another sadie (serve.remote) imports this module only for its types.
-        from .turns.context import TurnContext
+        from .context import TurnContext
 
         self.memory = memory
         self.home = memory.home
@@ -208,12 +208,12 @@ class Session:
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
-        from .turns.context import check_model  # lazy: see __init__
+        from .context import check_model  # lazy: see __init__
 
         return await check_model(self.context, fresh=fresh, model=model)
 
     async def models(self) -> list[ModelInfo]:
-        from .turns.context import models  # lazy: see __init__
+        from .context import models  # lazy: see __init__
 
         return await models(self.context)
 

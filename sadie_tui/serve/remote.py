@@ -53,6 +53,7 @@ from .shapes import (
 
 if TYPE_CHECKING:
     from ..config import Settings
+    from ..engine.context import ModelStatus
     from ..engine.events import Event
     from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
@@ -61,7 +62,6 @@ if TYPE_CHECKING:
     from ..engine.reflect.report import ReflectReport
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
-    from ..engine.turns.context import ModelStatus
 
 T = TypeVar("T")
 E = TypeVar("E")  # the last line of a job: its report
@@ -315,8 +315,8 @@ class RemoteSession:
 
     # -- the model and the embedder ----------------------------------------------------------
     async def check_model(self, *, fresh: bool = False, model: str | None = None) -> ModelStatus:
-        # lazy: engine.turns.context loads only when check_model runs, off the start-up path
-        from ..engine.turns.context import ModelStatus
+        # lazy: engine.context loads only when check_model runs, off the start-up path
+        from ..engine.context import ModelStatus
 
         model = model if model is not None else self.settings.model
         data = self._get("/v1/health", model=model, fresh="true" if fresh else None)

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from pydantic import StrictBool
 
 from ..engine.chips import NewChip
+from ..engine.context import ModelStatus
 from ..engine.jsonvalue import JSONObject
 from ..engine.operations import AskRequest as AskRequest  # re-exported: routes, client
 from ..engine.stats import Stats as Stats  # re-exported: routes and client name it here
-from ..engine.turns.context import ModelStatus
 
 
 # -- requests --------------------------------------------------------------------------------

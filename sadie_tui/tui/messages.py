@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from ..engine.turns.context import ModelStatus
+    from ..engine.context import ModelStatus
 
 
 class MemoryReady(Message):

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from sadie_tui.config import Settings
+from sadie_tui.engine.context import ModelStatus
 from sadie_tui.engine.door import Op
 from sadie_tui.engine.episodes import Episode
 from sadie_tui.engine.errors import NotFoundError, UsageError
@@ -41,7 +42,6 @@ from sadie_tui.engine.operations import (
 )
 from sadie_tui.engine.personas import Personas, load_personas
 from sadie_tui.engine.stats import Stats
-from sadie_tui.engine.turns.context import ModelStatus
 
 if TYPE_CHECKING:
     from sadie_tui.engine.chips import NewChip

@@ -36,11 +36,11 @@ from .report import ReflectReport
 from .step import Step
 
 if TYPE_CHECKING:
+    from ..context import TurnContext
     from ..jsonvalue import JSONObject
     from ..memory import Memory
     from ..reasoners.base import Reasoner, StructuredReasoner
     from ..reply.closeness import Encode
-    from ..turns.context import TurnContext
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 STOP_POLL = 0.1  # seconds between two questions to ``stop`` while a batch's requests are out
@@ -57,8 +57,8 @@ async def reflect_memory(
     only: Sequence[str] | None = None,
 ) -> ReflectReport:
     """Reflect with the turn's model (never offline: a run needs structured outputs)."""
-    # lazy: turns.context loads only when reflect_memory runs, off the start-up path
-    from ..turns.context import pick_reasoner
+    # lazy: context loads only when reflect_memory runs, off the start-up path
+    from ..context import pick_reasoner
 
     choice = await pick_reasoner(ctx)
     reasoner = choice.reasoner

@@ -22,7 +22,7 @@ from ..store import beliefs as belief_store
 from ..store import reflection as reflection_store
 
 if TYPE_CHECKING:
-    from ..turns.context import TurnContext
+    from ..context import TurnContext
 
 MAX_BELIEFS = 24
 RECENT_NOTES = 6
@@ -78,8 +78,8 @@ def _context(ctx: TurnContext) -> str:
 
 async def suggest(ctx: TurnContext) -> SoulSuggestion:
     """Draft an update of the soul summary with the turn's model."""
-    # lazy: turns.context loads only when suggest runs, off the start-up path
-    from ..turns.context import pick_reasoner
+    # lazy: context loads only when suggest runs, off the start-up path
+    from ..context import pick_reasoner
 
     choice = await pick_reasoner(ctx)
     reasoner = choice.reasoner

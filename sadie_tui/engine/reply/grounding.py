@@ -323,6 +323,12 @@ class Grounded:
     doubt: str = ""
     answered: str = ""
 
+    @property
+    def pass_note(self) -> str | None:
+        """What the citation pass did, as telemetry records it: ``ok``, why it gave nothing,
+        or ``None`` when it did not run."""
+        return self.pass_reason or ("ok" if self.repaired else None)
+
 
 def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
     """What the model's own tail amounted to (see ``events.CitationsEvent``)."""

@@ -18,43 +18,35 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from ..context import TurnContext, pick_reasoner
 from ..empty_memory import FILL_NOTICE
 from ..errors import ModelError
 from ..events import CitationView
 from ..jsonvalue import JSONObject
 from ..prompt import EMPTY_ASK, Briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
-from ..reply.backing import Evidence, declines, evidence
-from ..reply.citations import PolicedCitations
-from ..reply.grounding import Grounded, match_sentences, needs_pass, own_citations, settle
-from ..reply.unsupported import Span
+from ..reply.check import (
+    NO_CITATIONS,
+    Checked,
+    Filtered,
+    Weighed,
+    answer_report,
+    grounding_report,
+    run_pass,
+    settled,
+    titles_of,
+)
 from ..retrieval import retrieve
 from ..retrieval.timewords import parse_time_window, strip_time_words
 from ..wire import dump
-from .common import (
-    Filtered,
-    checked_details,
-    citation_views,
-    count_details,
-    found_views,
-    grounding_score,
-    no_answer,
-)
-from .context import TurnContext, pick_reasoner
 from .steps import (
-    Sources,
     Telemetry,
     Unfinished,
     briefing_for,
-    citation_pass,
-    encoder,
     fit_for,
-    own,
-    pass_note,
     persona_for,
     record,
     record_unfinished,
-    unsupported,
 )
 
 if TYPE_CHECKING:
@@ -62,6 +54,7 @@ if TYPE_CHECKING:
     from ..passages import Fit
     from ..personas import Persona
     from ..reasoners.base import Reasoner
+    from ..reply.check import Grounded, Span, Titles
     from ..retrieval import RetrievalResult
 
 ABSTAIN = "Your memory does not hold enough to answer that, so I won't guess."
@@ -129,24 +122,6 @@ def split_opinion(text: str) -> tuple[str, str | None]:
     return text[: match.start()].strip(), text[match.end() :].strip() or None
 
 
-def grounding_report(
-    policed: PolicedCitations, spans: Sequence[Span] = (), details: int = 0, doubt: str = ""
-) -> JSONObject:
-    counts = {"verbatim": 0, "paraphrase": 0, "inference": 0}
-    for c in policed.citations:
-        counts[c.support] = counts.get(c.support, 0) + 1
-    return {
-        "score": grounding_score(policed, len(spans), details, doubt=bool(doubt)),
-        "doubt": doubt,
-        "doubted": sum(1 for c in policed.citations if c.doubt),
-        "unsupported": [sp.as_json() for sp in spans],
-        "counts": {support: n for support, n in counts.items()},
-        "dropped": len(policed.dropped),
-        "dropped_reasons": [d.get("reason", "") for d in policed.dropped],
-        "parse_error": policed.parse_error,
-    }
-
-
 class Stages:
     """The stages an ask ran, each with its milliseconds and a note (``AskResult.stages``)."""
 
@@ -171,16 +146,16 @@ class Plan:
 
 @dataclass(frozen=True)
 class Answer:
-    """A drafted answer, checked: its citations (settled), the details no source holds and
-    the evidence sadie found for it."""
+    """A drafted answer, checked (``reply.check``): its citations settled and shown, the
+    details no source holds and the evidence sadie found for it; how the draft was cut."""
 
-    grounded: Grounded
+    checked: Checked
+    weighed: Weighed
     cut: str | None
-    spans: tuple[Span, ...]
-    weight: Evidence
 
-
-NO_EVIDENCE = Evidence((), 0, 0)
+    @property
+    def grounded(self) -> Grounded:
+        return self.checked.grounded
 
 
 async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = None) -> AskResult:
@@ -211,26 +186,6 @@ async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = N
     )
 
 
-def _report(answer: Answer, text: str, briefing: Briefing, offline: bool) -> JSONObject:
-    """The answer's grounding report; ``text`` is the answer less its opinion, whose details
-    are checked again when the opinion was split off."""
-    grounded = answer.grounded
-    spans: Sequence[Span] = answer.spans
-    if text != grounded.text:
-        spans = unsupported(text, briefing, grounded, check=not offline)
-    doubt = "" if offline else grounded.doubt
-    report = grounding_report(grounded.policed, spans, count_details(text), doubt)
-    report.update(
-        repaired=grounded.repaired,
-        tail=grounded.tail,
-        citation_pass=pass_note(grounded),
-        cut=answer.cut,
-        evidence=[detail for detail in answer.weight.details],
-        sentences_matched=answer.weight.sentences,
-    )
-    return report
-
-
 def _spans(report: JSONObject) -> list[JSONObject]:
     found = report.get("unsupported")
     return [sp for sp in found if isinstance(sp, dict)] if isinstance(found, list) else []
@@ -252,7 +207,7 @@ def _empty_memory(
         citations=[],
         persona=persona.name,
         abstained=True,
-        grounding=grounding_report(PolicedCitations((), (), None)),
+        grounding=grounding_report(NO_CITATIONS),
         stages=[],
         reframed_question=None,
         opinion=None,
@@ -301,11 +256,11 @@ async def _draft(
     was cut short, if it was. ``required``: a draft that shows nothing is a model error."""
     text, thought = await _complete(reasoner, briefing, question, messages)
     filtered = Filtered(briefing, ctx.settings.reply_max_chars)
-    visible = filtered.unecho(filtered.whole(text))
-    if required and not visible.strip():
-        # Only reasoning (an unclosed <think>): a model error, answered offline.
-        raise no_answer(filtered, reasoner, thought)
-    return own(filtered, visible, briefing), filtered.cut(reasoner)
+    # Only reasoning (an unclosed <think>) when ``required``: a model error, answered offline.
+    grounded = filtered.read(
+        filtered.whole(text), briefing, reasoner, thought=thought, required=required
+    )
+    return grounded, filtered.cut(reasoner)
 
 
 async def _checked(
@@ -316,19 +271,20 @@ async def _checked(
     grounded: Grounded,
     cut: str | None,
     stages: Stages,
+    titles: Titles,
 ) -> Answer:
     """The pass when the tail gave nothing, the citations settled, the details checked and
     the evidence weighed."""
-    if needs_pass(reasoner, grounded):
-        t0 = time.perf_counter()
-        cap = ctx.settings.citation_pass_timeout
-        async with aclosing(citation_pass(reasoner, briefing, grounded, cap=cap)) as ticks:
-            async for _elapsed in ticks:
-                pass
+    t0 = time.perf_counter()
+    cap = ctx.settings.citation_pass_timeout
+    ran = False
+    async with aclosing(run_pass(grounded, briefing, reasoner, cap=cap)) as ticks:
+        async for _checking in ticks:
+            ran = True
+    if ran:
         stages.add("citation_pass", t0, "repaired" if grounded.repaired else grounded.pass_reason)
-    await asyncio.to_thread(settle, briefing, grounded, encoder(ctx))
-    spans, weight = _weigh(grounded, briefing, question, reasoner.offline)
-    return Answer(grounded, cut, tuple(spans), weight)
+    checked = await asyncio.to_thread(settled, grounded, briefing, titles, ctx.encode)
+    return Answer(checked, checked.weighed(question, offline=reasoner.offline), cut)
 
 
 async def _draft_and_revise(
@@ -342,14 +298,14 @@ async def _draft_and_revise(
     """Draft, check, and revise once when the draft has details no source holds: the
     revision is kept only when it is better supported, and a refusal never replaces
     support. A revision that fails never costs the draft its place."""
-    briefing = plan.briefing
+    briefing, titles = plan.briefing, titles_of(plan.result)
     t0 = time.perf_counter()
     grounded, cut = await _draft(ctx, reasoner, question, briefing, required=True)
     stages.add("draft", t0, f"{len(grounded.text)} chars, tail {grounded.tail}")
     t0 = time.perf_counter()
     stages.add("ground_check", t0, f"score {grounding_report(grounded.policed)['score']}")
-    answer = await _checked(ctx, reasoner, question, briefing, grounded, cut, stages)
-    if "revise" not in persona.stages or reasoner.offline or not answer.spans:
+    answer = await _checked(ctx, reasoner, question, briefing, grounded, cut, stages, titles)
+    if "revise" not in persona.stages or reasoner.offline or not answer.weighed.spans:
         return answer
     t0 = time.perf_counter()
     # The same briefing, byte for byte, then the draft and the feedback: the model's prompt
@@ -357,19 +313,20 @@ async def _draft_and_revise(
     messages = [
         *briefing.messages,
         {"role": "assistant", "content": grounded.text},
-        {"role": "user", "content": _revision_note(answer.spans)},
+        {"role": "user", "content": _revision_note(answer.weighed.spans)},
     ]
     kept = "draft kept"
+    second: Grounded | None = None
+    cut2: str | None = None
     try:
         second, cut2 = await _draft(ctx, reasoner, question, briefing, messages)
     except ModelError as exc:
-        second, cut2 = own_citations("", "", True, {}), None
         kept = f"draft kept ({exc.one_line()})"
-    if second.text.strip():
-        revised = await _checked(ctx, reasoner, question, briefing, second, cut2, stages)
-        if _better(revised, answer):
+    if second is not None and second.text.strip():
+        revised = await _checked(ctx, reasoner, question, briefing, second, cut2, stages, titles)
+        if revised.weighed.better_than(answer.weighed):
             answer, kept = revised, "revision kept"
-    stages.add("revise", t0, f"{kept}; {len(answer.spans)} unsupported")
+    stages.add("revise", t0, f"{kept}; {len(answer.weighed.spans)} unsupported")
     return answer
 
 
@@ -379,8 +336,8 @@ async def _offline(
     """The model failed: sadie's own answer from the excerpts, verbatim quotes only."""
     grounded, cut = await _draft(ctx, reasoner, question, plan.briefing)
     stages.add("draft", time.perf_counter(), "offline fallback")
-    settle(plan.briefing, grounded)
-    return Answer(grounded, cut, (), NO_EVIDENCE)
+    checked = settled(grounded, plan.briefing, titles_of(plan.result))
+    return Answer(checked, checked.weighed(question, offline=True), cut)
 
 
 async def _result(
@@ -402,12 +359,12 @@ async def _result(
         # It said the notes do not say, citing the sentence that does: answered from it.
         text, opinion = grounded.answered, None
         grounded.doubt = ""
-    report = _report(answer, text, briefing, reasoner.offline)
+    report = answer_report(answer.weighed, text, briefing, offline=reasoner.offline, cut=answer.cut)
     supported = [c for c in grounded.policed.citations if c.support in ("verbatim", "paraphrase")]
     # Evidence sadie finds itself counts like a citation: a right answer whose citations were
     # lost (a cut pass, a tail the model never wrote) is not thrown away.
-    abstained = not result.chunks or not (supported or answer.weight.support)
-    sources = Sources(citation_views(grounded, result, ()), found_views(grounded, result, ()))
+    abstained = not result.chunks or not (supported or answer.weighed.evidence.support)
+    sources = answer.checked.sources
     citations = [] if abstained else list(sources.views)
     if abstained:
         text = ABSTAIN
@@ -496,33 +453,6 @@ async def _complete(
         elif piece.kind == "thinking":
             thought = True
     return "".join(parts), thought
-
-
-def _weigh(
-    grounded: Grounded, briefing: Briefing, question: str, offline: bool
-) -> tuple[list[Span], Evidence]:
-    """A settled reply's unsupported details, and the evidence sadie finds for it."""
-    if offline:
-        return [], Evidence((), 0, 0)
-    spans = checked_details(grounded.text, briefing, grounded)
-    texts = [e.render() for e in [*briefing.excerpts, *briefing.attached_excerpts()]]
-    weight = evidence(
-        grounded.text,
-        texts,
-        question,
-        unsupported_count=len(spans),
-        sentences=len(match_sentences(grounded.text, briefing.excerpts)),
-    )
-    return spans, weight
-
-
-def _better(revised: Answer, draft: Answer) -> bool:
-    """Whether a revision replaces its draft: better supported (fewer unsupported details, no
-    less support), and never a refusal in place of a draft that had support."""
-    draft_support = draft.weight.support + len(draft.grounded.policed.citations)
-    if declines(revised.grounded.text) and draft_support:
-        return False
-    return revised.weight.better_than(draft.weight)
 
 
 def _revision_note(spans: Sequence[Span]) -> str:

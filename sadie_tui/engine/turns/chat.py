@@ -13,7 +13,8 @@ embeddings) runs in threads so the caller's event loop never stalls.
 
 Each step takes the ``TurnContext`` and the frozen values earlier steps returned
 (``Opened``, ``Briefed``, ``Streamed``, ``Final``); the steps it shares with the ask turn are
-in ``turns.steps``. ``Reply`` is the one thing that changes as the turn goes: what a stopped
+in ``turns.steps``, and the reply is read and checked by the reply's room (``reply.check``):
+this module orchestrates and emits the events. ``Reply`` is the one thing that changes as the turn goes: what a stopped
 turn keeps.
 """
 
@@ -31,11 +32,11 @@ from typing import TYPE_CHECKING
 
 from .. import conversations as conv
 from ..chips import add_chip
+from ..context import Choice, TurnContext, pick_reasoner
 from ..empty_memory import FILL_NOTICE
 from ..errors import ConfigError, ErrorKind, ModelError, NotFoundError, SadieError, UsageError
 from ..events import (
     WRITING_SOURCES,
-    Checking,
     CitationsEvent,
     ContextBudget,
     Done,
@@ -52,31 +53,23 @@ from ..events import (
 from ..policies import guardrail_block, lint, skip_notice
 from ..reasoners.base import Ahead, Piece, paced
 from ..records_offer import offer_records
-from ..reply.grounding import Grounded, needs_pass, own_citations
+from ..reply.check import NO_SOURCES, Checked, Filtered, Sources, run_pass, settled, titles_of
 from ..retrieval import retrieve
 from ..telemetry import add_policy_event
 from ..titles import make_title
-from .common import Filtered, Steps, count_details, grounding_score, no_answer, tokens_per_second
-from .context import Choice, TurnContext, pick_reasoner
+from .common import Steps, tokens_per_second
 from .steps import (
     Rules,
-    Sources,
     Telemetry,
     Unfinished,
     add_wiki_chips,
     attached_for,
     briefing_for,
-    citation_pass,
-    encoder,
     fit_for,
-    own,
-    pass_note,
     persona_for,
     record,
     record_unfinished,
     rules_for,
-    settled,
-    unsupported,
 )
 
 if TYPE_CHECKING:
@@ -87,8 +80,7 @@ if TYPE_CHECKING:
     from ..policies import LintResult
     from ..prompt import Attached, Briefing
     from ..reasoners.base import Reasoner
-    from ..reply.closeness import Encode
-    from ..reply.unsupported import Span
+    from ..reply.check import Encode, Grounded, Span
     from ..retrieval import RetrievalResult
     from ..store.db import Database
 
@@ -182,6 +174,7 @@ class Final:
     sources: Sources
     spans: tuple[Span, ...]
     outcome: LintResult  # what the policies did to the reply
+    grounding: float  # the kept reply's grounding score (``reply.check.grounding_score``)
 
 
 def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncGenerator[Event, None]:
@@ -209,7 +202,7 @@ class _ChatRun:
             # Inside the try: a turn stopped while preparing (after the assistant row exists)
             # still leaves that row interrupted, never streaming.
             opened = await self._open(message)
-            self.reply = reply = Reply(self.ctx.db, opened, encoder(self.ctx))
+            self.reply = reply = Reply(self.ctx.db, opened, self.ctx.encode)
             for event in opening_events(opened):
                 yield event
             if not opened.use_vector:
@@ -266,7 +259,7 @@ class _ChatRun:
             # so that its conversation gets the message and an interrupted reply, as a turn
             # stopped at any later point does. An opening that fails leaves nothing to keep.
             with contextlib.suppress(Exception):
-                self.reply = Reply(self.ctx.db, await opening, encoder(self.ctx))
+                self.reply = Reply(self.ctx.db, await opening, self.ctx.encode)
             raise
 
     def _reply_id(self) -> str:
@@ -540,7 +533,7 @@ async def stream(
     if not reply.shown.strip():
         # Never an empty "complete" reply: an unclosed <think> (or reasoning and nothing
         # after it) is the model failing to answer, kept as an error like any other.
-        raise no_answer(filtered, reasoner, thought)
+        raise filtered.no_answer(reasoner, thought)
     seconds = max(1e-6, time.perf_counter() - started)
     yield Streamed(reply.shown, filtered, count, seconds, thinking_s, filtered.cut(reasoner))
 
@@ -551,28 +544,22 @@ async def finish(
 ) -> AsyncIterator[Event]:
     """``Checking`` while the citation pass runs, ``CitationsEvent``, ``Replace`` and a
     changed register; the outcome is left on ``reply.final``."""
-    briefing, result, reasoner = briefed.briefing, briefed.result, opened.reasoner
-    filtered = streamed.filtered
-    text = await asyncio.to_thread(filtered.unecho, streamed.shown)
-    if not text.strip():
-        raise no_answer(filtered, reasoner, False)
-    grounded = own(filtered, text, briefing)
+    briefing, reasoner, filtered = briefed.briefing, opened.reasoner, streamed.filtered
+    # The reply's room (``reply.check``) reads, polices, passes and settles; the turn says so.
+    grounded = await asyncio.to_thread(filtered.read, streamed.shown, briefing, reasoner)
     reply.grounded = grounded  # a turn stopped during the pass keeps the tail's citations
-    if needs_pass(reasoner, grounded):
-        yield Checking()
-        cap = ctx.settings.citation_pass_timeout
-        async with aclosing(citation_pass(reasoner, briefing, grounded, cap=cap)) as ticks:
-            async for elapsed in ticks:
-                yield Checking(elapsed=elapsed)
-    sources = await asyncio.to_thread(
-        settled, briefing, grounded, result, briefed.attached, encoder(ctx)
-    )
+    cap = ctx.settings.citation_pass_timeout
+    async with aclosing(run_pass(grounded, briefing, reasoner, cap=cap)) as checking:
+        async for event in checking:
+            yield event
+    titles = titles_of(briefed.result, briefed.attached)
+    checked = await asyncio.to_thread(settled, grounded, briefing, titles, ctx.encode)
     # The person's own patterns, each on a time budget: in a thread, so that even a slow
     # one never stalls the caller's event loop (the TUI keeps repainting and hears Esc).
     outcome = await asyncio.to_thread(lint, grounded.text, briefed.rules.policies)
     for name in outcome.skipped:
         yield Status(skip_notice(name))
-    final = judge(opened, briefing, grounded, sources, filtered, outcome)
+    final = judge(opened, checked, filtered, outcome)
     reply.final = final
     yield CitationsEvent(
         final.sources.views,
@@ -588,41 +575,35 @@ async def finish(
         yield EmotionEvent(final.emotion)
 
 
-def judge(
-    opened: Opened,
-    briefing: Briefing,
-    grounded: Grounded,
-    sources: Sources,
-    filtered: Filtered,
-    outcome: LintResult,
-) -> Final:
+def judge(opened: Opened, checked: Checked, filtered: Filtered, outcome: LintResult) -> Final:
     """The kept text after the policies: a rewrite replaces it, a block also takes its
-    sources and makes the register serious; its details checked unless nothing is to be
-    checked (a block, or an offline answer: sadie's own framing around verbatim quotes)."""
-    text, emotion = grounded.text, opened.emotion
+    sources and makes the register serious; the reply's room keeps it (``Checked.kept``:
+    answered from its quote, or led by the doubt, its details checked) unless nothing is to
+    be checked (a block, or an offline answer: sadie's own framing around verbatim quotes).
+    Why the kept text differs from what streamed is the turn's to say."""
+    grounded, emotion, sources = checked.grounded, opened.emotion, checked.sources
     reason = "citations list" if grounded.list_removed else ""
     if filtered.near_echoes:
         reason = ECHO_REASON
     blocked = outcome.blocked_by
     if outcome.changed:
-        text = outcome.text
         reason = f"policy {blocked.name}" if blocked else "policy rewrite"
         if blocked is not None:
-            emotion, sources = "serious", Sources((), ())
-    check = blocked is None and not opened.reasoner.offline
-    if check and grounded.answered and not outcome.changed:
+            emotion, sources = "serious", NO_SOURCES
+    kept = checked.kept(
+        outcome.text if outcome.changed else None,
+        rewritten=outcome.changed,
+        checks=blocked is None and not opened.reasoner.offline,
+    )
+    if kept.answered:
         # It said the notes do not say, citing the sentence that does: answered from it.
-        text, reason, grounded.doubt = grounded.answered, ANSWERED_REASON, ""
-    elif check and grounded.doubt:
+        reason = ANSWERED_REASON
+    elif kept.doubted and not outcome.changed:
         # What it cites does not establish the answer: the person reads that first (a
         # policy's rewrite keeps its own reason).
-        text = f"{grounded.doubt}\n\n{text}"
-        reason = reason if outcome.changed else DOUBT_REASON
-    elif not check:
-        grounded.doubt = ""
-    spans = unsupported(text, briefing, grounded, check=check)
+        reason = DOUBT_REASON
     status = "blocked" if blocked is not None else "complete"
-    return Final(text, emotion, status, reason, sources, spans, outcome)
+    return Final(kept.text, emotion, status, reason, sources, kept.spans, outcome, kept.score)
 
 
 # -- persist: the stored reply, the conversation's state and telemetry -----------------------
@@ -686,7 +667,7 @@ def _metadata(
         else streamed.shown,
         "tail": g.tail,
         "repaired": g.repaired,
-        "citation_pass": pass_note(g),
+        "citation_pass": g.pass_note,
         "pass_ms": round(g.pass_ms, 1),
         "thinking_s": streamed.thinking_s,
         "unsupported": [sp.as_json() for sp in final.spans],
@@ -737,9 +718,7 @@ def _store(
         briefing=briefed.briefing,
         result=briefed.result,
         grounded=grounded,
-        grounding=grounding_score(
-            grounded.policed, spans, count_details(final.text), doubt=bool(grounded.doubt)
-        ),
+        grounding=final.grounding,
         latency_ms=latency,
         cited=views,
         unsupported=spans,
@@ -763,14 +742,15 @@ def keep_stopped_in_tail(ctx: TurnContext, reply: Reply, steps: Steps, started: 
     text = filtered.unecho(reply.shown)
     if not text.strip():
         raise UsageError("nothing of the reply to keep")
-    grounded = reply.grounded
+    briefing, grounded = briefed.briefing, reply.grounded
     if grounded is None:
-        tail = filtered.filter
-        grounded = own_citations(text, closed_list(tail.tail), True, briefed.briefing.shown)
+        closed = closed_list(filtered.filter.tail)
+        grounded = filtered.own(text, briefing, tail=closed, diverted=True)
     arrived = len(grounded.policed.citations) + len(grounded.policed.dropped)
-    sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached, reply.encode)
+    titles = titles_of(briefed.result, briefed.attached)
+    checked = settled(grounded, briefing, titles, reply.encode)
     outcome = lint(grounded.text, briefed.rules.policies)
-    final = judge(opened, briefed.briefing, grounded, sources, filtered, outcome)
+    final = judge(opened, checked, filtered, outcome)
     reply.grounded, reply.final = grounded, final
     seconds = max(1e-6, time.perf_counter() - started)
     streamed = Streamed(reply.shown, filtered, reply.pieces, seconds, 0.0, None)
@@ -902,10 +882,11 @@ class Reply:
             if self.filtered is None:
                 return [], []
             tail = self.filtered.filter
-            grounded = own_citations(
-                self.shown, closed_list(tail.tail), tail.diverted, briefed.briefing.shown
+            grounded = self.filtered.own(
+                self.shown, briefed.briefing, tail=closed_list(tail.tail), diverted=tail.diverted
             )
-        sources = settled(briefed.briefing, grounded, briefed.result, briefed.attached, self.encode)
+        titles = titles_of(briefed.result, briefed.attached)
+        sources = settled(grounded, briefed.briefing, titles, self.encode).sources
         return [v.as_json() for v in sources.views], [v.as_json() for v in sources.found]
 
 

@@ -1,23 +1,21 @@
-"""The steps both turns are made of: retrieve → brief → draft → own citations → pass →
-settle → unsupported details → telemetry.
+"""The steps both turns are made of before and after the reply is checked: the persona, the
+person's rules, the chips, the briefing, and the turn's telemetry.
 
 Each step is a function over the ``TurnContext`` and the values earlier steps returned;
 what a step returns is frozen. The chat turn (``turns.chat``) streams its draft and writes
 the conversation; the ask turn (``turns.ask``) drafts in one piece and writes only
-telemetry; both go through the same functions for everything else.
+telemetry. Between the briefing and the telemetry, both hand the reply to the reply's room
+(``reply.check``: filtering, the citations policed, the pass, support, unsupported details,
+settling).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import re
 import time
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from ..chips import add_chip, list_chips, resolve
 from ..errors import SadieError
@@ -25,33 +23,19 @@ from ..passages import Fit, about_self, bears_on, choose, who
 from ..personas import Persona, get_persona
 from ..policies import Policy, load_policies
 from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing, person_name
-from ..reply.grounding import Grounded, own_citations, repair, settle
 from ..store.episodes import episode_texts, people_named
 from ..telemetry import record_turn
 from ..wiki_pages import who_is, wiki_for
-from .common import (
-    Filtered,
-    checked_details,
-    citation_views,
-    cited_chunk_ids,
-    excerpt_order,
-    excerpts_of,
-    found_views,
-    keep_rates,
-)
+from .common import cited_chunk_ids, excerpt_order, excerpts_of, keep_rates
 
 if TYPE_CHECKING:
     from ...config import Settings
+    from ..context import TurnContext
     from ..events import CitationView
     from ..memory import Memory
     from ..reasoners.base import Reasoner
-    from ..reply.closeness import Encode
-    from ..reply.unsupported import Span
+    from ..reply.check import Grounded
     from ..retrieval import RetrievalResult
-    from .context import TurnContext
-
-# How often a running citation pass reports its seconds.
-CHECKING_EVERY = 1.0
 
 
 def fit_for(settings: Settings, mode: str) -> Fit:
@@ -187,80 +171,6 @@ def _word_runs(text: str, longest: int = 3) -> list[str]:
     return sorted(runs)
 
 
-def own(filtered: Filtered, text: str, briefing: Briefing) -> Grounded:
-    """The reply's own citations, from the tail the stream filter set aside."""
-    tail = filtered.filter
-    return own_citations(text, tail.tail, tail.diverted, briefing.shown)
-
-
-async def citation_pass(
-    reasoner: Reasoner, briefing: Briefing, grounded: Grounded, *, cap: float
-) -> AsyncGenerator[int, None]:
-    """Run the citation pass on ``grounded``; while it runs, its whole seconds every
-    ``CHECKING_EVERY`` (its budget comes from the model's measured speed; ``cap`` is the
-    most it may take). Closing the iterator early cancels the pass."""
-    started = time.perf_counter()
-    task = asyncio.ensure_future(repair(reasoner, briefing, grounded, cap=cap))
-    try:
-        while not (await asyncio.wait({task}, timeout=CHECKING_EVERY))[0]:
-            yield round(time.perf_counter() - started)
-        task.result()
-    finally:
-        if not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
-
-
-def pass_note(grounded: Grounded) -> str | None:
-    """What the citation pass did, as telemetry records it: ``ok``, why it gave nothing, or
-    ``None`` when it did not run."""
-    return grounded.pass_reason or ("ok" if grounded.repaired else None)
-
-
-@dataclass(frozen=True)
-class Sources:
-    """A settled reply's citations as screens show them, and sadie's own sentence matches."""
-
-    views: tuple[CitationView, ...]
-    found: tuple[CitationView, ...]
-
-
-def encoder(ctx: TurnContext) -> Encode:
-    """The embedding model's encoder (loaded on first use), for the check of a paraphrase's
-    closeness to its note (``reply.closeness``)."""
-    embedder = ctx.memory.embedder
-
-    def encode(texts: Sequence[str]) -> np.ndarray:
-        return embedder.encode(list(texts))
-
-    return encode
-
-
-def settled(
-    briefing: Briefing,
-    grounded: Grounded,
-    result: RetrievalResult,
-    attached: Sequence[Attached] = (),
-    encode: Encode | None = None,
-) -> Sources:
-    """Each citation attached to the sentence it backs, a paraphrase close to none of its
-    note's sentences dropped (``reply.grounding.settle``), then shown with its note's title
-    and date (blocking: the embedding model may run)."""
-    settle(briefing, grounded, encode)
-    return Sources(
-        citation_views(grounded, result, attached), found_views(grounded, result, attached)
-    )
-
-
-def unsupported(
-    text: str, briefing: Briefing, grounded: Grounded, *, check: bool = True
-) -> tuple[Span, ...]:
-    """The details of ``text`` no source holds (none when ``check`` is false: an offline
-    answer, or a reply a policy blocked)."""
-    return tuple(checked_details(text, briefing, grounded)) if check else ()
-
-
 @dataclass(frozen=True)
 class Telemetry:
     """One turn as the ``turns`` table records it."""
@@ -300,7 +210,7 @@ def record(ctx: TurnContext, reasoner: Reasoner, t: Telemetry) -> None:
         cited_chunk_ids=cited_chunk_ids(t.result, t.cited),
         tail=t.grounded.tail,
         repaired=t.grounded.repaired,
-        citation_pass=pass_note(t.grounded),
+        citation_pass=t.grounded.pass_note,
         unsupported=t.unsupported,
         cut=t.cut,
     )

@@ -1,13 +1,14 @@
-"""What every turn reads, and how a turn gets its model.
+"""What every reasoning piece of the engine reads, and how it gets its model.
 
 ``TurnContext`` is a plain context object the ``Session`` builds once per open memory: the
 memory, the settings, the register classifier, each model's measured rates and the last
-check of each model. The turns take it as an argument and return events or a result; they
-never call back into whoever runs them.
+check of each model. The turns (``turns/``) and reflection (``reflect/``) take it as an
+argument and return events or a result; they never call back into whoever runs them. It
+lives below both, so that reflection, which is not a turn, never imports ``turns/``.
 
-``pick_reasoner`` chooses the turn's reasoner (the model server when it answers, else
-offline, as ``Settings.reasoner`` says); ``check_model`` and ``models`` are what a face asks
-of the model server.
+``pick_reasoner`` chooses the reasoner (the model server when it answers, else offline, as
+``Settings.reasoner`` says); ``check_model`` and ``models`` are what a face asks of the
+model server.
 """
 
 from __future__ import annotations
@@ -16,17 +17,21 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ..emotions import EmotionClassifier, classifier_for
-from ..reasoners import choose
-from ..reasoners.offline import OfflineReasoner
-from ..reasoners.rates import RATES_FILE, Rates
+from .emotions import EmotionClassifier, classifier_for
+from .reasoners import choose
+from .reasoners.offline import OfflineReasoner
+from .reasoners.rates import RATES_FILE, Rates
 
 if TYPE_CHECKING:
-    from ...config import Settings
-    from ..memory import Memory
-    from ..reasoners.base import Reasoner
-    from ..reasoners.ollama import ModelInfo
-    from ..store.db import Database
+    from collections.abc import Sequence
+
+    import numpy as np
+
+    from ..config import Settings
+    from .memory import Memory
+    from .reasoners.base import Reasoner
+    from .reasoners.ollama import ModelInfo
+    from .store.db import Database
 
 # How long a model check is trusted. Longer than the app's re-probe (every 30 s), so that a
 # turn never waits for a check of its own (~40 ms); a turn that fails on the model clears it.
@@ -110,6 +115,11 @@ class TurnContext:
     @property
     def db(self) -> Database:
         return self.memory.db
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """The embedding model's vectors (loaded on first use): the ``Encode`` the reply's
+        checks use for a paraphrase's closeness to its note (``reply.closeness``)."""
+        return self.memory.embedder.encode(list(texts))
 
 
 async def check_model(
