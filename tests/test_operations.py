@@ -7,6 +7,8 @@ with the routes the app serves."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -160,3 +162,24 @@ def test_every_operation_is_served_where_it_is_declared() -> None:
         d = cls.declared
         assert d.method.lower() in paths[d.path], cls.__name__
         assert set(path_fields(d.path)) <= set(cls.__dataclass_fields__), cls.__name__
+
+
+def test_the_table_imports_without_the_store() -> None:
+    """A face imports the table at start (the app's first frame waits on it): the answers'
+    shapes, which bring DuckDB and numpy, load when an operation is first used."""
+    code = (
+        "import sys, sadie_tui.engine.operations as o\n"
+        "print([m for m in ('duckdb', 'numpy', 'sadie_tui.engine.store') if m in sys.modules])\n"
+        "o.ListConversations.answer\n"
+        "print('duckdb' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["[]", "True"]
+
+
+def test_an_import_may_be_as_large_as_an_export() -> None:
+    from sadie_tui.engine.conversations.export_format import MAX_EXPORT_BYTES
+    from sadie_tui.engine.operations import ImportConversation
+
+    assert ImportConversation.declared.body_limit == MAX_EXPORT_BYTES

@@ -25,15 +25,13 @@ face asks ``session.call(AcceptBelief(belief_id, reason="…"))``: typed, its an
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import Any, ClassVar, Generic, Literal, TypeVar
 
 from .jsonvalue import JSONObject
-
-if TYPE_CHECKING:
-    from .session import Session
 
 A = TypeVar("A")
 C = TypeVar("C", bound="type[Op[Any]]")  # Any: an operation of any answer
@@ -71,13 +69,30 @@ class Declared:
     answers: tuple[tuple[Any, str], ...] = ()  # Any: a shape
 
 
+class _Answer:
+    """``Op.answer``: the answer's shape, read from ``Op[Answer]`` when first asked. A table
+    may write its answers as names in quotes (``Op["Search"]``), so a face imports it without
+    the store and retrieval the shapes bring; the names are then looked up in its module and
+    in what its ``answer_types()`` imports."""
+
+    def __get__(self, obj: object, cls: type) -> Any:  # Any: a shape
+        found = _ANSWERS.get(cls)
+        if found is None:
+            found = _ANSWERS[cls] = _answer_of(cls)
+        return found
+
+
+_ANSWERS: dict[type, Any] = {}  # Any: a shape; each operation's, once read
+
+
 class Op(Generic[A]):
     """The base of every operation (see the module docstring)."""
 
     declared: ClassVar[Declared]
-    answer: ClassVar[Any]  # Any: a shape (``wire``), read from ``Op[Answer]``
+    answer: ClassVar[Any] = _Answer()  # Any: a shape (``wire``), read from ``Op[Answer]``
 
-    def run(self, session: Session) -> A:
+    # Any: the open Session (engine.session imports this module); each run names it
+    def run(self, session: Any) -> A:
         """The engine work: what the operation answers over an open session."""
         raise NotImplementedError(type(self).__name__)
 
@@ -117,7 +132,6 @@ def operation(
         cls.declared = Declared(
             method, path, summary, status, errors, socket_only, tool, body, body_limit, answers
         )
-        cls.answer = _answer_of(cls)
         if cls.__name__ in OPERATIONS and OPERATIONS[cls.__name__] is not cls:
             raise TypeError(f"two operations are named {cls.__name__}")
         OPERATIONS[cls.__name__] = cls
@@ -140,8 +154,12 @@ def _answer_of(cls: type) -> Any:  # Any: a shape
     for base in getattr(cls, "__orig_bases__", ()):
         if typing.get_origin(base) is Op:
             (answer,) = typing.get_args(base)
+            if isinstance(answer, typing.ForwardRef):
+                module = sys.modules[cls.__module__]
+                names = dict(vars(module))
+                load = names.get("answer_types")
+                if callable(load):
+                    names.update(load())
+                answer = eval(answer.__forward_arg__, names)  # noqa: S307 - a type's name
             return answer
-    for parent in cls.__mro__[1:]:
-        if "answer" in vars(parent):
-            return vars(parent)["answer"]
     raise TypeError(f"{cls.__name__}: an operation subclasses Op[Answer]")

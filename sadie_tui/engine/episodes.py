@@ -54,9 +54,9 @@ def episode(db: Database, episode_id: str) -> Episode:
 def add_note(memory: Memory, text: str, title: str | None = None) -> NoteAdded:
     """Write the note into the memory's ``notes`` folder and ingest that file (the path every
     note takes). A note that does not go in leaves no file behind."""
-    # lazy: yaml and the readers load only when a note is added, off the start-up path
-    import yaml
+    import yaml  # lazy: yaml and the readers load only when a note is added
 
+    # lazy: (as yaml)
     from ..paths import make_private_folder, write_private
     from .ingest.readers import episode_id
     from .titles import make_title

@@ -18,22 +18,47 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
-from . import chips as chips_engine
-from . import conversations as conv
-from .chips import Candidate, Chip
-from .conversations import Conversation, ConversationShow
-from .conversations.export_format import MAX_EXPORT_BYTES
 from .door import Op, Tool, operation
 from .episodes import Episode, NoteAdded
 from .jsonvalue import JSON, JSONObject
-from .reflect.beliefs import Belief, BeliefDetail
-from .reflect.soul import SoulSuggestion
-from .retrieval.report import Search
-from .stats import Stats
 from .wire import Text, dump, dump_each
 
 if TYPE_CHECKING:
+    from .chips import Candidate, Chip
+    from .conversations import Conversation, ConversationShow
+    from .reflect.beliefs import Belief, BeliefDetail
+    from .reflect.soul import SoulSuggestion
+    from .retrieval.report import Search
     from .session import Session
+    from .stats import Stats
+
+MAX_EXPORT_BYTES = 10 * 1024 * 1024  # an import's body: conversations.export_format's limit
+
+
+def answer_types() -> dict[str, object]:
+    """The answers' shapes (``door``: written in quotes below), imported when an operation is
+    first served or sent: they bring the store and retrieval, which a face importing the
+    table (the app, at start) should not wait for."""
+    # lazy: (above)
+    from .chips import Candidate, Chip
+    from .conversations import Conversation, ConversationShow
+    from .reflect.beliefs import Belief, BeliefDetail
+    from .reflect.soul import SoulSuggestion
+    from .retrieval.report import Search
+    from .stats import Stats
+
+    return {
+        "Candidate": Candidate,
+        "Chip": Chip,
+        "Conversation": Conversation,
+        "ConversationShow": ConversationShow,
+        "Belief": Belief,
+        "BeliefDetail": BeliefDetail,
+        "SoulSuggestion": SoulSuggestion,
+        "Search": Search,
+        "Stats": Stats,
+    }
+
 
 _C = "/v1/conversations/{conversation_id}"
 _B = "/v1/beliefs/{belief_id}"
@@ -65,7 +90,7 @@ def _listed(found: list[Conversation]) -> JSONObject:
     ),
 )
 @dataclass(frozen=True)
-class ListConversations(Op[list[Conversation]]):
+class ListConversations(Op["list[Conversation]"]):
     """``archived``: only archived ones; ``search``: title, summary or messages contain it."""
 
     archived: bool = False
@@ -73,6 +98,8 @@ class ListConversations(Op[list[Conversation]]):
     limit: Limit | None = None
 
     def run(self, session: Session) -> list[Conversation]:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.list_conversations(
             session.db, archived=self.archived, search=self.search or None, limit=self.limit
         )
@@ -80,68 +107,84 @@ class ListConversations(Op[list[Conversation]]):
 
 @operation("GET", _C, "A conversation with its messages and chips", errors=(404,))
 @dataclass(frozen=True)
-class ShowConversation(Op[ConversationShow]):
+class ShowConversation(Op["ConversationShow"]):
     conversation_id: str  # its id or a unique prefix (as every conversation_id here)
 
     def run(self, session: Session) -> ConversationShow:
+        # lazy: the store loads when the table is first used
+        from . import chips as chips_engine
+        from . import conversations as conv
+
         c = conv.get_conversation(session.db, self.conversation_id)
-        return ConversationShow(
+        return conv.ConversationShow(
             c, conv.messages(session.db, c.id), chips_engine.list_chips(session.db, c.id)
         )
 
 
 @operation("POST", f"{_C}/pin", "Pin a conversation", errors=(404,))
 @dataclass(frozen=True)
-class Pin(Op[Conversation]):
+class Pin(Op["Conversation"]):
     conversation_id: str
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.pin(session.db, self.conversation_id, True)
 
 
 @operation("POST", f"{_C}/unpin", "Unpin a conversation", errors=(404,))
 @dataclass(frozen=True)
-class Unpin(Op[Conversation]):
+class Unpin(Op["Conversation"]):
     conversation_id: str
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.pin(session.db, self.conversation_id, False)
 
 
 @operation("POST", f"{_C}/archive", "Archive a conversation", errors=(404,))
 @dataclass(frozen=True)
-class Archive(Op[Conversation]):
+class Archive(Op["Conversation"]):
     conversation_id: str
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.archive(session.db, self.conversation_id, True)
 
 
 @operation("POST", f"{_C}/unarchive", "Unarchive a conversation", errors=(404,))
 @dataclass(frozen=True)
-class Unarchive(Op[Conversation]):
+class Unarchive(Op["Conversation"]):
     conversation_id: str
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.archive(session.db, self.conversation_id, False)
 
 
 @operation("POST", f"{_C}/rename", "Rename a conversation", errors=(400, 404))
 @dataclass(frozen=True)
-class Rename(Op[Conversation]):
+class Rename(Op["Conversation"]):
     conversation_id: str
     title: Text
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.rename(session.db, self.conversation_id, self.title)
 
 
 @operation("DELETE", _C, "Forget a conversation with its messages and chips", errors=(404,))
 @dataclass(frozen=True)
-class Forget(Op[Conversation]):
+class Forget(Op["Conversation"]):
     conversation_id: str
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.forget(session.db, self.conversation_id)
 
 
@@ -164,6 +207,8 @@ class Export(Op[str]):
     format: ExportFormat = "md"
 
     def run(self, session: Session) -> str:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.export(session.db, self.conversation_id, self.format)
 
     def media(self) -> str:
@@ -180,26 +225,30 @@ class Export(Op[str]):
     body_limit=MAX_EXPORT_BYTES,
 )
 @dataclass(frozen=True)
-class ImportConversation(Op[Conversation]):
+class ImportConversation(Op["Conversation"]):
     text: str  # the export file's text: a malformed one gets the CLI's own error
 
     def run(self, session: Session) -> Conversation:
+        from . import conversations as conv  # lazy: the store loads when the table is first used
+
         return conv.import_json(session.db, self.text)
 
 
 # -- chips ---------------------------------------------------------------------------------
 @operation("GET", f"{_C}/chips", "The chips attached to a conversation", errors=(404,))
 @dataclass(frozen=True)
-class ListChips(Op[list[Chip]]):
+class ListChips(Op["list[Chip]"]):
     conversation_id: str
 
     def run(self, session: Session) -> list[Chip]:
+        from . import chips as chips_engine  # lazy: the store loads when the table is first used
+
         return chips_engine.list_chips(session.db, self.conversation_id)
 
 
 @operation("POST", f"{_C}/chips", "Attach a chip", status=201, errors=(400, 404))
 @dataclass(frozen=True)
-class AddChip(Op[Chip]):
+class AddChip(Op["Chip"]):
     """``kind``: wiki, source, brief, graph_entity, discourse or record; ``ref``: an id, a
     unique id prefix, an exact title, or an entity's name."""
 
@@ -209,6 +258,8 @@ class AddChip(Op[Chip]):
     label: str | None = None
 
     def run(self, session: Session) -> Chip:
+        from . import chips as chips_engine  # lazy: the store loads when the table is first used
+
         return chips_engine.add_chip(
             session.db, self.conversation_id, self.kind, self.ref, label=self.label
         )
@@ -216,22 +267,26 @@ class AddChip(Op[Chip]):
 
 @operation("DELETE", f"{_C}/chips/{{chip_id}}", "Detach a chip", errors=(404,))
 @dataclass(frozen=True)
-class RemoveChip(Op[Chip]):
+class RemoveChip(Op["Chip"]):
     conversation_id: str
     chip_id: str  # its id or a unique prefix
 
     def run(self, session: Session) -> Chip:
+        from . import chips as chips_engine  # lazy: the store loads when the table is first used
+
         return chips_engine.remove_chip(session.db, self.conversation_id, self.chip_id)
 
 
 @operation("GET", "/v1/chips/find", "What can be attached")
 @dataclass(frozen=True)
-class FindAttachable(Op[list[Candidate]]):
+class FindAttachable(Op["list[Candidate]"]):
     query: str = ""
     kind: str | None = None
     limit: Annotated[int, Field(ge=1, le=500)] = 20
 
     def run(self, session: Session) -> list[Candidate]:
+        from . import chips as chips_engine  # lazy: the store loads when the table is first used
+
         return chips_engine.find_attachable(
             session.db, self.query, kind=self.kind or None, limit=self.limit
         )
@@ -277,7 +332,7 @@ def _passages(found: Search) -> JSONObject:
     ),
 )
 @dataclass(frozen=True)
-class SearchMemory(Op[Search]):
+class SearchMemory(Op["Search"]):
     """``persona``: whose retrieval (default: the ask persona); ``k``: how many chunks."""
 
     query: Text
@@ -362,20 +417,20 @@ class SaveSoul(Op[Soul]):
     errors=(502,),
 )
 @dataclass(frozen=True)
-class SuggestSoul(Op[SoulSuggestion]):
+class SuggestSoul(Op["SoulSuggestion"]):
     """Blocking, with its own event loop: run it from a worker thread."""
 
     def run(self, session: Session) -> SoulSuggestion:
-        import asyncio
+        import asyncio  # lazy: reflection loads when a draft is asked for
 
-        from .reflect.soul import suggest  # lazy: as search
+        from .reflect.soul import suggest  # lazy: (as asyncio)
 
         return asyncio.run(suggest(session.context))
 
 
 @operation("GET", "/v1/stats", "What the memory holds, as `sadie stats --json`")
 @dataclass(frozen=True)
-class GetStats(Op[Stats]):
+class GetStats(Op["Stats"]):
     def run(self, session: Session) -> Stats:
         return session.memory.stats()
 
@@ -388,7 +443,7 @@ class GetStats(Op[Stats]):
     errors=(400,),
 )
 @dataclass(frozen=True)
-class ListBeliefs(Op[list[Belief]]):
+class ListBeliefs(Op["list[Belief]"]):
     status: str | None = None  # only this status (an unknown one: the engine's one line)
     origin: str | None = None  # stated or derived
 
@@ -405,7 +460,7 @@ class ListBeliefs(Op[list[Belief]]):
     errors=(404,),
 )
 @dataclass(frozen=True)
-class ShowBelief(Op[BeliefDetail]):
+class ShowBelief(Op["BeliefDetail"]):
     belief_id: str  # its id or a unique prefix (as every belief_id here)
 
     def run(self, session: Session) -> BeliefDetail:
@@ -421,7 +476,7 @@ class ShowBelief(Op[BeliefDetail]):
     errors=(400, 404),
 )
 @dataclass(frozen=True)
-class AcceptBelief(Op[BeliefDetail]):
+class AcceptBelief(Op["BeliefDetail"]):
     belief_id: str
     reason: str | None = None  # why, for the belief's history
 
@@ -438,7 +493,7 @@ class AcceptBelief(Op[BeliefDetail]):
     errors=(400, 404),
 )
 @dataclass(frozen=True)
-class RejectBelief(Op[BeliefDetail]):
+class RejectBelief(Op["BeliefDetail"]):
     belief_id: str
     reason: str | None = None
 
@@ -455,7 +510,7 @@ class RejectBelief(Op[BeliefDetail]):
     errors=(400, 404),
 )
 @dataclass(frozen=True)
-class EditBelief(Op[BeliefDetail]):
+class EditBelief(Op["BeliefDetail"]):
     belief_id: str
     statement: Text
 

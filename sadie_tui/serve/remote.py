@@ -303,6 +303,7 @@ class RemoteSession:
         fields: JSONObject = dump(op)
         url = d.path.format(**{k: quote(str(fields.pop(k)), safe="") for k in path_fields(d.path)})
         if d.method in ("GET", "DELETE"):
+            # Any: the keyword arguments go whole to httpx.Client.request, as _send's
             sent: dict[str, Any] = {"params": {k: v for k, v in fields.items() if v is not None}}
         elif d.body == "text":
             sent = {"content": str(next(iter(fields.values()))).encode("utf-8")}
