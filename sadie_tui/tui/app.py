@@ -271,6 +271,7 @@ class SadieApp(App[None]):
         self.models.tick()
 
     def _check_model(self, fresh: bool = False) -> None:
+        """Ask now, not at the next probe (the tests' way to skip the wait)."""
         self.models.check(fresh=fresh)
 
     # -- the keys' actions -----------------------------------------------------------------------
