@@ -74,7 +74,7 @@ def system_commands(app: SadieHost, screen: Screen) -> Iterator[SystemCommand]:
         yield SystemCommand(
             f"Persona: {name}",
             description or f"Reply as the {name}",
-            partial(app.set_persona, name),
+            partial(app.preferences.set_persona, name),
         )
     for name in app.sadie_themes:
         yield SystemCommand(

@@ -65,7 +65,7 @@ class ConversationController:
         launch opens it again."""
         self.conversation_id = conversation_id
         self.set_title(title)
-        self.host.remember_conversation(conversation_id)
+        self.host.preferences.remember_conversation(conversation_id)
 
     def set_title(self, title: str) -> None:
         """Show ``title`` in the top bar."""
@@ -95,7 +95,7 @@ class ConversationController:
                 return  # opened again meanwhile
             await self.clear()
             if conversation_id is None:
-                self.host.remember_conversation(None)
+                self.host.preferences.remember_conversation(None)
                 return
         load = partial(self._load, conversation_id, turn)
         self.owner.run_worker(load, thread=True, exclusive=True, group="load", exit_on_error=False)

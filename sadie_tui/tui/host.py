@@ -1,6 +1,6 @@
 """What the screens and the command palette need of the app: the session, the clock, the
 messages sent so far, the persona and model a reply uses, the personas and themes to offer,
-and a few things to tell it.
+and the parts that own the model (``models``) and what is remembered (``preferences``).
 
 A protocol, so the screens and the palette never import ``app`` (which imports them to
 show them); ``SadieApp`` satisfies it, and hands itself to the screens it makes. This is the
@@ -21,8 +21,9 @@ if TYPE_CHECKING:
     from textual.binding import Binding
     from textual.dom import DOMNode
 
-    from ..engine.reasoners.choose import ServerSource
     from ..engine.session import SessionProtocol
+    from .model_control import ModelControl
+    from .preferences import Preferences
 
 
 class SadieHost(Protocol):
@@ -35,25 +36,17 @@ class SadieHost(Protocol):
     model_choice: str | None  # a model picked here (None: the configured one)
     keymap: dict[str, str]  # binding id -> keys, as the person remapped them
     sadie_themes: list[str]
+    models: ModelControl  # the model, the server's address, whether it answers
+    preferences: Preferences  # the persona, the conversation to reopen (remembered)
 
     @property
     def via(self) -> str:
         """The sadie holding the memory when this app is its client, else ""."""
         ...
 
-    def model_failed(self, code: str) -> None: ...
-
-    def set_model(self, name: str) -> None: ...
-
     def choose_model(self, *, address: bool = False) -> None: ...
 
-    def use_model_server(self, address: str) -> ServerSource: ...
-
-    def remember_conversation(self, conversation_id: str | None) -> None: ...
-
     def personas(self) -> dict[str, str]: ...
-
-    def set_persona(self, name: str) -> None: ...
 
     def set_theme(self, name: str) -> None: ...
 

@@ -315,7 +315,7 @@ class TurnController:
         await reply.failed(event.message, fix)
         reply.sources.state = "failed"
         await self.widgets.sources.sources_changed(reply)
-        self.host.model_failed(event.code)
+        self.host.models.failed(event.code)
         self.owner.notify(
             f"{event.message}\n{fix}",
             title="The reply failed",

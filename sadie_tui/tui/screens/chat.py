@@ -332,7 +332,8 @@ class ChatScreen(Screen[None]):
     # -- actions -----------------------------------------------------------------------------
     async def action_stop_reply(self) -> None:
         prompt = self.widgets.prompt
-        if self.overlaid:  # the sidebar over the chat (a narrow screen) goes first
+        # The sidebar shown over the chat (below NARROW columns) goes first.
+        if self.has_class("-narrow") and self.widgets.sources.display:
             self.action_toggle_sidebar()
         elif self.turns.stop():
             self.notify("Stopped. What was shown is kept.", timeout=2)
@@ -386,11 +387,6 @@ class ChatScreen(Screen[None]):
             prompt.cancel_editing()
         await self.conversation.open(conversation_id)
         prompt.focus()
-
-    @property
-    def overlaid(self) -> bool:
-        """Whether the sidebar is shown over the chat (below NARROW columns)."""
-        return self.has_class("-narrow") and bool(self.widgets.sources.display)
 
     def action_toggle_sidebar(self) -> None:
         sources = self.widgets.sources

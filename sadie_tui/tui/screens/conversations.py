@@ -135,6 +135,18 @@ class ConversationList(OptionList):
             if not option.disabled and option.id is not None
         ]
 
+    def highlighted_id(self) -> str | None:
+        """The highlighted conversation's id (None: nothing is highlighted)."""
+        if self.highlighted is None:
+            return None
+        return self.get_option_at_index(self.highlighted).id
+
+    def highlighted_row(self) -> int | None:
+        """The highlighted row's place among the rows (headings not counted)."""
+        cid = self.highlighted_id()
+        rows = self.row_ids()
+        return rows.index(cid) if cid in rows else None
+
     def highlight_row(self, row: int) -> None:
         """Highlight the ``row``-th highlightable row (clamped to the last)."""
         rows = [i for i in range(self.option_count) if not self.get_option_at_index(i).disabled]
@@ -327,7 +339,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         now = self.host.clock()
         search = self.query_one("#browser-search", Input).value
         listing = self.query_one(ConversationList)
-        previous = self.highlighted_id()
+        previous = listing.highlighted_id()
         listing.clear_options()
 
         dark = self.app.current_theme.dark
@@ -372,20 +384,8 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         empty.display = bool(message)
         self.refresh_bindings()  # the highlighted row may be pinned now, or unpinned
 
-    def highlighted_id(self) -> str | None:
-        listing = self.query_one(ConversationList)
-        if listing.highlighted is None:
-            return None
-        return listing.get_option_at_index(listing.highlighted).id
-
-    def highlighted_row(self) -> int | None:
-        """The highlighted row's place among the rows (headings not counted)."""
-        cid = self.highlighted_id()
-        rows = self.query_one(ConversationList).row_ids()
-        return rows.index(cid) if cid in rows else None
-
     def selected(self) -> Conversation | None:
-        cid = self.highlighted_id()
+        cid = self.query_one(ConversationList).highlighted_id()
         return next((c for c in self.conversations if c.id == cid), None)
 
     @on(Input.Changed, "#browser-search")
@@ -407,7 +407,7 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def _tab(self, event: Tabs.TabActivated) -> None:
         archived = event.tab.id == "archived"
         if archived != self.archived:
-            self._left_at[self.archived] = self.highlighted_id()
+            self._left_at[self.archived] = self.query_one(ConversationList).highlighted_id()
             self.archived = archived
             self.refresh_bindings()  # "a" archives or restores
             self.refresh_list(keep=self._left_at[archived])
@@ -501,7 +501,8 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
     def _change(self, what: str, conversation_id: str, value: bool | str | None) -> None:
         """Change the conversation, then list again with the highlight where it was: on the
         renamed row, or on whatever takes the place of one that moved or left."""
-        row = self.highlighted_row() if self.highlighted_id() == conversation_id else None
+        listing = self.query_one(ConversationList)
+        row = listing.highlighted_row() if listing.highlighted_id() == conversation_id else None
         self._apply(what, conversation_id, value, None if what == "rename" else row)
 
     @work(thread=True, group="browser-change", exit_on_error=False)

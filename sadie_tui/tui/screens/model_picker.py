@@ -154,7 +154,7 @@ class ModelPicker(ModalScreen[str | None]):
         if not address:
             return
         try:
-            source = self.host.use_model_server(address)
+            source = self.host.models.use_server(address)
         except SadieError as exc:
             self.show_state(f"✗ {exc.one_line()}", failed=True)
             return
