@@ -21,6 +21,7 @@ from sadie_tui.engine.operations import ListConversations, Pin, ShowConversation
 from sadie_tui.engine.store.conversations import Conversation, Message
 from sadie_tui.launch import Launch
 from sadie_tui.tui.app import SadieApp
+from sadie_tui.tui.screens.conversations import ConversationList
 from sadie_tui.tui.widgets.prompt import PromptInput
 from sadie_tui.tui.widgets.transcript import Transcript
 from tests.support.fake_session import FakeSession, now
@@ -314,14 +315,14 @@ async def test_tab_then_down_pins_the_highlighted_row(tmp_path, monkeypatch) -> 
     async with app.run_test(size=(100, 32)) as pilot:
         browser = await open_browser(pilot)
         await pilot.press("tab", "down")
-        highlighted = browser.highlighted_id()
+        highlighted = browser.query_one(ConversationList).highlighted_id()
         assert highlighted is not None
         await pilot.press("p")
         await until(pilot, lambda: pinned, what="the pin")
         assert [cid for cid, _ in pinned] == [highlighted]
         await pilot.press("tab", "tab", "down", "p")
         await until(pilot, lambda: len(pinned) == 2, what="the second pin")
-        assert pinned[1][0] == browser.highlighted_id()
+        assert pinned[1][0] == browser.query_one(ConversationList).highlighted_id()
 
 
 # -- 9. sources and keys ------------------------------------------------------------------------
