@@ -187,8 +187,10 @@ class Session:
         ``reasoner``: one fixed reasoner for every turn (a test's, a bench's)."""
         # Lazy, like the turns below: they bring retrieval, numpy and the model clients, and
         # a client of another sadie (serve.remote) imports this module only for its types.
+        from .retrieval.keyword import keep_current
         from .turns.context import TurnContext
 
+        keep_current(memory)  # the keyword index rebuilt after each ingest or removal
         self.memory = memory
         self.home = memory.home
         self.settings = settings
