@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import SadieError
-from .readers import TEXT_SUFFIXES
+from .notes import TEXT_SUFFIXES
 from .vault import FolderRules, rules_for
 
 if TYPE_CHECKING:
