@@ -54,6 +54,7 @@ from sadie_tui.engine.ingest.embedder import BATCH, Embedder, shared_embedder  #
 from sadie_tui.engine.ingest.pipeline import IngestReport  # noqa: E402
 from sadie_tui.engine.ingest.readers import read_all  # noqa: E402
 from sadie_tui.engine.memory import Memory  # noqa: E402
+from sadie_tui.engine.retrieval.keyword import keep_current  # noqa: E402
 
 GOAL = 0.85
 _FM_DATE = re.compile(r"^(date:\s*)(\S+)\s*$", re.M)
@@ -189,6 +190,7 @@ def one_round(
     timed = TimedEmbedder(embedder)
     try:
         memory = Memory.open(home, embedder=timed)  # type: ignore[arg-type]
+        keep_current(memory)  # the keyword index is part of what a person waits for
         profiler = cProfile.Profile() if profile else None
         cpu = time.process_time()
         start = time.perf_counter()

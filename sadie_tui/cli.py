@@ -201,7 +201,7 @@ def main_group(
         if ctx.invoked_subcommand is not None:
             raise click.UsageError("--ask cannot be combined with a subcommand")
         # lazy: headless loads only when main_group runs, off the start-up path
-        from .headless import ask
+        from .commands.headless import ask
 
         ask(obj, question, persona=persona, as_json=as_json)
         return

@@ -1,12 +1,26 @@
 """Settings: ``config.toml`` in the config folder, then environment variables, parsed and
 validated here and nowhere else.
 
-Environment wins over the file: ``SADIE_MODEL``, ``OLLAMA_HOST``, ``SADIE_REASONER``,
-``OPENAI_BASE_URL`` (``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``); each setting
-remembers where it came from (``Settings.origin``), so a screen can say which source won. A value of the
-wrong type or out of range is a ``ConfigError`` naming the file and the field, never silently
-ignored. An API key is never kept in the file: it is read from the environment when a reasoner
-is made (``Settings.openai_key``), and a key written into the file is refused.
+Each setting is declared once, on ``Settings``: its name, type and default as a dataclass
+field, and in its ``Annotated`` metadata (``Setting``) how a value is checked, the environment
+variable that overrides it, and a line saying what it does. The loader, the environment's
+overrides, ``save_setting``'s list of keys and the reference table in the README
+(``reference``; ``tests/test_config.py`` checks the README holds it) are all read from those
+declarations.
+
+A dataclass with ``Annotated`` metadata, not pydantic-settings: ``Settings`` stays a plain
+value that tests, benches and ``use_server`` build and change directly (``Settings(reasoner=
+"offline")`` reads no environment and no file: nothing happens at construction), the
+environment's names are the ones people already set (``OLLAMA_HOST``, ``OPENAI_BASE_URL``,
+not one prefix), each setting remembers which source won (``Settings.origin``, for the F4
+dialog and doctor), and a bad value is one ``ConfigError`` line naming the file or variable
+and the field in sadie's words, all of which pydantic-settings would need custom sources and
+error translation to keep.
+
+Environment wins over the file (``SADIE_HOME`` and ``SADIE_CONFIG`` are read by ``paths``). A
+value of the wrong type or out of range is a ``ConfigError`` naming the file and the field,
+never silently ignored. An API key is never kept in the file: it is read from the environment
+when a reasoner is made (``Settings.openai_key``), and a key written into the file is refused.
 """
 
 from __future__ import annotations
@@ -18,7 +32,7 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TypeVar
+from typing import Annotated, TypeVar, get_args, get_origin, get_type_hints
 
 from .engine.errors import ConfigError
 from .paths import config_dir
@@ -30,68 +44,6 @@ REASONERS = ("auto", "ollama", "openai", "offline")
 OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 THINK = ("auto", "on", "off")
-
-
-@dataclass
-class Settings:
-    model: str = DEFAULT_MODEL
-    ollama_host: str = DEFAULT_HOST
-    ask_persona: str = "analyst"
-    chat_persona: str = "friend"
-    theme: str = "sadie-dark"
-    # auto (Ollama when it answers, else offline) | ollama | openai (any OpenAI-compatible
-    # server: llama.cpp, LM Studio, vLLM, a hosted endpoint) | offline
-    reasoner: str = "auto"
-    openai_base_url: str = ""  # "" is the openai client's own default (OPENAI_URL)
-    openai_api_key_env: str = OPENAI_KEY_ENV  # the variable holding the key (never the file)
-    connect_timeout: float = 3.0
-    read_timeout: float = 120.0  # the longest stall between two pieces of a reply
-    first_token_timeout: float = 900.0  # reading a long briefing on a CPU takes minutes
-    # The cap on the citation pass: its budget comes from the model's measured speed, and a
-    # pass that is still writing is not cut before this.
-    citation_pass_timeout: float = 300.0
-    think: str = "auto"  # auto (the model's default) | on | off: Ollama's think option
-    keep_alive: str = "30m"  # how long Ollama keeps the model loaded after a reply
-    num_ctx: int = (
-        8192  # the smallest context asked for; grown (and kept) when a briefing needs more
-    )
-    reply_tokens: int = 1024  # num_predict: a model that never stops is cut here
-    # How much of the retrieved memory the model reads (issue 33, measured with a 1.5B model
-    # by bench/real_answers.py): this many of the persona's chunks, the ones that answer,
-    # each cut to this many characters around what answers; 0 passages: every chunk, whole.
-    ask_passages: int = 4
-    chat_passages: int = 4
-    passage_chars: int = 700
-    reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
-    open_last: bool = True  # the app reopens the conversation it was showing when it closed
-    # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
-    notes: list[Path] = field(default_factory=list)
-    mcp_write: bool = False  # `sadie mcp` may add notes (add_note); read-only otherwise
-    # The app may run `sadie reflect` in the background while nobody types (off by default).
-    reflect_when_idle: bool = False
-    reflect_idle_minutes: float = 10.0  # ... once nothing has been typed for this long
-    keymap: dict[str, str] = field(default_factory=dict)
-    config_path: Path | None = None
-    # Where each setting that is not a default came from: "config.toml", the environment
-    # variable's name, or "set in the app" (``origin``); and what config.toml says of each
-    # one the environment overrode (``file_value``), so a screen can say which one wins.
-    origins: dict[str, str] = field(default_factory=dict)
-    file_values: dict[str, object] = field(default_factory=dict)
-
-    def origin(self, key: str) -> str:
-        """Where ``key``'s value came from: ``default``, ``config.toml``, an environment
-        variable's name, or ``set in the app``."""
-        return self.origins.get(key, "default")
-
-    @property
-    def openai_url(self) -> str:
-        """The OpenAI-compatible endpoint: ``openai_base_url``, else the client's default."""
-        return self.openai_base_url or OPENAI_URL
-
-    def openai_key(self) -> str | None:
-        """The API key, read now from the variable ``openai_api_key_env`` names (None when it
-        is unset or empty: a local server needs none)."""
-        return os.environ.get(self.openai_api_key_env, "").strip() or None
 
 
 def config_file() -> Path:
@@ -230,43 +182,254 @@ def _variable(value: object) -> str:
 
 T = TypeVar("T")
 
-# Every field the file may set, and how it is checked.
-FIELDS: dict[str, Callable[[object], object]] = {
-    "model": _text,
-    "ollama_host": _host,
-    "ask_persona": _text,
-    "chat_persona": _text,
-    "theme": _text,
-    "reasoner": _reasoner,
-    "connect_timeout": _seconds,
-    "read_timeout": _seconds,
-    "first_token_timeout": _seconds,
-    "citation_pass_timeout": _seconds,
-    "reply_tokens": _count(16, 131072),
-    "ask_passages": _count(0, 100),
-    "chat_passages": _count(0, 100),
-    "passage_chars": _count(0, 1600),
-    "think": _think,
-    "keep_alive": _duration,
-    "num_ctx": _count(2048, 131072),
-    "reply_max_chars": _count(200, 10_000_000),
-    "open_last": _flag,
-    "notes": _paths,
-    "openai_base_url": _base_url,
-    "openai_api_key_env": _variable,
-    "mcp_write": _flag,
-    "reflect_when_idle": _flag,
-    "reflect_idle_minutes": _minutes,
-}
+
+def _keymap(value: object) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ValueError("must map binding ids to key names")
+    return {str(k): str(v) for k, v in value.items()}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A setting's declaration, beside its field: how a value (from the file or the
+    environment) is checked and made canonical, the variable that overrides the file, what
+    the setting does (one line for the reference), and the key in config.toml when it is
+    not the field's name (``[keys]`` for ``keymap``)."""
+
+    check: Callable[[object], object]
+    doc: str
+    env: str | None = None
+    key: str = ""
+
+
+@dataclass
+class Settings:
+    """What sadie is set to. Each setting is a field with its ``Setting`` declaration; the
+    fields after them are the load's own record (the file read, where each value came from)."""
+
+    model: Annotated[
+        str,
+        Setting(
+            _text,
+            "the model that answers: an Ollama tag, or a name the OpenAI-compatible server serves",
+            env="SADIE_MODEL",
+        ),
+    ] = DEFAULT_MODEL
+    ollama_host: Annotated[
+        str,
+        Setting(
+            _host,
+            "Ollama's address (a scheme and port 11434 are added when missing); also set in"
+            " the app (F4)",
+            env="OLLAMA_HOST",
+        ),
+    ] = DEFAULT_HOST
+    ask_persona: Annotated[str, Setting(_text, "the persona `sadie --ask` answers as")] = "analyst"
+    chat_persona: Annotated[str, Setting(_text, "the persona a new conversation starts with")] = (
+        "friend"
+    )
+    theme: Annotated[str, Setting(_text, "the app's theme (ctrl+p to change it)")] = "sadie-dark"
+    reasoner: Annotated[
+        str,
+        Setting(
+            _reasoner,
+            "`auto` (Ollama when it answers, else offline), `ollama`, `openai` (any"
+            " OpenAI-compatible server: llama.cpp, LM Studio, vLLM, a hosted endpoint) or"
+            " `offline`",
+            env="SADIE_REASONER",
+        ),
+    ] = "auto"
+    openai_base_url: Annotated[
+        str,
+        Setting(
+            _base_url,
+            "the OpenAI-compatible endpoint (`/v1` added to an address with no path); empty:"
+            " the openai client's own default",
+            env="OPENAI_BASE_URL",
+        ),
+    ] = ""
+    openai_api_key_env: Annotated[
+        str,
+        Setting(_variable, "the environment variable holding the API key (never the file)"),
+    ] = OPENAI_KEY_ENV
+    connect_timeout: Annotated[
+        float, Setting(_seconds, "seconds to wait for the model server to accept a connection")
+    ] = 3.0
+    read_timeout: Annotated[
+        float, Setting(_seconds, "seconds: the longest stall between two pieces of a reply")
+    ] = 120.0
+    first_token_timeout: Annotated[
+        float,
+        Setting(
+            _seconds,
+            "seconds before the first word: a long briefing on a CPU takes minutes (the app"
+            ' shows "reading your notes… 40 s")',
+        ),
+    ] = 900.0
+    citation_pass_timeout: Annotated[
+        float,
+        Setting(
+            _seconds,
+            "seconds: the cap on the citation pass, whose budget comes from the model's"
+            " measured speed (a pass still writing is not cut before this)",
+        ),
+    ] = 300.0
+    think: Annotated[
+        str,
+        Setting(
+            _think,
+            "`auto` (the model's default), `on` or `off`: Ollama's think option; `off` stops a"
+            " qwen3 reasoning for a minute before it answers",
+            env="SADIE_THINK",
+        ),
+    ] = "auto"
+    keep_alive: Annotated[
+        str,
+        Setting(_duration, "how long Ollama keeps the model loaded after a reply (`2h`, `90s`)"),
+    ] = "30m"
+    num_ctx: Annotated[
+        int,
+        Setting(
+            _count(2048, 131072),
+            "the smallest context asked for; a briefing that needs more grows it, and the size"
+            " is then kept for the model, so Ollama never reloads it between turns",
+        ),
+    ] = 8192
+    reply_tokens: Annotated[
+        int,
+        Setting(
+            _count(16, 131072),
+            "sent as `num_predict`: a model that never stops is cut here",
+        ),
+    ] = 1024
+    # How much of the retrieved memory the model reads (issue 33, measured with a 1.5B model
+    # by bench/real_answers.py).
+    ask_passages: Annotated[
+        int,
+        Setting(
+            _count(0, 100),
+            "how many of the retrieved chunks the model reads in `--ask`, the ones that"
+            " answer; 0: all of them, whole",
+        ),
+    ] = 4
+    chat_passages: Annotated[int, Setting(_count(0, 100), "the same in a conversation")] = 4
+    passage_chars: Annotated[
+        int,
+        Setting(_count(0, 1600), "each passage cut to this many characters around what answers"),
+    ] = 700
+    reply_max_chars: Annotated[
+        int,
+        Setting(_count(200, 10_000_000), "a reply is cut past this many shown characters"),
+    ] = 48000
+    open_last: Annotated[
+        bool,
+        Setting(_flag, "the app reopens the conversation it was showing when it closed"),
+    ] = True
+    notes: Annotated[
+        list[Path],
+        Setting(
+            _paths,
+            "folders (or files) of notes the app keeps current while it holds the memory"
+            " (`~` expanded)",
+        ),
+    ] = field(default_factory=list)
+    mcp_write: Annotated[
+        bool, Setting(_flag, "`sadie mcp` may add notes (add_note); read-only otherwise")
+    ] = False
+    reflect_when_idle: Annotated[
+        bool,
+        Setting(_flag, "the app may run `sadie reflect` in the background while nobody types"),
+    ] = False
+    reflect_idle_minutes: Annotated[
+        float, Setting(_minutes, "... once nothing has been typed for this many minutes")
+    ] = 10.0
+    keymap: Annotated[
+        dict[str, str],
+        Setting(_keymap, 'binding ids remapped to keys (`send = "ctrl+s"`)', key="keys"),
+    ] = field(default_factory=dict)
+    config_path: Path | None = None
+    # Where each setting that is not a default came from: "config.toml", the environment
+    # variable's name, or "set in the app" (``origin``); and what config.toml says of each
+    # one the environment overrode (``file_value``), so a screen can say which one wins.
+    origins: dict[str, str] = field(default_factory=dict)
+    file_values: dict[str, object] = field(default_factory=dict)
+
+    def origin(self, key: str) -> str:
+        """Where ``key``'s value came from: ``default``, ``config.toml``, an environment
+        variable's name, or ``set in the app``."""
+        return self.origins.get(key, "default")
+
+    @property
+    def openai_url(self) -> str:
+        """The OpenAI-compatible endpoint: ``openai_base_url``, else the client's default."""
+        return self.openai_base_url or OPENAI_URL
+
+    def openai_key(self) -> str | None:
+        """The API key, read now from the variable ``openai_api_key_env`` names (None when it
+        is unset or empty: a local server needs none)."""
+        return os.environ.get(self.openai_api_key_env, "").strip() or None
+
+
 # Keys the file may never hold: a secret in config.toml ends up in backups and dotfile repos.
 SECRETS = ("openai_api_key", "api_key")
-ENVIRONMENT = {
-    "SADIE_MODEL": "model",
-    "OLLAMA_HOST": "ollama_host",
-    "SADIE_REASONER": "reasoner",
-    "SADIE_THINK": "think",
-    "OPENAI_BASE_URL": "openai_base_url",
-}
+
+
+def declared() -> dict[str, Setting]:
+    """Every declared setting by field name, in the order of ``Settings``."""
+    hints = get_type_hints(Settings, include_extras=True)
+    found: dict[str, Setting] = {}
+    for f in fields(Settings):
+        for meta in getattr(hints[f.name], "__metadata__", ()):
+            if isinstance(meta, Setting):
+                found[f.name] = meta
+    return found
+
+
+_TYPE_WORDS = {str: "text", float: "number", int: "whole number", bool: "true or false"}
+
+
+def _type_word(hint: object) -> str:
+    kind = get_args(hint)[0]  # Annotated[kind, Setting(…)]
+    origin = get_origin(kind)
+    if origin is list:
+        return "list of paths"
+    if origin is dict:
+        return "table"
+    return _TYPE_WORDS[kind]
+
+
+def _default_shown(value: object) -> str:
+    if isinstance(value, bool):
+        return "`true`" if value else "`false`"
+    if isinstance(value, str):
+        return f'`"{value}"`'
+    if isinstance(value, list | dict):
+        return "`[]`" if isinstance(value, list) else "none"
+    return f"`{value}`"
+
+
+def reference() -> str:
+    """The settings as a Markdown table (key, type, default, environment variable, what it
+    does), generated from their declarations: the README holds it between its
+    ``<!-- settings -->`` marks."""
+    hints = get_type_hints(Settings, include_extras=True)
+    settings_declared = declared()
+    defaults = Settings()
+    lines = [
+        "| key | type | default | environment | what it does |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for f in fields(Settings):
+        setting = settings_declared.get(f.name)
+        if setting is None:
+            continue
+        key = f"`[{setting.key}]`" if setting.key else f"`{f.name}`"
+        env = f"`{setting.env}`" if setting.env else ""
+        doc = setting.doc.replace("|", "\\|")
+        lines.append(
+            f"| {key} | {_type_word(hints[f.name])} | {_default_shown(getattr(defaults, f.name))} | {env} | {doc} |"
+        )
+    return "\n".join(lines) + "\n"
 
 
 def load_settings(path: Path | None = None) -> Settings:
@@ -278,33 +441,35 @@ def load_settings(path: Path | None = None) -> Settings:
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError) as exc:
             raise ConfigError(f"{path}: {exc}") from exc
     settings = Settings(config_path=path)
-    for key in SECRETS:
-        if key in data:
+    for secret in SECRETS:
+        if secret in data:
             raise ConfigError(
-                f"{path}: {key}: an API key is never read from config.toml",
+                f"{path}: {secret}: an API key is never read from config.toml",
                 fix="set OPENAI_API_KEY in the environment, or name another variable with "
                 "openai_api_key_env",
             )
-    for key, check in FIELDS.items():
-        if key in data:
-            setattr(settings, key, _checked(check, data[key], f"{path}: {key}"))
-            settings.origins[key] = "config.toml"
-    keys = data.get("keys", data.get("keymap", {}))
-    if not isinstance(keys, dict) or not all(isinstance(v, str) for v in keys.values()):
-        raise ConfigError(f"{path}: [keys] must map binding ids to key names")
-    settings.keymap = {str(k): str(v) for k, v in keys.items()}
-    for variable, key in ENVIRONMENT.items():
-        if os.environ.get(variable, "").strip():
-            if settings.origin(key) == "config.toml":
-                settings.file_values[key] = getattr(settings, key)
-            setattr(settings, key, _checked(FIELDS[key], os.environ[variable], variable))
-            settings.origins[key] = variable
+    settings_declared = declared()
+    for name, setting in settings_declared.items():
+        # A table's own key first ([keys]); the field's name is read too (keymap = {…}).
+        found = next((k for k in (setting.key, name) if k and k in data), None)
+        if found is not None:
+            where = f"{path}: [{setting.key}]" if setting.key else f"{path}: {found}"
+            setattr(settings, name, _checked(setting.check, data[found], where))
+            settings.origins[name] = "config.toml"
+    for name, setting in settings_declared.items():
+        variable = setting.env
+        if variable and os.environ.get(variable, "").strip():
+            if settings.origin(name) == "config.toml":
+                settings.file_values[name] = getattr(settings, name)
+            setattr(settings, name, _checked(setting.check, os.environ[variable], variable))
+            settings.origins[name] = variable
     return settings
 
 
 def variable_for(key: str) -> str | None:
     """The environment variable that overrides setting ``key``, if any."""
-    return next((v for v, k in ENVIRONMENT.items() if k == key), None)
+    setting = declared().get(key)
+    return setting.env if setting else None
 
 
 def _checked(check: Callable[[object], T], value: object, where: str) -> T:
@@ -323,7 +488,7 @@ def save_setting(key: str, value: str, path: Path | None = None) -> None:
     # lazy: tomli_w loads only when save_setting runs, off the start-up path
     import tomli_w
 
-    if key not in {f.name for f in fields(Settings)}:
+    if key not in declared() or declared()[key].key:
         raise ConfigError(f"unknown setting {key!r}")
     path = path or config_file()
     lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else []

@@ -108,9 +108,11 @@ def notes_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def built_home(tmp_path_factory: pytest.TempPathFactory, notes_dir: Path, embedder) -> Path:
     """A home with NOTES ingested, built once; copy it (``memory_home``) before writing."""
     from sadie_tui.engine.memory import Memory
+    from sadie_tui.engine.retrieval.keyword import keep_current
 
     home = tmp_path_factory.mktemp("built") / "home"
     with Memory.open(home, embedder=embedder) as memory:
+        keep_current(memory)  # as a Session does: the index saved with the memory
         memory.ingest([notes_dir])
     return home
 
@@ -119,10 +121,12 @@ def built_home(tmp_path_factory: pytest.TempPathFactory, notes_dir: Path, embedd
 def many_home(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
     """A home with NOTES and MORE_NOTES ingested (15 episodes), built once; copy it first."""
     from sadie_tui.engine.memory import Memory
+    from sadie_tui.engine.retrieval.keyword import keep_current
 
     notes = write_notes(tmp_path_factory.mktemp("many"), {**NOTES, **MORE_NOTES})
     home = tmp_path_factory.mktemp("many-home") / "home"
     with Memory.open(home, embedder=embedder) as memory:
+        keep_current(memory)  # as a Session does: the index saved with the memory
         memory.ingest([notes])
     return home
 

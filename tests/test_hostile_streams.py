@@ -15,9 +15,9 @@ import json
 import pytest
 
 from sadie_tui.commands.context import Context
+from sadie_tui.commands.headless import chat as headless_chat
 from sadie_tui.engine.errors import exit_code_for
 from sadie_tui.engine.events import Done, ErrorEvent, Token
-from sadie_tui.headless import chat as headless_chat
 from tests.support.ollama_server import Reply, split_pieces
 from tests.support.turns import run_chat
 from tests.test_openai_turns import BACKENDS, served, session

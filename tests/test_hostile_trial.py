@@ -199,7 +199,7 @@ def test_a_client_whose_holder_dies_gets_one_line_and_an_error_event(
     tmp_path: Path, capsys
 ) -> None:
     from sadie_tui.commands.context import Context
-    from sadie_tui.headless import chat
+    from sadie_tui.commands.headless import chat
     from sadie_tui.serve.remote import RemoteSession
 
     sock = tmp_path / "sadie.sock"

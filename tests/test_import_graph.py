@@ -8,11 +8,18 @@ import hides a cycle from import-linter and from Python alike, so it counts here
 
 A function-level import is kept only where start-up time needs it, and says why in a
 comment: on its line, or above it (one comment may head a run of imports).
+
+The same graph keeps the engine's floors: no arrow from a lower layer to a higher one, nor
+between independent siblings (``a | b``), by the layers contract import-linter checks,
+read from ``pyproject.toml`` so the two cannot drift.
 """
 
 from __future__ import annotations
 
 import ast
+import fnmatch
+import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import sadie_tui
@@ -185,3 +192,99 @@ def test_the_lazy_import_check_sees_a_silent_one() -> None:
     ]
     assert not _commented(lines, 1)
     assert _commented(lines, 3) and _commented(lines, 4)
+
+
+@dataclass(frozen=True)
+class Layers:
+    """A layers contract: each floor's modules (highest first), whether a floor's siblings
+    are independent (``a | b``) or may import each other (``a : b``), and the arrows let be."""
+
+    floors: list[list[str]]
+    independent: list[bool]
+    ignored: list[tuple[str, str]]
+
+    def floor_of(self, module: str) -> tuple[int, str] | None:
+        """(floor, the layer module holding ``module``), or None outside every floor."""
+        for number, names in enumerate(self.floors):
+            for name in names:
+                if module == name or module.startswith(name + "."):
+                    return number, name
+        return None
+
+    def let_be(self, source: str, target: str) -> bool:
+        return any(
+            fnmatch.fnmatchcase(source, a) and fnmatch.fnmatchcase(target, b)
+            for a, b in self.ignored
+        )
+
+
+def _engine_layers() -> Layers:
+    """The layers contract inside the engine (its container is ``sadie_tui.engine``)."""
+    config = tomllib.loads((ROOT.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    (contract,) = [
+        c
+        for c in config["tool"]["importlinter"]["contracts"]
+        if c["type"] == "layers" and c.get("containers") == [f"{PACKAGE}.engine"]
+    ]
+    floors, independent = [], []
+    for layer in contract["layers"]:
+        separator = ":" if ":" in layer else "|"
+        floors.append([f"{PACKAGE}.engine.{n.strip()}" for n in layer.split(separator)])
+        independent.append(separator == "|")
+    ignored = []
+    for line in contract.get("ignore_imports", []):
+        source, target = (side.strip() for side in line.split("->"))
+        ignored.append((source, target))
+    return Layers(floors, independent, ignored)
+
+
+def _upward(graph: dict[str, set[str]], layers: Layers) -> list[str]:
+    """The arrows that reach a higher floor, or an independent sibling on the same floor."""
+    found = []
+    for source in sorted(graph):
+        here = layers.floor_of(source)
+        if here is None:
+            continue
+        for target in sorted(graph[source]):
+            there = layers.floor_of(target)
+            if there is None or layers.let_be(source, target):
+                continue
+            up = there[0] < here[0]
+            across = there[0] == here[0] and there[1] != here[1] and layers.independent[here[0]]
+            if up or across:
+                found.append(f"{source} -> {target}")
+    return found
+
+
+def test_no_arrow_runs_up_the_engines_layers() -> None:
+    layers = _engine_layers()
+    modules = _modules()
+    missing = [name for floor in layers.floors for name in floor if name not in modules]
+    assert not missing, f"the layers contract names modules that do not exist: {missing}"
+    upward = _upward(_graph(), layers)
+    assert not upward, "arrows up the engine's floors (function-level imports included):\n" + (
+        "\n".join(upward)
+    )
+
+
+def test_an_arrow_up_or_across_is_found_and_one_let_be_is_not() -> None:
+    e = f"{PACKAGE}.engine"
+    layers = Layers(
+        floors=[[f"{e}.session"], [f"{e}.reflect", f"{e}.conversations"], [f"{e}.store"]],
+        independent=[True, True, True],
+        ignored=[(f"{e}.store.old", f"{e}.session")],
+    )
+    graph = {
+        f"{e}.store.db": {f"{e}.session"},  # up two floors
+        f"{e}.store.old": {f"{e}.session"},  # let be
+        f"{e}.reflect.run": {f"{e}.conversations.lifecycle", f"{e}.store.db"},  # across; down
+        f"{e}.session": {f"{e}.store.db"},  # down
+        f"{e}.wire": {f"{e}.session"},  # outside every floor
+    }
+    assert _upward(graph, layers) == [
+        f"{e}.reflect.run -> {e}.conversations.lifecycle",
+        f"{e}.store.db -> {e}.session",
+    ]
+    assert _upward(graph, Layers(layers.floors, [True, False, True], layers.ignored)) == [
+        f"{e}.store.db -> {e}.session"
+    ]

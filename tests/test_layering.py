@@ -44,7 +44,6 @@ def test_the_engine_memory_path_imports_no_ui_cli_or_model() -> None:
             "sadie_tui.tui",
             "sadie_tui.cli",
             "sadie_tui.commands",
-            "sadie_tui.headless",
             "torch",
             "sentence_transformers",
         ],
@@ -104,7 +103,6 @@ def test_the_engine_source_names_no_ui_library() -> None:
                         "..tui",
                         "..cli",
                         "..commands",
-                        "..headless",
                     )
                 ):
                     offenders.append(f"{path.relative_to(ROOT)}:{number}: {line.strip()}")
@@ -123,5 +121,9 @@ def test_import_linter_contracts() -> None:
 
 
 def test_headless_and_the_turns_import_without_textual() -> None:
-    modules = ["sadie_tui.headless", "sadie_tui.engine.turns.chat", "sadie_tui.engine.turns.ask"]
+    modules = [
+        "sadie_tui.commands.headless",
+        "sadie_tui.engine.turns.chat",
+        "sadie_tui.engine.turns.ask",
+    ]
     assert _loaded_after(modules, ["textual", "sadie_tui.tui"]) == {}

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 
 from sadie_tui.commands.context import Context
+from sadie_tui.commands.headless import chat as headless_chat
 from sadie_tui.config import load_settings
 from sadie_tui.engine.errors import exit_code_for
 from sadie_tui.engine.events import CitationsEvent, Done, Meta, Token, Waiting
 from sadie_tui.engine.session import Session
-from sadie_tui.headless import chat as headless_chat
 from tests.support.ollama_server import FakeOllama, Reply, split_pieces
 from tests.support.openai_server import FakeOpenAI
 from tests.support.turns import episode_of, run_chat

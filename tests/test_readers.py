@@ -391,3 +391,63 @@ def test_the_demo_memory_reads_cleanly_and_its_evidence_resolves() -> None:
     for belief in beliefs:
         missing = set(belief.fields["evidence"]) - ids
         assert not missing, (belief.fields["statement"], missing)
+
+
+def test_each_file_goes_to_the_reader_its_suffix_and_sniff_pick(tmp_path: Path) -> None:
+    from sadie_tui.engine.ingest.readers import SUFFIXES, reader_for
+
+    cases = {
+        "beliefs.jsonl": "beliefs",
+        "BELIEFS.JSONL": "beliefs",
+        "observations.jsonl": "observations",
+        "runs.jsonl": "records",
+        "soul.md": "soul",
+        "wiki/soul.md": "soul",  # the soul's own name first, wherever it sits
+        "wiki/Ana.md": "derived page",
+        "briefs/monday.txt": "derived page",
+        "journal/monday.md": "note",
+        "idea.markdown": "note",
+        "wiki/data.jsonl": "records",  # a derived folder's pages are text, not records
+        "work.ics": "calendar",
+        "run.gpx": "GPX workout",
+        "ride.FIT": "FIT workout",
+        "export.json": "Day One",
+        "bank.csv": "CSV",
+    }
+    for rel, name in cases.items():
+        found = reader_for(tmp_path / rel)
+        assert found is not None and found.name == name, rel
+    assert reader_for(tmp_path / "photo.png") is None
+    assert reader_for(tmp_path / "Makefile") is None
+    assert SUFFIXES == {
+        *(".md", ".markdown", ".txt", ".text", ".jsonl"),
+        *(".ics", ".gpx", ".fit", ".json", ".csv"),
+    }
+
+
+def test_a_reader_with_a_sniff_is_preferred_whatever_its_place(tmp_path: Path) -> None:
+    from sadie_tui.engine.ingest.reader import Reader, pick
+
+    said: list[str] = []
+    plain = Reader("plain", frozenset({".log"}), lambda path, *_: said.append("plain"))
+    shebang = Reader(
+        "shebang",
+        frozenset({".log"}),
+        lambda path, *_: said.append("shebang"),
+        sniff=lambda path: path.read_text("utf-8").startswith("#!"),
+    )
+    script = write(tmp_path, "a.log", "#! run me")
+    prose = write(tmp_path, "b.log", "just words")
+    assert pick((plain, shebang), script) is shebang
+    assert pick((plain, shebang), prose) is plain
+    assert pick((shebang,), prose) is None  # a sniff that refuses, and no reader without one
+    assert pick((plain, shebang), tmp_path / "c.txt") is None
+
+
+def test_an_unsupported_file_given_by_name_is_named_with_its_type(tmp_path: Path) -> None:
+    result = read_one(write(tmp_path, "photo.PNG", b"\x89PNG"))
+    assert [(s.name, s.reason) for s in result.skipped] == [
+        (str(tmp_path / "photo.PNG"), "unsupported file type (.PNG)")
+    ]
+    result = read_one(write(tmp_path, "README", "words"))
+    assert result.skipped[0].reason == "unsupported file type (no extension)"

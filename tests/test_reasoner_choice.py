@@ -8,7 +8,7 @@ import asyncio
 import pytest
 
 from sadie_tui.config import OPENAI_URL, load_settings, normalise_base_url
-from sadie_tui.engine.errors import ConfigError, ExitCode
+from sadie_tui.engine.errors import ConfigError, ExitCode, UsageError
 from sadie_tui.engine.reasoners.choose import (
     backend,
     endpoint,
@@ -254,3 +254,60 @@ def test_doctor_with_the_endpoint_away_warns_and_a_missing_key_fails(tmp_home, m
     check = _checks(refused)["openai endpoint"]
     assert check["status"] == "fail" and check["fix"] == "set OPENAI_API_KEY"
     assert check["detail"] == f"the model server at {srv.url} wants an API key (401)"
+
+
+# --------------------------------------------------------------------------- the declarations
+
+
+def test_every_reasoner_setting_names_a_declared_kind(cfg, monkeypatch) -> None:
+    from sadie_tui.config import REASONERS
+    from sadie_tui.engine.reasoners.kinds import KINDS, OLLAMA, kind_of
+
+    assert set(KINDS) == set(REASONERS) - {"auto"}  # auto is Ollama, offline its fallback
+    for name in REASONERS:
+        monkeypatch.setenv("SADIE_REASONER", name)
+        kind = kind_of(load_settings(cfg))
+        assert kind is (OLLAMA if name == "auto" else KINDS[name])
+    assert [k.name for k in KINDS.values() if not k.server] == ["offline"]
+
+
+def test_a_kind_declared_once_is_served_by_every_choice(cfg, monkeypatch) -> None:
+    """The choices read the declaration, never the kind's name: a kind added to the table is
+    made, asked, listed and located by it alone."""
+    import dataclasses
+
+    from sadie_tui.engine.reasoners import kinds
+    from sadie_tui.engine.reasoners.choose import server_source, use_server
+    from sadie_tui.engine.reasoners.ollama import ModelInfo
+
+    made = OfflineReasoner("the scripted kind")
+
+    async def status(s, model, timeout):  # type: ignore[no-untyped-def]
+        return True, f"{model} answers", None
+
+    async def models(s):  # type: ignore[no-untyped-def]
+        return [ModelInfo("scripted-1")]
+
+    scripted = dataclasses.replace(
+        kinds.OPENAI,
+        name="ollama",  # stands in for Ollama's entry: Settings accepts no other name
+        reasoner=lambda s, model, rates: made,
+        status=status,
+        models=models,
+        address=lambda s: "http://scripted.invalid",
+    )
+    monkeypatch.setitem(kinds.KINDS, "ollama", scripted)
+    monkeypatch.setenv("SADIE_REASONER", "ollama")
+    s = load_settings(cfg)
+    assert make_reasoner(s) is made
+    assert asyncio.run(model_status(s, "m")) == (True, "m answers", None)
+    assert [m.name for m in asyncio.run(list_models(s))] == ["scripted-1"]
+    assert endpoint(s) == "http://scripted.invalid"
+    source = server_source(s)
+    assert (source.setting, source.variable) == ("openai_base_url", "OPENAI_BASE_URL")
+    assert use_server(s, "http://127.0.0.1:8080/v1/").setting == "openai_base_url"
+    assert s.openai_url == "http://127.0.0.1:8080/v1"
+
+    monkeypatch.setitem(kinds.KINDS, "ollama", dataclasses.replace(scripted, server=False))
+    with pytest.raises(UsageError, match="no model server to set"):
+        use_server(s, "http://127.0.0.1:1")

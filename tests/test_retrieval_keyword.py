@@ -21,6 +21,7 @@ from sadie_tui.engine.retrieval.keyword import (
     tokenize,
 )
 from sadie_tui.engine.retrieval.keyword.tokens import keyword_text
+from sadie_tui.engine.store.search import chunk_signature
 from sadie_tui.engine.store.vectors import vector_literal
 
 CORPUS = [
@@ -208,6 +209,37 @@ def test_index_is_persisted_loaded_and_rebuilt_when_stale(keyword_memory: Memory
     fresh = keyword_index(keyword_memory)
     assert fresh.size == count + 1
     assert fresh.search("zeppelin", 1)
+
+
+def test_a_memory_kept_current_saves_its_index_after_each_write(
+    keyword_memory: Memory, tmp_path: Path
+) -> None:
+    # The memory does not import retrieval: the index follows it through an after-write hook.
+    home = keyword_memory.home
+    folder = keyword.index_dir(home)
+    note = tmp_path / "zeppelin.md"
+    note.write_text("# Airship\n\nA zeppelin drifted over the Tagus at dusk.\n", "utf-8")
+
+    shutil.rmtree(folder, ignore_errors=True)
+    keyword_memory.ingest([note])
+    assert not folder.exists()  # no hook yet: nothing rebuilt the index
+
+    note.write_text("# Airship\n\nA blimp drifted over the Tagus at dawn.\n", "utf-8")
+    keyword.keep_current(keyword_memory)
+    keyword.keep_current(keyword_memory)  # registered once, however often asked
+    calls: list[Memory] = []
+    keyword_memory.after_write(calls.append)
+    keyword_memory.ingest([note])
+    saved = keyword.persist.load(folder)
+    assert saved is not None and saved.signature == chunk_signature(keyword_memory.db)
+    assert saved.search("blimp", 1) and not saved.search("zeppelin", 1)
+    assert calls == [keyword_memory]
+
+    keyword_memory.ingest([note])  # unchanged: no hook runs
+    assert calls == [keyword_memory]
+    assert keyword_memory.remove_notes([note]) == 1
+    assert calls == [keyword_memory, keyword_memory]
+    assert not keyword.persist.load(folder).search("blimp", 1)
 
 
 def test_the_index_keeps_each_rows_embedding_and_the_cosines_match_duckdbs(

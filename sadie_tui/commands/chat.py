@@ -31,7 +31,7 @@ def command(
 ) -> None:
     """Send one message and stream the reply (the conversation is kept)."""
     # lazy: the chat turn's modules load only when this command runs
-    from ..headless import chat
+    from .headless import chat
 
     if conversation_id and new:
         raise click.UsageError("--new and --conversation cannot be combined")

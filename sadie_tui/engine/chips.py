@@ -16,12 +16,12 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from .conversations.lifecycle import resolve_id
 from .errors import ConfigError, NotFoundError
 from .ingest.entities import entity_key
 from .jsonvalue import JSONObject
 from .store import chips as repo
 from .store.chips import Chip
+from .store.conversations import resolve_id
 from .store.db import Database
 from .store.ids import AmbiguousIdError, new_id, now, resolve_prefix
 from .wire import Text, dump

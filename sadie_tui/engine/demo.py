@@ -29,9 +29,11 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
         raise SadieError(f"the demo memory is missing ({source})", fix="reinstall sadie")
     # lazy: DuckDB loads only when the demo memory has to be built
     from .memory import Memory
+    from .retrieval.keyword import keep_current
 
     make_private_folder(home)
     with Memory.open(home) as memory:
+        keep_current(memory)  # the index is saved with the memory: the first search loads it
         memory.ingest([source], progress)
     soul = source / "soul.md"
     if soul.is_file() and not (home / "soul.md").exists():

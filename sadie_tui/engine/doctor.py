@@ -317,18 +317,24 @@ def check_server_source(settings: Settings) -> Check:
 def check_model_server(settings: Settings) -> list[Check]:
     """The server the settings point at (an OpenAI-compatible endpoint with ``reasoner =
     "openai"``, else Ollama), after the line saying which address that is and why."""
-    source = check_server_source(settings)
-    if settings.reasoner == "openai":
-        return [
-            source,
-            *check_openai(
-                settings.openai_url,
-                settings.model,
-                settings.openai_key(),
-                settings.openai_api_key_env,
-            ),
-        ]
-    return [source, *check_ollama(settings.ollama_host, settings.model)]
+    # lazy: reasoners.kinds loads only when check_model_server runs, off the start-up path
+    from .reasoners.kinds import kind_of
+
+    check = _SERVER_CHECKS.get(kind_of(settings).name, _ollama_checks)
+    return [check_server_source(settings), *check(settings)]
+
+
+def _ollama_checks(s: Settings) -> list[Check]:
+    return check_ollama(s.ollama_host, s.model)
+
+
+def _openai_checks(s: Settings) -> list[Check]:
+    return check_openai(s.openai_url, s.model, s.openai_key(), s.openai_api_key_env)
+
+
+#: What doctor asks of each kind of server (``reasoners.kinds``); offline looks at Ollama's
+#: address still, where ``auto`` would find its model.
+_SERVER_CHECKS = {"ollama": _ollama_checks, "openai": _openai_checks}
 
 
 def check_personas() -> list[Check]:

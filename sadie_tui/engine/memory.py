@@ -2,13 +2,17 @@
 
 ``Memory`` is the engine's entry point for everything that is not a conversation turn:
 ingest, stats, compaction, the soul summary.
+
+What is derived from the notes above the memory (the keyword index) keeps up through hooks
+called after each write that changed something (``after_write``): retrieval registers its
+refresh (``retrieval.keyword.keep_current``), so the memory never imports retrieval.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..paths import db_path
@@ -16,7 +20,6 @@ from .errors import StorageError
 from .ingest.csvmap import CsvMap
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
-from .retrieval.keyword import rebuild_keyword_index
 from .stats import Stats
 from .store import conversations, derived, episodes, reflection
 from .store.db import Database
@@ -32,6 +35,7 @@ class Memory:
         # One change of the notes at a time: the app's own watch and another terminal's
         # ingest (through the holder's socket) may both read the same files.
         self.writing = threading.Lock()
+        self._after_write: list[Callable[[Memory], object]] = []
 
     @classmethod
     def open(
@@ -52,6 +56,16 @@ class Memory:
     def close(self) -> None:
         self.db.close()
 
+    def after_write(self, hook: Callable[[Memory], object]) -> None:
+        """Call ``hook(memory)`` after each ingest or removal that changed the notes, under
+        the write lock (once per hook, however often it is registered)."""
+        if hook not in self._after_write:
+            self._after_write.append(hook)
+
+    def _written(self) -> None:
+        for hook in self._after_write:
+            hook(self)
+
     def __enter__(self) -> Memory:
         return self
 
@@ -64,17 +78,17 @@ class Memory:
         progress: Progress | None = None,
         csv_map: CsvMap | None = None,
     ) -> IngestReport:
-        """Read ``paths`` into the memory (CSV files by ``csv_map``); the keyword index follows."""
+        """Read ``paths`` into the memory (CSV files by ``csv_map``); the hooks follow."""
         with self.writing:
             report = ingest(self.db, paths, self.embedder, progress, csv_map)
             if report.changed:
-                rebuild_keyword_index(self)
+                self._written()
         return report
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take what was read from these files (or folders), now deleted, out of the memory:
         their episodes with chunks, vectors and mentions, and their beliefs and observations;
-        the keyword index is rebuilt. Returns how many episodes left."""
+        the hooks follow. Returns how many episodes left."""
         with self.writing:
             return self._remove_notes(paths)
 
@@ -88,7 +102,7 @@ class Memory:
                 derived.delete_observations_of(self.db, key)
         if ids:
             episodes.rebuild_edges(self.db)
-            rebuild_keyword_index(self)
+            self._written()
         return len(ids)
 
     def is_empty(self) -> bool:

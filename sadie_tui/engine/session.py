@@ -139,7 +139,9 @@ class Session:
         # Lazy, like the turns below: they bring retrieval, numpy and the model clients, and
         # a client of another sadie (serve.remote) imports this module only for its types.
         from .context import TurnContext
+        from .retrieval.keyword import keep_current
 
+        keep_current(memory)  # the keyword index rebuilt after each ingest or removal
         self.memory = memory
         self.home = memory.home
         self.settings = settings

@@ -34,7 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.ingest.readers import ReadResult, read_beliefs
+from ..engine.ingest.derived_files import read_beliefs
+from ..engine.ingest.raw import ReadResult
 from ..engine.jsonvalue import JSONObject
 from ..engine.operations import ListBeliefs
 from ..engine.reply.backing import stems

@@ -119,11 +119,13 @@ def workspace(root: Path, embedder: Any) -> Iterator[Workspace]:
     """The notes and the existing memory under ``root``, and the scripted model, meanwhile."""
     from sadie_tui.engine.conversations import lifecycle, message_log
     from sadie_tui.engine.memory import Memory
+    from sadie_tui.engine.retrieval.keyword import keep_current
 
     notes = write_notes(root / "notes", 1)
     first = _hashes(notes)
     base = root / "base"
     with Memory.open(base, embedder=embedder) as memory:
+        keep_current(memory)  # as a Session does: the index saved with the memory
         memory.ingest([notes])
         conversation = lifecycle.create_conversation(memory.db, "The pottery class")
         messages = {

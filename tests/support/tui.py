@@ -79,6 +79,7 @@ def template_home() -> Path:
         if _template is not None:
             return _template
         from sadie_tui.engine.memory import Memory
+        from sadie_tui.engine.retrieval.keyword import keep_current
 
         root = Path(tempfile.mkdtemp(prefix="sadie-tui-tests-"))
         atexit.register(shutil.rmtree, root, True)
@@ -89,6 +90,7 @@ def template_home() -> Path:
             path.write_text(text, encoding="utf-8")
         home = root / "home"
         with Memory.open(home) as memory:
+            keep_current(memory)  # as a Session does: the index saved with the memory
             memory.ingest([notes])
             memory.embedder.warm()
         _template = home

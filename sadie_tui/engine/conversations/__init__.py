@@ -15,7 +15,7 @@ The SQL is ``store.conversations``'s; this package is the facade whose names cal
 
 from __future__ import annotations
 
-from ..store.conversations import Conversation, Message
+from ..store.conversations import Conversation, Message, resolve_id
 from ..store.ids import MIN_PREFIX, AmbiguousIdError, new_id, now, resolve_prefix
 from .exchange import (
     EXPORT_FORMAT,
@@ -34,7 +34,6 @@ from .lifecycle import (
     list_conversations,
     pin,
     rename,
-    resolve_id,
     set_state,
 )
 from .message_log import (

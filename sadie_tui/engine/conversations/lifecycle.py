@@ -11,16 +11,12 @@ import uuid
 
 from ..errors import NotFoundError, SadieError
 from ..store import conversations as repo
+from ..store.conversations import resolve_id
 from ..store.db import Database
-from ..store.ids import now, resolve_prefix
+from ..store.ids import now
 from ..titles import make_title
 
 Conversation = repo.Conversation
-
-
-def resolve_id(db: Database, conversation_id: str) -> str:
-    """The full id of the conversation that ``conversation_id`` (an id or prefix) names."""
-    return resolve_prefix(db, "conversations", conversation_id, "conversation")
 
 
 def full_id(db: Database, conversation_id: str) -> str:

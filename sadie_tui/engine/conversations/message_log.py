@@ -9,9 +9,10 @@ from datetime import datetime
 from ..errors import NotFoundError
 from ..jsonvalue import JSONObject
 from ..store import conversations as repo
+from ..store.conversations import resolve_id
 from ..store.db import Database
 from ..store.ids import now
-from .lifecycle import full_id, resolve_id
+from .lifecycle import full_id
 
 Message = repo.Message
 

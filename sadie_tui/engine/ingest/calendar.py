@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .raw import MAX_BYTES, Derived, ReadResult, Skipped, Unreadable, clean_text
+from .reader import Reader, ReadOptions
 
 if TYPE_CHECKING:
     from icalendar import Component
@@ -274,3 +275,10 @@ def _observation(event: Component, key: str) -> Derived | None:
         f"{key}#{record}",
         {"source": "calendar", "observed_at": start, "text": text},
     )
+
+
+def _read(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:
+    read_calendar(path, key, result)
+
+
+READER = Reader("calendar", frozenset({".ics"}), _read)

@@ -13,35 +13,19 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
 from ..errors import UsageError
 from .dates import parse_when
 from .raw import MAX_BYTES, Derived, ReadResult, Skipped, Unreadable, clean_text, read_text
+from .reader import CsvMap, Reader, ReadOptions
 
 #: Shown when a CSV comes without a mapping, and in the option's help.
 MAP_HINT = "--map date=COLUMN,text=COLUMN[,source=NAME]"
 #: Dates tried after the ISO-like ones when no ``format`` is given (unambiguous ones only).
 EXTRA_FORMATS = ("%d.%m.%Y", "%d.%m.%Y %H:%M", "%d-%b-%Y", "%d %b %Y")
 MAX_CELL = 2000
-
-
-@dataclass(frozen=True)
-class CsvMap:
-    """Which columns of a CSV are the date and the text, and what source the rows are."""
-
-    date: str
-    text: tuple[str, ...]
-    source: str = "csv"
-    date_format: str = ""
-    extra: tuple[tuple[str, str], ...] = field(default_factory=tuple)  # (label, column)
-
-    @property
-    def columns(self) -> list[str]:
-        """Every column the mapping reads."""
-        return [self.date, *self.text, *(column for _, column in self.extra)]
 
 
 def parse_map(spec: str) -> CsvMap:
@@ -163,3 +147,10 @@ def row_date(value: str, date_format: str = "") -> datetime | None:
         except ValueError:
             continue
     return None
+
+
+def _read(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:
+    read_csv(path, key, result, options.csv_map)
+
+
+READER = Reader("CSV", frozenset({".csv"}), _read)

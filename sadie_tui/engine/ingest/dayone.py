@@ -30,6 +30,7 @@ from .raw import (
     clean_text,
     read_text,
 )
+from .reader import Reader, ReadOptions
 
 _MARKDOWN_IMAGE = "![]("
 #: The location fields shown in the header line, most specific first.
@@ -153,3 +154,10 @@ def header_line(location: Mapping[str, object] | None, weather: Mapping[str, obj
     if sky:
         parts.append(", ".join(sky))
     return " · ".join(parts)
+
+
+def _read(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:
+    read_dayone(path, key, result)
+
+
+READER = Reader("Day One", frozenset({".json"}), _read)

@@ -6,6 +6,9 @@ episode (the ingest finds its text under the old, missing path: ``pipeline._find
 What a vault's own folders, dot folders, ``.sadieignore`` and files that are not notes change
 is not looked at. No UI here: a face passes ``on_batch`` to show the one-line summary.
 
+The watcher sits below the session and does not import it: it is handed anything that reads
+and forgets notes (``Notes``: the ``Session``, a ``RemoteSession``, a test's memory).
+
 A watched folder that is deleted is said to be gone (one line), and looked for until it is
 back; a folder made again under the same name (a new inode) is watched afresh and read again.
 """
@@ -20,17 +23,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from ..errors import SadieError
-from .readers import TEXT_SUFFIXES
+from .notes import TEXT_SUFFIXES
 from .vault import FolderRules, rules_for
 
 if TYPE_CHECKING:
-    from ..session import SessionProtocol
+    from .pipeline import IngestReport
 
 NOTE_SUFFIXES = TEXT_SUFFIXES | {".jsonl"}
 #: How long a burst of saves is gathered into one batch (an editor writes a file in steps).
 DEBOUNCE_MS = 300
 #: How often a gone folder is looked for, in seconds.
 LOOK_AGAIN = 0.5
+
+
+class Notes(Protocol):
+    """What the watcher needs of the memory: read notes again, forget gone ones (the
+    session's ``ingest`` and ``remove_notes``)."""
+
+    def ingest(self, paths: Sequence[Path]) -> IngestReport: ...
+    def remove_notes(self, paths: Sequence[Path]) -> int: ...
 
 
 class StopFlag(Protocol):
@@ -126,7 +137,7 @@ def _said(name: str, reason: str) -> tuple[str, str]:
 
 
 def apply_changes(
-    session: SessionProtocol,
+    session: Notes,
     paths: Iterable[Path],
     roots: Sequence[Path],
     said: set[tuple[str, str]] | None = None,
@@ -159,7 +170,7 @@ def apply_changes(
 
 
 def watch_notes(
-    session: SessionProtocol,
+    session: Notes,
     paths: Sequence[Path],
     on_batch: Callable[[Batch], None],
     *,
@@ -228,7 +239,7 @@ def _identity(path: Path) -> tuple[int, int] | None:
     return found.st_dev, found.st_ino
 
 
-def _forget(session: SessionProtocol, gone: list[Path]) -> int:
+def _forget(session: Notes, gone: list[Path]) -> int:
     """The notes of deleted watched folders out of the memory (what the watcher may not have
     said about them before it lost sight of the folder)."""
     try:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .calendar import local_naive
 from .raw import MAX_BYTES, Derived, ReadResult, Unreadable, clean_text, read_text
+from .reader import Reader, ReadOptions
 
 if TYPE_CHECKING:
     from fitdecode import FitDataMessage
@@ -225,3 +226,15 @@ def _records_workout(records: list[dict[str, object]], sport: str) -> Workout | 
         seconds=(last - first).total_seconds() or None,
         heart_rate=sum(rates) / len(rates) if rates else None,
     )
+
+
+def _gpx(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:
+    read_gpx(path, key, result)
+
+
+def _fit(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:
+    read_fit(path, key, result)
+
+
+GPX = Reader("GPX workout", frozenset({".gpx"}), _gpx)
+FIT = Reader("FIT workout", frozenset({".fit"}), _fit)

@@ -1,6 +1,7 @@
 """Which model server answers, from the settings: the reasoner for a turn, its status and the
-models it offers, dispatched on ``Settings.reasoner`` (``auto`` and ``ollama`` reach Ollama,
-``openai`` an OpenAI-compatible endpoint, ``offline`` nothing).
+models it offers, by the declaration of the kind ``Settings.reasoner`` names (``kinds``:
+``auto`` and ``ollama`` reach Ollama, ``openai`` an OpenAI-compatible endpoint, ``offline``
+nothing).
 
 Plain functions, so that the companion (and a bench, or a test building a ``Session`` with
 ``reasoner=``) makes reasoners the same way. ``auto`` still means Ollama when it answers, else
@@ -14,18 +15,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..errors import SadieError, UsageError
-from .offline import OfflineReasoner
-from .ollama import ModelInfo, OllamaReasoner
-from .ollama import list_models as ollama_models
-from .ollama import model_status as ollama_status
-from .openai import OpenAIReasoner
-from .openai import list_models as openai_models
-from .openai import model_status as openai_status
-from .rates import Rates
+from .kinds import kind_of
+from .ollama import ModelInfo
 
 if TYPE_CHECKING:
     from ...config import Settings
     from .base import Reasoner
+    from .rates import Rates
 
 __all__ = [
     "ServerSource",
@@ -44,14 +40,12 @@ SET_IN_APP = "set in the app"
 
 def backend(settings: Settings) -> str:
     """The server kind the settings point at: ``ollama``, ``openai`` or ``offline``."""
-    if settings.reasoner in ("openai", "offline"):
-        return settings.reasoner
-    return "ollama"
+    return kind_of(settings).name
 
 
 def endpoint(settings: Settings) -> str:
     """The URL of the model server the settings point at (for a status line or doctor)."""
-    return settings.openai_url if backend(settings) == "openai" else settings.ollama_host
+    return kind_of(settings).address(settings)
 
 
 @dataclass(frozen=True)
@@ -78,25 +72,12 @@ class ServerSource:
         return f"{self.address} ({where})"
 
 
-_SETTING = {
-    "ollama": ("ollama_host", "OLLAMA_HOST"),
-    "openai": ("openai_base_url", "OPENAI_BASE_URL"),
-}
-
-
-def _normalise(kind: str, address: str) -> str:
-    # lazy: config sits a floor above the engine (it imports engine.errors)
-    from ...config import normalise_base_url, normalise_host
-
-    return normalise_base_url(address) if kind == "openai" else normalise_host(address)
-
-
 def server_source(settings: Settings) -> ServerSource:
     """The address of the server the settings point at, where it came from, and whether
     config.toml and the environment disagree about it."""
-    kind = backend(settings)
-    setting, variable = _SETTING.get(kind, _SETTING["ollama"])
-    address = endpoint(settings)
+    kind = kind_of(settings)
+    setting, variable = kind.setting, kind.variable
+    address = kind.address(settings)
     origin = settings.origin(setting)
     conflict = ""
     in_file = settings.file_values.get(setting)
@@ -105,7 +86,7 @@ def server_source(settings: Settings) -> ServerSource:
     elif origin == SET_IN_APP:
         raw = os.environ.get(variable, "").strip()
         try:
-            env = _normalise(kind, raw) if raw else ""
+            env = kind.normalise(raw) if raw else ""
         except SadieError:
             env = raw
         if env and env != address:
@@ -113,22 +94,21 @@ def server_source(settings: Settings) -> ServerSource:
                 f"{variable}={env} in the environment wins again at the next launch"
                 f" (unset it to keep {address})"
             )
-    return ServerSource(kind, address, setting, variable, origin, conflict)
+    return ServerSource(kind.name, address, setting, variable, origin, conflict)
 
 
 def use_server(settings: Settings, address: str) -> ServerSource:
     """Point the settings at the model server at ``address`` from now on (this process),
     whatever the environment or config.toml said; a malformed address is a ``ConfigError``
     and changes nothing. Saving it for the next launch is the caller's (``config``)."""
-    kind = backend(settings)
-    if kind == "offline":
+    kind = kind_of(settings)
+    if not kind.server:
         raise UsageError(
             "sadie answers offline by choice: there is no model server to set",
             fix='set reasoner = "auto" in config.toml',
         )
-    setting, _ = _SETTING[kind]
-    setattr(settings, setting, _normalise(kind, address))
-    settings.origins[setting] = SET_IN_APP
+    setattr(settings, kind.setting, kind.normalise(address))
+    settings.origins[kind.setting] = SET_IN_APP
     return server_source(settings)
 
 
@@ -138,35 +118,7 @@ def make_reasoner(
     """The reasoner for ``model`` (default: the configured one), measured into ``rates`` (the
     companion's, kept beside the memory). ``offline`` gives the extractive reasoner; ``auto``
     gives Ollama's, which the caller replaces with offline when ``model_status`` says so."""
-    s = settings
-    name = model or s.model
-    kind = backend(s)
-    if kind == "offline":
-        return OfflineReasoner()
-    if kind == "openai":
-        return OpenAIReasoner(
-            s.openai_url,
-            name,
-            api_key=s.openai_key(),
-            key_env=s.openai_api_key_env,
-            connect_timeout=s.connect_timeout,
-            read_timeout=s.read_timeout,
-            first_token_timeout=s.first_token_timeout,
-            reply_tokens=s.reply_tokens,
-            rates=rates,
-        )
-    return OllamaReasoner(
-        s.ollama_host,
-        name,
-        connect_timeout=s.connect_timeout,
-        read_timeout=s.read_timeout,
-        first_token_timeout=s.first_token_timeout,
-        reply_tokens=s.reply_tokens,
-        rates=rates,
-        think=s.think,
-        keep_alive=s.keep_alive,
-        num_ctx=s.num_ctx,
-    )
+    return kind_of(settings).reasoner(settings, model or settings.model, rates)
 
 
 async def model_status(
@@ -174,32 +126,10 @@ async def model_status(
 ) -> tuple[bool, str, str | None]:
     """(online, detail, fix) — whether ``model`` (default: the configured one) can answer now
     on the configured server."""
-    name = model or settings.model
-    kind = backend(settings)
-    if kind == "offline":
-        return False, "offline by choice", None
-    if kind == "openai":
-        return await openai_status(
-            settings.openai_url,
-            name,
-            settings.openai_key(),
-            timeout,
-            key_env=settings.openai_api_key_env,
-        )
-    return await ollama_status(settings.ollama_host, name, timeout)
+    return await kind_of(settings).status(settings, model or settings.model, timeout)
 
 
 async def list_models(settings: Settings) -> list[ModelInfo]:
     """The models the configured server offers, for a picker (none when offline); a
     ``ModelError`` when it does not answer."""
-    kind = backend(settings)
-    if kind == "offline":
-        return []
-    if kind == "openai":
-        return await openai_models(
-            settings.openai_url,
-            settings.openai_key(),
-            settings.connect_timeout,
-            key_env=settings.openai_api_key_env,
-        )
-    return await ollama_models(settings.ollama_host, settings.connect_timeout)
+    return await kind_of(settings).models(settings)

@@ -1,7 +1,8 @@
 """The conversations repository: the ``conversations`` and ``messages`` tables, read into
 ``Conversation`` and ``Message`` records.
 
-Ids given here are full UUIDs (the engine resolves prefixes first). Citations and metadata
+Ids given here are full UUIDs; ``resolve_id`` turns a typed prefix into one first (here,
+below both the conversations and the chips that name a conversation). Citations and metadata
 are stored as JSON text and come back as lists and dicts. Functions that write several
 statements open their own transaction, so do not call them inside ``db.transaction()``.
 """
@@ -20,6 +21,7 @@ from pydantic import computed_field
 from ..jsonvalue import JSONObject
 from ..wire import dump
 from .db import Database, Row
+from .ids import resolve_prefix
 
 #: Columns a conversation update may set.
 CONVERSATION_FIELDS = ("title", "summary", "emotion", "persona", "pinned", "archived_at")
@@ -50,6 +52,11 @@ class MessageFields(TypedDict, total=False):
     latency_ms: float
     metadata: JSONObject
     model: str
+
+
+def resolve_id(db: Database, conversation_id: str) -> str:
+    """The full id of the conversation that ``conversation_id`` (an id or prefix) names."""
+    return resolve_prefix(db, "conversations", conversation_id, "conversation")
 
 
 def iso(value: datetime | None) -> str | None:

@@ -1,6 +1,6 @@
 """What the keyword index needs of a memory: its home folder (the index lives in it) and its
-database (the chunks it is built from). A protocol, so the index never imports ``Memory``,
-which sits above it and imports the index."""
+database (the chunks it is built from). A protocol: a search needs no more of a memory, and a
+test or a bench may hand it anything with both."""
 
 from __future__ import annotations
 

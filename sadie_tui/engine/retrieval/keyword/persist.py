@@ -4,6 +4,10 @@ Loaded lazily on the first search. The index remembers the chunk count and large
 was built from, so a missing or stale index (an ingest by another process, a crash before the
 rebuild) is rebuilt on the next search instead of answering from old text.
 
+A memory that ``keep_current`` was given rebuilds its index after every write that changed
+its notes (an ingest, notes removed), so the next search, here or in the next process, finds
+it built.
+
 A damaged index (a file truncated, replaced or gone: see ``manifest``) is rebuilt from the
 database and said once (``take_notices``).
 """
@@ -27,7 +31,8 @@ from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
 from .tokens import keyword_text
 
 if TYPE_CHECKING:
-    from .memory_view import MemoryFiles as Memory  # a protocol: no import of ..memory
+    from ...memory import Memory as Writable
+    from .memory_view import MemoryFiles as Memory  # what a search needs of a memory
 
 INDEX_DIR = "bm25"
 
@@ -148,6 +153,11 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
         with _cache_lock:
             _cache[str(memory.home)] = index
     return index
+
+
+def keep_current(memory: Writable) -> None:
+    """Rebuild ``memory``'s index after each of its writes (``Memory.after_write``)."""
+    memory.after_write(rebuild_keyword_index)
 
 
 def keyword_index(memory: Memory, signature: tuple[int, int] | None = None) -> KeywordIndex:

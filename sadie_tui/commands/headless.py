@@ -6,17 +6,17 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING
 
-from . import signals
-from .display import safe_line
-from .engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
+from .. import signals
+from ..display import safe_line
+from ..engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from .commands.context import Context
-    from .engine.jsonvalue import JSONObject
-    from .engine.session import SessionProtocol
-    from .engine.turns.ask import Stage
+    from ..engine.jsonvalue import JSONObject
+    from ..engine.session import SessionProtocol
+    from ..engine.turns.ask import Stage
+    from .context import Context
 
 
 def _session(ctx: Context) -> SessionProtocol:
@@ -25,7 +25,7 @@ def _session(ctx: Context) -> SessionProtocol:
 
 def ask(ctx: Context, question: str, *, persona: str | None, as_json: bool) -> None:
     # lazy: rich and the engine load only when --ask runs
-    from .commands.output import console, error_line, print_json
+    from .output import console, error_line, print_json
 
     if not question.strip():
         raise UsageError("the question is empty")
@@ -74,7 +74,7 @@ def stages_line(stages: Sequence[Stage], latency_ms: float) -> str:
 def not_found_line(spans: Sequence[JSONObject]) -> str:
     """The line under a reply for the details no source holds (``events.not_found_line``)."""
     # lazy: engine.events loads only when a reply had such details, off the start-up path
-    from .engine.events import not_found_line as line
+    from ..engine.events import not_found_line as line
 
     return line([str(span.get("text", "")) for span in spans])
 
@@ -90,9 +90,8 @@ def chat(
 ) -> int:
     """Stream one chat turn to stdout. Returns the exit code."""
     # lazy: as in ask
-    from .commands.output import error_line, print_ndjson, write_text
-    from .display import safe
-    from .engine.events import (
+    from ..display import safe
+    from ..engine.events import (
         Checking,
         CitationsEvent,
         ContextBudget,
@@ -105,6 +104,7 @@ def chat(
         Token,
         to_json,
     )
+    from .output import error_line, print_ndjson, write_text
 
     session = _session(ctx)
     code = int(ExitCode.OK)
