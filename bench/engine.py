@@ -23,6 +23,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from sadie_tui.engine.requests import ChatTurn
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -93,7 +95,7 @@ def bench_turns(home: Path, turns: int) -> tuple[list[float], list[dict[str, flo
             before = len(arrivals)
             cid = conversation
             reply = ""
-            async for event in companion.chat(question, conversation_id=conversation):
+            async for event in companion.chat(ChatTurn(question, conversation_id=conversation)):
                 if getattr(event, "type", "") == "meta":
                     cid, reply = event.conversation_id, event.message_id
             latencies.append((arrivals[before] - started) * 1000)

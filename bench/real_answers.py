@@ -44,6 +44,8 @@ import time
 import unicodedata
 from pathlib import Path
 
+from sadie_tui.engine.requests import ChatTurn
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
@@ -196,7 +198,7 @@ async def chat_one(companion: Session, memory: Memory, row: dict, log: Path) -> 
     citations: list = []
     error = ""
     message_id = ""
-    async for event in companion.chat(row["question"], new=True):
+    async for event in companion.chat(ChatTurn(row["question"], new=True)):
         kind = getattr(event, "type", "")
         if kind == "token":
             if first_word is None and event.value.strip():

@@ -32,6 +32,8 @@ import sys
 import time
 from pathlib import Path
 
+from sadie_tui.engine.requests import ChatTurn
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 for _key in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_HUB_DISABLE_PROGRESS_BARS"):
@@ -89,7 +91,7 @@ async def chat_once(companion: Session, question: str, persona: str | None) -> d
     first: float | None = None
     shown, final = "", None
     record: dict = {"question": question}
-    async for event in companion.chat(question, persona=persona, new=True):
+    async for event in companion.chat(ChatTurn(question, persona=persona, new=True)):
         if isinstance(event, Token):
             if first is None:
                 first = time.perf_counter() - started

@@ -24,6 +24,7 @@ from sadie_tui.engine.events import (
     Token,
 )
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply, split_pieces
 from tests.support.turns import episode_of, run_chat
@@ -90,7 +91,7 @@ def test_assistant_row_is_streaming_before_first_token(server, memory):
     seen = []
 
     async def go():
-        async for event in comp.chat("hello"):
+        async for event in comp.chat(ChatTurn("hello")):
             if isinstance(event, Token) and not seen:
                 status = memory.db.fetchone("SELECT status FROM messages WHERE role='assistant'")[0]
                 seen.append(status)
@@ -251,7 +252,7 @@ def test_cancel_marks_interrupted_and_keeps_text(server, memory):
         got = []
 
         async def consume():
-            async for e in comp.chat("hello"):
+            async for e in comp.chat(ChatTurn("hello")):
                 got.append(e)
 
         task = asyncio.create_task(consume())
@@ -284,7 +285,9 @@ def test_history_last_twelve_and_title(server, memory):
     assert len(history) == 12
     assert body["messages"][-1] == {"role": "user", "content": "follow-up number 6"}
     assert history[0]["content"] != first  # the oldest fell off
-    ctx = [e for e in run_chat(comp, "again", conversation_id=cid) if isinstance(e, ContextBudget)][0]
+    ctx = [e for e in run_chat(comp, "again", conversation_id=cid) if isinstance(e, ContextBudget)][
+        0
+    ]
     assert ctx.messages == 12 and ctx.messages_dropped == 4
 
 

@@ -21,6 +21,7 @@ import pytest
 
 from sadie_tui.engine.errors import StorageError
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.store import conversations as conversation_store
 from sadie_tui.engine.store import episodes as episode_store
 from sadie_tui.engine.store.db import Database
@@ -507,7 +508,7 @@ def test_a_damaged_index_is_said_in_chat_and_ask_too(memory) -> None:  # type: i
     companion = Session(memory, load_settings())
 
     async def chat_statuses() -> list[str]:
-        return [e.value async for e in companion.chat("Who ran with me?") if isinstance(e, Status)]
+        return [e.value async for e in companion.chat(ChatTurn("Who ran with me?")) if isinstance(e, Status)]
 
     for turn in ("chat", "ask"):
         forget_cached(memory.home)

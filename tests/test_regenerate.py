@@ -12,6 +12,7 @@ import pytest
 from sadie_tui.config import load_settings
 from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.events import Checking, Done, ErrorEvent, Meta, Token
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of, run_chat
@@ -135,7 +136,7 @@ def _stop_at(comp, message: str, stop) -> str:
 
     async def go() -> str:
         meta = None
-        async with aclosing(comp.chat(message)) as events:
+        async with aclosing(comp.chat(ChatTurn(message))) as events:
             async for e in events:
                 meta = meta or (e if isinstance(e, Meta) else None)
                 if stop(e):

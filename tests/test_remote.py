@@ -32,6 +32,7 @@ from sadie_tui.engine.operations import (
     ListConversations,
     ShowConversation,
 )
+from sadie_tui.engine.requests import ChatTurn
 
 ROOT = Path(__file__).resolve().parent.parent
 START_SECONDS = 90.0
@@ -379,8 +380,8 @@ def test_a_client_asks_for_its_own_model_not_the_holders(tmp_path: Path) -> None
     session._get = health  # type: ignore[method-assign]
 
     async def go() -> None:
-        [e async for e in session.chat("hello")]
-        [e async for e in session.chat("hello", model="gemma3:270m")]
+        [e async for e in session.chat(ChatTurn("hello"))]
+        [e async for e in session.chat(ChatTurn("hello", model="gemma3:270m"))]
         await session.check_model()
 
     asyncio.run(go())

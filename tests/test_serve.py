@@ -39,6 +39,7 @@ from sadie_tui.engine.errors import (
 from sadie_tui.engine.events import to_json
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.operations import GetStats, ListConversations, SearchMemory, ShowConversation
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.errors import sadie_error_response
 from sadie_tui.serve.guard import Guard, check_bind, is_loopback
@@ -162,7 +163,7 @@ def test_api_chat_ndjson_is_chat_ndjson(offline):
     got = ndjson(api, {"message": message})
 
     async def direct() -> list[dict[str, Any]]:  # exactly what `sadie chat --ndjson` prints
-        return [to_json(e) async for e in session.chat(message)]
+        return [to_json(e) async for e in session.chat(ChatTurn(message))]
 
     want = asyncio.run(direct())
     assert got[0]["type"] == "meta" and got[-1]["type"] == "done"

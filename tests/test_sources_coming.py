@@ -27,6 +27,7 @@ from sadie_tui.engine.events import (
     Token,
     to_json,
 )
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.turns import episode_of
@@ -62,7 +63,7 @@ def test_writing_its_sources_comes_as_soon_as_the_marker_is_seen(server, memory)
     seen: list = []
 
     async def go() -> None:
-        async with aclosing(session.chat(QUESTION)) as events:
+        async with aclosing(session.chat(ChatTurn(QUESTION))) as events:
             async for event in events:
                 seen.append(event)
                 if isinstance(event, Status) and event.value == WRITING_SOURCES:
@@ -94,7 +95,7 @@ def test_a_turn_stopped_while_writing_its_sources_keeps_a_complete_checked_reply
 
     async def go() -> str:
         meta = None
-        async with aclosing(session.chat(QUESTION)) as events:
+        async with aclosing(session.chat(ChatTurn(QUESTION))) as events:
             async for event in events:
                 meta = meta or (event if isinstance(event, Meta) else None)
                 if isinstance(event, Status) and event.writing_sources:
@@ -125,7 +126,7 @@ def test_a_turn_stopped_during_the_prose_is_still_interrupted(server, memory):
 
     async def go() -> str:
         meta = None
-        async with aclosing(session.chat(QUESTION)) as events:
+        async with aclosing(session.chat(ChatTurn(QUESTION))) as events:
             async for event in events:
                 meta = meta or (event if isinstance(event, Meta) else None)
                 if isinstance(event, Token):

@@ -12,6 +12,7 @@ from sadie_tui.config import load_settings
 from sadie_tui.engine.events import ErrorEvent, Meta, Token
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.operations import SearchMemory
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.turns import run_chat
@@ -49,7 +50,7 @@ def test_a_chat_stopped_during_its_prose_is_a_turn(server, memory):
         got: list = []
 
         async def consume() -> None:
-            async for e in session.chat("hello there"):
+            async for e in session.chat(ChatTurn("hello there")):
                 got.append(e)
 
         task = asyncio.create_task(consume())

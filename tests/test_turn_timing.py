@@ -18,6 +18,7 @@ from sadie_tui.engine import conversations as conv
 from sadie_tui.engine.events import ContextBudget, Done, ErrorEvent, Meta, Status, Token
 from sadie_tui.engine.ingest.embedder import START_WAIT, Embedder
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns import chat as chat_turn
 from tests.support.ollama_server import Reply
@@ -46,7 +47,7 @@ def test_the_request_goes_out_before_the_rows_are_written(server, memory, monkey
 
     async def go():
         events = []
-        async for event in Session(memory, load_settings()).chat("How was the marathon?"):
+        async for event in Session(memory, load_settings()).chat(ChatTurn("How was the marathon?")):
             if isinstance(event, Token) and not firsts:
                 rows = conv.messages(memory.db, events[0].conversation_id)
                 firsts.append([(m.role, m.status) for m in rows])
@@ -94,7 +95,7 @@ def stopped_inside(monkeypatch, memory, name: str) -> list:
         got = []
 
         async def consume():
-            async for event in Session(memory, load_settings()).chat("hello there"):
+            async for event in Session(memory, load_settings()).chat(ChatTurn("hello there")):
                 got.append(event)
 
         task = asyncio.create_task(consume())
@@ -160,7 +161,7 @@ def test_the_budget_comes_once_the_request_is_written(server, memory):
     server.responder = responder
 
     async def go():
-        async for event in Session(memory, load_settings()).chat("How was the marathon?"):
+        async for event in Session(memory, load_settings()).chat(ChatTurn("How was the marathon?")):
             if isinstance(event, ContextBudget):
                 assert asked.wait(30), "the budget came before the request was written"
             yield event
@@ -196,7 +197,7 @@ def test_a_turn_closed_after_its_budget_ends_the_request(server, memory, monkeyp
     server.responder = lambda body: Reply(["too", " late"], delay=30)
 
     async def go():
-        turn = Session(memory, load_settings()).chat("hello there")
+        turn = Session(memory, load_settings()).chat(ChatTurn("hello there"))
         got = []
         async for event in turn:
             got.append(event)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from .. import signals
 from ..display import safe_line
 from ..engine.errors import ErrorKind, ExitCode, UsageError, exit_code_for
+from ..engine.requests import ChatTurn
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -117,7 +118,9 @@ def chat(
         streamed_any = False
         thinking_shown = False
         chat_id = ""
-        stream = session.chat(message, conversation_id=conversation_id, persona=persona, new=new)
+        stream = session.chat(
+            ChatTurn(message, conversation_id=conversation_id, persona=persona, new=new)
+        )
         async for event in stream:
             if isinstance(event, Meta):
                 reply_id = event.message_id

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .chips import NewChip
     from .context import ModelStatus
     from .door import Op
     from .events import Event
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
     from .reasoners.choose import ServerSource
     from .reasoners.ollama import ModelInfo
     from .reflect.report import ReflectReport
+    from .requests import ChatTurn
     from .store.db import Database
     from .turns.ask import AskResult
 
@@ -69,17 +69,7 @@ class SessionProtocol(Protocol):
     settings: Settings
 
     # -- answers ---------------------------------------------------------------------------
-    def chat(
-        self,
-        message: str,
-        *,
-        conversation_id: str | None = None,
-        persona: str | None = None,
-        new: bool = False,
-        regenerate: bool = False,
-        model: str | None = None,
-        chips: Sequence[NewChip] = (),
-    ) -> AsyncGenerator[Event, None]: ...
+    def chat(self, request: ChatTurn) -> AsyncGenerator[Event, None]: ...
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult: ...
     def call(self, op: Op[A]) -> A:
         """One operation of the door's table (``engine.operations``), answered (blocking)."""
@@ -175,28 +165,10 @@ class Session:
         return self.memory.db
 
     # -- answers ---------------------------------------------------------------------------
-    def chat(
-        self,
-        message: str,
-        *,
-        conversation_id: str | None = None,
-        persona: str | None = None,
-        new: bool = False,
-        regenerate: bool = False,
-        model: str | None = None,
-        chips: Sequence[NewChip] = (),
-    ) -> AsyncGenerator[Event, None]:
-        """One turn's events. ``regenerate``: answer the conversation's last message again
-        (``message`` empty) or an edit of it (``message``), the old exchange kept as
-        superseded; ``model``: this turn's model instead of the configured one; ``chips``:
-        attached to the conversation before the turn reads its chips, to the one the turn
-        creates when there is none yet (a chip that cannot be attached fails the turn, and
-        takes back the conversation it created)."""
-        from .turns.chat import ChatRequest, chat_turn  # lazy: see __init__
+    def chat(self, request: ChatTurn) -> AsyncGenerator[Event, None]:
+        """One turn's events (``ChatTurn`` says what each field asks)."""
+        from .turns.chat import chat_turn  # lazy: see __init__
 
-        request = ChatRequest(
-            message, conversation_id, persona, new, regenerate, model, tuple(chips)
-        )
         return chat_turn(self.context, request)
 
     async def ask(self, question: str, *, persona: str | None = None) -> AskResult:

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from ..engine.events import ErrorEvent, WireEvent
+from ..engine.requests import ChatTurn
 from ..engine.session import SessionProtocol
 from ..engine.turns.ask import AskResult
 from ..engine.wire import dump
@@ -71,12 +72,14 @@ async def _start(request: Request, body: ChatRequest, *, owned: bool) -> Turn | 
     failed before streaming (an unknown conversation or persona, a bad chip)."""
     session = _session(request)
     source = session.chat(
-        _message(body),
-        conversation_id=body.conversation_id,
-        persona=body.persona,
-        regenerate=body.regenerate,
-        model=body.model or None,
-        chips=body.chips or (),
+        ChatTurn(
+            _message(body),
+            conversation_id=body.conversation_id,
+            persona=body.persona,
+            regenerate=body.regenerate,
+            model=body.model or None,
+            chips=tuple(body.chips or ()),
+        )
     )
     turn = _turns(request).start(source, owned=owned)
     try:

@@ -24,7 +24,6 @@ from urllib.parse import quote
 
 import httpx
 
-from ..engine.chips import NewChip
 from ..engine.door import Op, path_fields
 from ..engine.errors import (
     ErrorKind,
@@ -60,6 +59,7 @@ if TYPE_CHECKING:
     from ..engine.personas import Personas
     from ..engine.reasoners.choose import ServerSource
     from ..engine.reflect.report import ReflectReport
+    from ..engine.requests import ChatTurn
     from ..engine.session import Progress, Stop
     from ..engine.turns.ask import AskResult
 
@@ -218,28 +218,18 @@ class RemoteSession:
         )
 
     # -- answers -----------------------------------------------------------------------------
-    def chat(
-        self,
-        message: str,
-        *,
-        conversation_id: str | None = None,
-        persona: str | None = None,
-        new: bool = False,
-        regenerate: bool = False,
-        model: str | None = None,
-        chips: Sequence[NewChip] = (),
-    ) -> AsyncGenerator[Event, None]:
-        request = ApiChatRequest(
-            message=message,
-            conversation_id=None if new else conversation_id,
-            persona=persona,
-            chips=list(chips) or None,
-            regenerate=regenerate,
+    def chat(self, request: ChatTurn) -> AsyncGenerator[Event, None]:
+        body = ApiChatRequest(
+            message=request.message,
+            conversation_id=None if request.new else request.conversation_id,
+            persona=request.persona,
+            chips=list(request.chips) or None,
+            regenerate=request.regenerate,
             # This process's model (its config, or SADIE_MODEL in its environment), not the
             # holder's: a second terminal answers with the model it was started with.
-            model=model if model is not None else self.settings.model,
+            model=request.model if request.model is not None else self.settings.model,
         )
-        return self._chat(dump(request))
+        return self._chat(dump(body))
 
     async def _chat(self, body: JSONObject) -> AsyncGenerator[Event, None]:
         transport = _async_transport(self.path)

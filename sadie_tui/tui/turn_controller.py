@@ -33,6 +33,7 @@ from ..engine.events import (
 )
 from ..engine.jsonvalue import objects
 from ..engine.operations import ShowConversation
+from ..engine.requests import ChatTurn
 from .chat_widgets import ChatWidgets
 from .conversation_controller import ConversationController
 from .host import from_thread
@@ -178,12 +179,14 @@ class TurnController:
         pending = self.conversation.pending()
         self._replace_reason = ""
         stream = host.session.chat(
-            text,
-            conversation_id=self.conversation.conversation_id,
-            persona=host.persona,
-            regenerate=regenerate,
-            model=host.model_choice,
-            chips=[NewChip(item.kind, item.ref_id, item.label) for item in pending],
+            ChatTurn(
+                text,
+                conversation_id=self.conversation.conversation_id,
+                persona=host.persona,
+                regenerate=regenerate,
+                model=host.model_choice,
+                chips=tuple(NewChip(item.kind, item.ref_id, item.label) for item in pending),
+            )
         )
         try:
             async with aclosing(stream) as events:

@@ -41,10 +41,10 @@ from sadie_tui.engine.operations import (
     Unpin,
 )
 from sadie_tui.engine.personas import Personas, load_personas
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.stats import Stats
 
 if TYPE_CHECKING:
-    from sadie_tui.engine.chips import NewChip
     from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
     from sadie_tui.engine.reasoners.choose import ServerSource
@@ -69,18 +69,8 @@ class FakeSession:
     learned: dict[str, BeliefDetail] = field(default_factory=dict)  # belief id -> detail
     decided: list[tuple[str, str]] = field(default_factory=list)  # (action, belief id)
 
-    def chat(
-        self,
-        message: str,
-        *,
-        conversation_id: str | None = None,
-        persona: str | None = None,
-        new: bool = False,
-        regenerate: bool = False,
-        model: str | None = None,
-        chips: Sequence[NewChip] = (),
-    ) -> AsyncGenerator[Event, None]:
-        return self._reply(message)
+    def chat(self, request: ChatTurn) -> AsyncGenerator[Event, None]:
+        return self._reply(request.message)
 
     async def _reply(self, message: str) -> AsyncGenerator[Event, None]:
         self.asked.append(message)

@@ -117,10 +117,10 @@ class StableSession:
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
 
-    async def chat(self, message: str, **kwargs: Any) -> AsyncIterator[Any]:
+    async def chat(self, request: Any) -> AsyncIterator[Any]:
         from sadie_tui.engine.events import ContextBudget, Done, Thinking, Waiting
 
-        stream = self.inner.chat(message, **kwargs)
+        stream = self.inner.chat(request)
         try:
             async for event in stream:
                 if isinstance(event, ContextBudget):

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from sadie_tui.engine.requests import ChatTurn
+
 
 def run_chat(comp: Any, message: str, **kw: Any) -> list:
     async def go() -> list:
-        return [e async for e in comp.chat(message, **kw)]
+        return [e async for e in comp.chat(ChatTurn(message, **kw))]
 
     return asyncio.run(go())
 

@@ -54,6 +54,7 @@ from ..policies import guardrail_block, lint, skip_notice
 from ..reasoners.base import Ahead, Piece, paced
 from ..records_offer import offer_records
 from ..reply.check import NO_SOURCES, Checked, Filtered, Sources, run_pass, settled, titles_of
+from ..requests import ChatTurn
 from ..retrieval import retrieve
 from ..telemetry import add_policy_event
 from ..titles import make_title
@@ -95,22 +96,6 @@ ECHO_REASON = "removing echoed instructions"
 DOUBT_REASON = "its sources do not say this directly"
 ANSWERED_REASON = "answered from the sentence it cited"
 LOADING = "the embedding model is still loading: searching by keywords and names"
-
-
-@dataclass(frozen=True)
-class ChatRequest:
-    """One message to answer. ``regenerate``: answer the conversation's last message again
-    (``message`` empty) or an edit of it, the old exchange kept as ``superseded``; ``model``:
-    this turn's model instead of the configured one; ``chips``: attached once the
-    conversation is found or created, before the turn reads its chips."""
-
-    message: str
-    conversation_id: str | None = None
-    persona: str | None = None
-    new: bool = False
-    regenerate: bool = False
-    model: str | None = None
-    chips: tuple[NewChip, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,7 +162,7 @@ class Final:
     grounding: float  # the kept reply's grounding score (``reply.check.grounding_score``)
 
 
-def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncGenerator[Event, None]:
+def chat_turn(ctx: TurnContext, request: ChatTurn) -> AsyncGenerator[Event, None]:
     """One chat turn's events, in the order the module's docstring gives."""
     return _ChatRun(ctx, request).events()
 
@@ -185,7 +170,7 @@ def chat_turn(ctx: TurnContext, request: ChatRequest) -> AsyncGenerator[Event, N
 class _ChatRun:
     """One turn running: the steps in order, and what a turn stopped at any point keeps."""
 
-    def __init__(self, ctx: TurnContext, request: ChatRequest) -> None:
+    def __init__(self, ctx: TurnContext, request: ChatTurn) -> None:
         self.ctx = ctx
         self.request = request
         self.steps = Steps()
@@ -286,7 +271,7 @@ class _ChatRun:
 
 
 # -- open: the reasoner, the conversation, its history and the register ----------------------
-async def open_turn(ctx: TurnContext, request: ChatRequest, message: str, steps: Steps) -> Opened:
+async def open_turn(ctx: TurnContext, request: ChatTurn, message: str, steps: Steps) -> Opened:
     persona = persona_for(request.persona, ctx.settings.chat_persona)
     with steps("reasoner"):
         choice = await pick_reasoner(ctx, request.model)
@@ -335,7 +320,7 @@ class _Found:
 
 def _conversation(
     ctx: TurnContext,
-    request: ChatRequest,
+    request: ChatTurn,
     message: str,
     persona: Persona,
     use_vector: bool,

@@ -1,0 +1,29 @@
+"""What a turn is asked: the requests of the door's streamed operations, declared once and
+handed whole to ``SessionProtocol.chat`` (the session in process, the client of a holder,
+the tests' fake), so the door's members share one signature instead of restating it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .chips import NewChip
+
+
+@dataclass(frozen=True)
+class ChatTurn:
+    """One message to answer. ``new``: in a new conversation even when ``conversation_id``
+    names one; ``regenerate``: answer the conversation's last message again (``message``
+    empty) or an edit of it, the old exchange kept as ``superseded``; ``model``: this turn's
+    model instead of the configured one; ``chips``: attached once the conversation is found
+    or created, before the turn reads its chips (one that cannot be attached fails the turn,
+    and takes back the conversation it created)."""
+
+    message: str
+    conversation_id: str | None = None
+    persona: str | None = None
+    new: bool = False
+    regenerate: bool = False
+    model: str | None = None
+    chips: tuple[NewChip, ...] = ()
