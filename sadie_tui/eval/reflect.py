@@ -17,6 +17,8 @@ Figures:
   stored quote is in its note either way: a paraphrase is stored as the note's sentence).
 * **contested found**: held-out contested beliefs matched by a derived belief that is
   contested.
+* **contested from records**: held-out contested beliefs matched by a belief the records
+  contested without a model (``records_found``).
 * **per 100 episodes**: the run's time, and the tokens it read and wrote.
 """
 
@@ -117,6 +119,8 @@ class ReflectEval:
     tokens_per_100_episodes: dict[str, int]
     run: JSONObject  # the run's ReflectReport, as `sadie reflect --json` prints it
     beliefs: list[HeldOutScore] = field(default_factory=list)
+    #: Held-out contested beliefs matched by a belief the records contested (``records_found``).
+    contested_from_records: int = 0
 
 
 def run_reflect_eval(
@@ -226,4 +230,26 @@ def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> Refl
         },
         run=json.loads(json.dumps(report.as_dict())),
         beliefs=rows,
+        contested_from_records=records_found(session, held),
+    )
+
+
+def records_found(session: Session, held: list[HeldOut]) -> int:
+    """Held-out contested beliefs (the demo's self-reports against its records: sleep, phone
+    at night, takeaway, runs a week) matched by a belief the records contested, no model in
+    it (``reflect.figures``: a "contested" change whose reason is the records' figure)."""
+    # lazy: the store's change log loads only when the eval scores
+    from ..engine.store.beliefs import changes_of
+
+    by_records = [
+        b
+        for b in session.call(ListBeliefs(status="contested"))
+        if any(
+            c.action == "contested" and (c.reason or "").startswith("by the records:")
+            for c in changes_of(session.db, b.id)
+        )
+    ]
+    return sum(
+        h.status == "contested" and any(matches(h.statement, b.statement) for b in by_records)
+        for h in held
     )

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from .dates import date_from_path, mtime, parse_when
 from .jsonl import iter_jsonl
+from .measures import measure_of
 from .notes import TEXT_SUFFIXES, salience, split_front_matter, title_for
 from .raw import (
     Derived,
@@ -88,13 +89,14 @@ def read_observations(path: Path, key: str, result: ReadResult) -> None:
         if obj is None or not text or when is None:
             result.skipped.append(Skipped(name, error or "observation needs text and observed_at"))
             continue
-        result.derived.append(
-            Derived(
-                "observations",
-                f"{key}#{number}",
-                {"source": str(obj.get("source") or "record"), "observed_at": when, "text": text},
-            )
-        )
+        source = str(obj.get("source") or "record")
+        fields: DerivedFields = {"source": source, "observed_at": when, "text": text}
+        measure = measure_of(source, text, when)
+        if measure is not None:  # the figure it states, kept as fields (``measures``)
+            fields["measure"] = measure.measure
+            fields["value"] = measure.value
+            fields["period"] = (measure.start, measure.end)
+        result.derived.append(Derived("observations", f"{key}#{number}", fields))
 
 
 def read_derived_document(path: Path, key: str, folder: str, result: ReadResult) -> None:

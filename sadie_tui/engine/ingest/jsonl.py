@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .dates import date_from_path, mtime, parse_when
+from .measures import record_numbers
 from .notes import salience
 from .raw import MAX_JSON_DEPTH, RawEpisode, ReadResult, Skipped, _storable, clean_text, read_text
 from .reader import Reader, ReadOptions
@@ -71,8 +72,16 @@ def read_records(path: Path, key: str, result: ReadResult) -> None:
                 text=text,
                 salience=salience(obj.get("salience")),
                 tags=_tags(obj.get("tags")),
+                details=_numbers(text),
             )
         )
+
+
+def _numbers(text: str) -> dict[str, dict[str, str | int | float]]:
+    """The amount, distance and duration the record states, kept in its metadata as
+    ``figures`` (``ingest.measures.record_numbers``); nothing when it states none."""
+    numbers = record_numbers(text)
+    return {"figures": {**numbers}} if numbers else {}
 
 
 def _read(path: Path, key: str, result: ReadResult, options: ReadOptions) -> None:

@@ -23,12 +23,15 @@ import numpy as np
 from ..store import derived as derived_store
 from ..store import episodes as episode_store
 from ..store import reflection as reflection_store
+from ..store.derived import Measured
 from ..store.schema import EMBEDDING_DIM
 from ..store.vectors import vector_literal
 from .chunker import chunk_text
 from .embedder import Embedder
 from .entities import KINDS, EntityIndex, entity_key
 from .markup import page_key
+from .measures import UNITS
+from .raw import DerivedFields
 from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
 from .summary import IngestSummary, SkippedFile
 
@@ -439,6 +442,7 @@ def _store_derived(
                             text=f["text"],
                             source_key=item.source_key,
                             embedding=vector_literal(vec),
+                            measure=_measured(f),
                         )
                     report.derived[table] += 1
             continue
@@ -460,6 +464,14 @@ def _store_derived(
             report.derived[table] += 1
 
 
+def _measured(fields: DerivedFields) -> Measured | None:
+    """The figure an observation states, as its row keeps it (None: it states none)."""
+    if "measure" not in fields:
+        return None
+    start, end = fields["period"]
+    return (fields["measure"], fields["value"], UNITS[fields["measure"]], start, end)
+
+
 def _md5_fields(table: str, item: Derived) -> str:
 
     f = item.fields
@@ -468,4 +480,5 @@ def _md5_fields(table: str, item: Derived) -> str:
         text = f"{f['statement']}|{f['status']}|{float(f['confidence'])}|{evidence}"
     else:
         text = f"{f['source']}|{f['observed_at'].strftime('%Y-%m-%dT%H:%M:%S')}|{f['text']}"
+        text += f"|{f.get('measure') or '-'}"  # a row stored before its figure was read: rewritten
     return hashlib.md5(text.encode()).hexdigest()

@@ -15,7 +15,7 @@ import os
 import re
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import date, datetime
 from pathlib import Path
 from typing import TypedDict
 
@@ -118,7 +118,8 @@ class Derived:
 
 class DerivedFields(TypedDict, total=False):
     """A derived record's columns: a belief's (statement, status, confidence, evidence), an
-    observation's (source, observed_at, text), a wiki entry's, brief's or Today card's
+    observation's (source, observed_at, text, and the figure it states: measure, value and
+    the inclusive dates it covers, ``ingest.measures``), a wiki entry's, brief's or Today card's
     (title, text, and kind or occurred_at), the soul's (text)."""
 
     statement: str
@@ -131,6 +132,9 @@ class DerivedFields(TypedDict, total=False):
     title: str
     kind: str
     occurred_at: datetime
+    measure: str
+    value: float
+    period: tuple[date, date]
 
 
 @dataclass

@@ -11,8 +11,9 @@ from dataclasses import dataclass
 #: A belief's state. ``active``: held; ``contested``: evidence on both sides; ``retired``:
 #: superseded (its successor linked); ``accepted`` / ``rejected``: the person decided.
 STATUSES = ("active", "contested", "retired", "accepted", "rejected")
-#: ``stated``: written by the person in beliefs.jsonl; ``derived``: proposed by ``sadie reflect``.
-ORIGINS = ("stated", "derived")
+#: ``stated``: written by the person in beliefs.jsonl; ``derived``: proposed by ``sadie reflect``;
+#: ``records``: a figure computed from the records, no model (``reflect.figures``).
+ORIGINS = ("stated", "derived", "records")
 #: What a belief is about (the model picks one).
 KINDS = (
     "habit",
@@ -37,7 +38,7 @@ class Belief:
     origin: str
     kind: str | None
     confidence: float
-    evidence: int  # supporting evidence: checked quotes, or a stated belief's listed files
+    evidence: int  # checked quotes, a stated belief's listed files, or a figure's records
     created_at: str | None = None  # ISO 8601
     updated_at: str | None = None
 
@@ -62,11 +63,11 @@ class Evidence:
 @dataclass(frozen=True)
 class Link:
     """Another belief or a record this one is tied to: ``contradicts``, ``replaced_by`` (it
-    was retired for that one) or ``supersedes``."""
+    was retired for that one), ``supersedes``, or ``rests_on`` (a figure's records)."""
 
     kind: str
     target_id: str
-    target_kind: str  # belief | observation
+    target_kind: str  # belief | observation | episode
     text: str
     quote: str | None = None
 

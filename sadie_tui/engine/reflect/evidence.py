@@ -8,17 +8,21 @@ not there word for word stands only when it is close in meaning to one sentence 
 note's own words, is what is kept (``verbatim`` false: the model paraphrased). Anything else
 is dropped and counted, and so is a quote unrelated to its belief (no content word in common
 and not close in meaning, ``RELATED_QUOTE``: a real sentence of a note about something else
-backs nothing). A belief left with no evidence is dropped and counted: so every quote stored is
-in its episode word for word.
+backs nothing). Then the quote must support its belief, judged apart from the call that
+proposed it by the rule a reply's citation meets (``backs``: the claim, not shared words): one
+that says the opposite is dropped and counted, never kept as support. A belief left with no evidence is dropped and counted: so every quote stored
+is in its episode word for word.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +30,7 @@ import numpy as np
 from ..errors import SadieError
 from ..reply.backing import stems
 from ..reply.citations import is_placeholder, normalise, note_span
+from ..reply.claims import Note, asked, judge
 from ..reply.closeness import NEAR, Encode
 from ..reply.grounding import sentences_of
 from .beliefs import KINDS
@@ -137,6 +142,45 @@ def related(statement: str, quote: str, encode: Encode | None) -> bool:
     return float(vectors[0] @ vectors[1] / (norms[0] * norms[1])) >= RELATED_QUOTE
 
 
+# "too wired to sleep", "couldn't sleep", "don't like my manager": the words after are denied.
+_DENIED = re.compile(
+    r"\btoo\s+\w+\s+to\s+(\w+)|\b(?:unable|failed|impossible)\s+to\s+(\w+)"
+    r"|\b(?:can't|cannot|couldn't|won't|didn't|don't|doesn't|never|not|no)((?:\s+\w+){1,3})",
+    re.IGNORECASE,
+)
+# A statement that is itself negative ("I sleep badly") is not turned round by a quote that
+# denies ("could not sleep"): only a plainly positive one is.
+_NEGATIVE = re.compile(
+    r"\b(?:not|no|never|can't|cannot|couldn't|don't|doesn't|won't|badly|poorly|hardly|barely|"
+    r"rarely|struggle\w*|trouble|unable|less|little|too)\b|n't\b",
+    re.IGNORECASE,
+)
+OPPOSITE = "says the opposite"
+
+
+def _denied(text: str) -> set[str]:
+    """The stems a text denies ("sleep" in "too wired to sleep")."""
+    words = " ".join(g for m in _DENIED.finditer(text.replace("’", "'")) for g in m.groups() if g)
+    return stems(words)
+
+
+def backs(statement: str, quote: str, shown: Shown) -> str:
+    """Why ``quote`` (from ``shown``) does not back ``statement``, or "" when it does:
+    checked apart from the call that proposed it, by the rule a reply's citation meets
+    (``reply.claims.judge``'s polarity: the claim, not shared words), with the belief as the
+    sentence and no question; and a quote that denies what a positive belief asserts ("Home
+    at five, too wired to sleep." for "… able to sleep at home …") says the opposite."""
+    shared = (stems(statement) & stems(quote)) - _GENERIC
+    if not _NEGATIVE.search(statement.replace("’", "'")) and shared & _denied(quote):
+        return OPPOSITE
+    note = Note(shown.episode_id, shown.date, shown.title, (shown.text,))
+    verdict = judge(asked("", datetime.now()), statement, quote, note)
+    # Only its polarity rule drops a quote: its content rule (a third of the belief's words
+    # in the quoted sentence) would drop support in other words ("Felt slower than it should
+    # have been" for "I ship slowly"), which ``related`` has already weighed.
+    return OPPOSITE if not verdict.ok and "opposite" in verdict.reason else ""
+
+
 def _confidence(value: JSON) -> float:
     if not isinstance(value, (int, float, str)):
         return 0.5
@@ -216,6 +260,11 @@ def _policed_item(
             continue
         if not related(statement, checked.quote, encode):
             reasons[UNRELATED] += 1
+            exact = False
+            continue
+        against = backs(statement, checked.quote, shown)
+        if against:
+            reasons[against] += 1
             exact = False
             continue
         exact = exact and checked.verbatim

@@ -39,6 +39,9 @@ class ReflectReport:
     left: int = 0  # episodes still waiting
     stopped: str | None = None  # "budget" or "stopped" when the run ended early
     new_ids: list[str] = field(default_factory=list)
+    #: The records' figures (``figures.RecordsReport``): observations read and left out,
+    #: record-backed beliefs, self-reports checked and contested.
+    records: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> JSONObject:
         """The counts as printed and kept, the time to a tenth of a second."""

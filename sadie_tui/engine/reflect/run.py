@@ -31,6 +31,7 @@ from ..reasoners.rates import Rates
 from ..store import reflection as store
 from ..store.ids import new_id, now
 from .batches import batch_chars, pack
+from .figures import check_records
 from .learn import Learner
 from .report import ReflectReport
 from .step import Step
@@ -60,17 +61,20 @@ async def reflect_memory(
     # lazy: context loads only when reflect_memory runs, off the start-up path
     from ..context import pick_reasoner
 
-    choice = await pick_reasoner(ctx)
-    reasoner = choice.reasoner
-    if not _answers_structured(reasoner):
-        raise NeedsModel("sadie reflect", offline_reason(reasoner))
     memory = ctx.memory
 
     def encode(texts: Sequence[str]) -> np.ndarray:
         return memory.embedder.encode(list(texts))
 
+    # The records' figures first, without a model: done (and kept) even when none answers.
+    records = check_records(memory.db, encode)
+    choice = await pick_reasoner(ctx)
+    reasoner = choice.reasoner
+    if not _answers_structured(reasoner):
+        raise NeedsModel("sadie reflect", offline_reason(reasoner))
+
     try:
-        return await reflect(
+        report = await reflect(
             memory,
             reasoner,
             encode,
@@ -83,6 +87,8 @@ async def reflect_memory(
             stop=stop,
             only=only,
         )
+        report.records = records.as_dict()
+        return report
     finally:
         rates = getattr(reasoner, "rates", None)
         if rates is not None:

@@ -29,6 +29,7 @@ _BELIEF_COLUMNS_SQL = (
     " b.confidence, b.created_at, b.updated_at,"
     " (SELECT count(*) FROM belief_evidence v WHERE v.belief_id = b.id AND v.stance = 'supports')"
     " + CASE WHEN coalesce(b.origin, 'stated') = 'stated' THEN len(b.evidence) ELSE 0 END"
+    " + (SELECT count(*) FROM belief_links l WHERE l.belief_id = b.id AND l.kind = 'rests_on')"
 )
 
 
@@ -188,9 +189,9 @@ def stated_evidence(db: Database, belief_id: str) -> list[tuple[str, str, str]]:
 
 @dataclass(frozen=True)
 class LinkRow:
-    kind: str  # contradicts | replaced_by | supersedes
+    kind: str  # contradicts | replaced_by | supersedes | rests_on (a figure's records)
     target_id: str
-    target_kind: str  # belief | observation
+    target_kind: str  # belief | observation | episode
     text: str  # the other belief's statement or the record's text
     quote: str | None
     created_at: datetime
@@ -200,8 +201,10 @@ def links_of(db: Database, belief_id: str) -> list[LinkRow]:
     rows = db.fetchall(
         "SELECT l.kind, l.target_id, l.target_kind,"
         " coalesce(b.statement, o.source || ' ' || strftime(o.observed_at, '%Y-%m-%d') || ': '"
-        " || o.text, ''), l.quote, l.created_at"
+        " || o.text, strftime(e.occurred_at, '%Y-%m-%d') || ' ' || e.title, ''), l.quote,"
+        " l.created_at"
         " FROM belief_links l"
+        " LEFT JOIN episodes e ON l.target_kind = 'episode' AND e.id = TRY_CAST(l.target_id AS UUID)"
         " LEFT JOIN beliefs b ON l.target_kind = 'belief' AND b.id = TRY_CAST(l.target_id AS UUID)"
         " LEFT JOIN observations o ON l.target_kind = 'observation'"
         " AND o.id = TRY_CAST(l.target_id AS UUID)"
@@ -243,11 +246,12 @@ def insert_derived(
     confidence: float,
     evidence: Sequence[str],
     fingerprint: str,
-    embedding: str,
+    embedding: str | None,
     at: datetime,
     status: str = "active",
 ) -> None:
-    """One belief ``sadie reflect`` derived; ``embedding`` is a vector literal."""
+    """One belief ``sadie reflect`` derived; ``embedding`` is a vector literal (None: found
+    without the embedding model)."""
     db.execute(
         "INSERT INTO beliefs (id, statement, status, confidence, evidence, source_key, embedding,"
         " origin, kind, fingerprint, created_at, updated_at)"

@@ -9,7 +9,7 @@ fields so that an unchanged file is recognised without rewriting (or re-embeddin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from .db import Database, Row
 from .ids import now
@@ -21,9 +21,11 @@ _BELIEF_HASH_SQL = (
     " || evidence::VARCHAR) AS VARCHAR))"
 )
 _OBSERVATION_HASH_SQL = (
-    "md5(CAST((source || '|' || strftime(observed_at, '%Y-%m-%dT%H:%M:%S') || '|' || text)"
-    " AS VARCHAR))"
+    "md5(CAST((source || '|' || strftime(observed_at, '%Y-%m-%dT%H:%M:%S') || '|' || text"
+    " || '|' || coalesce(measure, '-')) AS VARCHAR))"
 )
+#: An observation's figure as stored: (measure, value, unit, first day, last day).
+Measured = tuple[str, float, str, date, date]
 _TITLED_COLUMNS = ("id", "title", "text", "source_key", "kind", "occurred_at")
 
 
@@ -103,10 +105,15 @@ def insert_observation(
     text: str,
     source_key: str,
     embedding: str,
+    measure: Measured | None = None,
 ) -> None:
+    """One observation; ``measure``: the figure it states (measure, value, unit, first and
+    last day), as the ingest read it."""
     db.execute(
-        f"INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?::{VECTOR_TYPE})",
-        [id, source, observed_at, text, source_key, embedding],
+        "INSERT INTO observations (id, source, observed_at, text, source_key, embedding,"
+        f" measure, value, unit, period_start, period_end) VALUES (?, ?, ?, ?, ?, ?::{VECTOR_TYPE},"
+        " ?, ?, ?, ?, ?)",
+        [id, source, observed_at, text, source_key, embedding, *(measure or (None,) * 5)],
     )
 
 

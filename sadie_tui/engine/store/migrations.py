@@ -364,6 +364,21 @@ def m009_chip_origin(db: Database) -> None:
     db.execute("ALTER TABLE chips ADD COLUMN added_by VARCHAR DEFAULT 'you'")
 
 
+def m010_observation_measures(db: Database) -> None:
+    """The figure an observation states, as fields (``ingest.measures``): the measure
+    (``sleep``, ``phone_night``, ``runs``, ``takeaway``), its value in that measure's unit and
+    the inclusive dates it covers. Rows stored before stay as they were (NULL): the figures
+    step reads their text with the same patterns (``reflect.figures``)."""
+    for column_sql in (
+        "measure VARCHAR",
+        "value DOUBLE",
+        "unit VARCHAR",
+        "period_start DATE",
+        "period_end DATE",
+    ):
+        db.execute(f"ALTER TABLE observations ADD COLUMN {column_sql}")
+
+
 MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("001_memory", m001_memory),
     ("002_derived", m002_derived),
@@ -374,6 +389,7 @@ MIGRATIONS: list[tuple[str, Callable[[Database], None]]] = [
     ("007_vault_pages", m007_vault_pages),
     ("008_learning", m008_learning),
     ("009_chip_origin", m009_chip_origin),
+    ("010_observation_measures", m010_observation_measures),
 ]
 
 
