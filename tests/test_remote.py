@@ -321,7 +321,7 @@ def _events(client, message: str) -> list:
     from sadie_tui.engine.events import Meta
 
     async def run() -> list:
-        return [e async for e in client.chat(message) if isinstance(e, Meta)]
+        return [e async for e in client.chat(ChatTurn(message)) if isinstance(e, Meta)]
 
     return asyncio.run(run())
 

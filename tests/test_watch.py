@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from sadie_tui.config import load_settings
-from sadie_tui.engine.errors import ConfigError
+from sadie_tui.engine.errors import ConfigError, NotFoundError
 from sadie_tui.engine.ingest.watch import apply_changes, is_watched
 from sadie_tui.engine.operations import GetEpisode, SearchMemory
 
@@ -77,7 +77,8 @@ def test_an_edit_a_rename_and_a_delete_reach_the_memory(session: Any, tmp_path: 
         row = session.db.fetchone(f"SELECT count(*) FROM {table} WHERE {column} = ?", [first_id])
         assert row[0] == 0, table
     assert not _found(session, "violet kite")
-    assert session.call(GetEpisode(first_id)) is None
+    with pytest.raises(NotFoundError):
+        session.call(GetEpisode(first_id))
     # The other notes are untouched, and a second delete of the same path removes nothing.
     assert session.call(SearchMemory("river")).chunks
     assert apply_changes(session, [moved], [notes]).line == ""
