@@ -201,3 +201,24 @@ def test_a_client_gets_the_holders_personas_over_the_api(
         client.close()
     finally:
         launch.close()
+
+
+def test_a_persona_that_sets_no_half_life_gets_the_default_and_recency_weighs_its_ranking(
+    tmp_path: Path,
+) -> None:
+    """Issue 34, item 13: recency adjusts every persona's ranking, a default half-life where a
+    file sets none (the analyst's, the skeptic's); two chunks that score the same rank the
+    newer first."""
+    import numpy as np
+
+    from sadie_tui.engine.personas import DEFAULT_HALF_LIFE_DAYS, get_persona
+    from sadie_tui.engine.retrieval import fusion
+
+    for name in ("analyst", "skeptic"):
+        assert get_persona(name).half_life_days == DEFAULT_HALF_LIFE_DAYS
+    assert get_persona("friend").half_life_days == 365.0  # a file's own still wins
+    analyst = get_persona("analyst")
+    scores = fusion.adjust(
+        np.array([1.0, 1.0]), np.array([0.5, 0.5]), np.array([400.0, 10.0]), analyst.half_life_days
+    )
+    assert scores[1] > scores[0] > 0.95 * scores[1]  # newer first, and only gently
