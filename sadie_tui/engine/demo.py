@@ -1,15 +1,29 @@
 """The demo memory: built from the shipped ``data/demo/`` into its own home on first use,
-never mixed with a person's memory."""
+never mixed with a person's memory.
+
+Besides the notes, records and the stated beliefs (``beliefs.jsonl``, with their quotes), the
+demo ships ``derived_beliefs.jsonl``: what a real ``sadie reflect`` run proposed
+(``python -m sadie_tui.eval.demo_beliefs`` made it, README says with which model and slice),
+loaded here as derived beliefs with their quotes, so that F5's accept, reject and reword have
+something to work on. The ingest leaves that file out (``data/demo/.sadieignore``).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..paths import db_path, demo_source, keep_private, make_private_folder
 from .errors import SadieError
 
+if TYPE_CHECKING:
+    from .memory import Memory
+
 MARKER = ".demo-built"
+DERIVED = "derived_beliefs.jsonl"
+#: A shipped derived belief's status: as the run left it (the person decides the rest).
+DERIVED_STATUSES = ("active", "contested")
 
 Progress = Callable[[str, int, int], None]
 
@@ -28,11 +42,12 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
     if not source.is_dir():
         raise SadieError(f"the demo memory is missing ({source})", fix="reinstall sadie")
     # lazy: DuckDB loads only when the demo memory has to be built
-    from .memory import Memory
+    from .memory import Memory as Opened
 
     make_private_folder(home)
-    with Memory.open(home) as memory:
+    with Opened.open(home) as memory:
         memory.ingest([source], progress)
+        load_derived(memory, source / DERIVED)
     soul = source / "soul.md"
     if soul.is_file() and not (home / "soul.md").exists():
         (home / "soul.md").write_text(soul.read_text(encoding="utf-8"), encoding="utf-8")
@@ -40,3 +55,73 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
     for written in (home / "soul.md", home / MARKER):
         keep_private(written)
     return True
+
+
+def load_derived(memory: Memory, path: Path) -> int:
+    """The derived beliefs of ``path`` (``eval.demo_beliefs`` wrote them) into ``memory``,
+    each with the quotes found word for word in their notes; the number loaded. A line with
+    no such quote, or loaded before, is passed over."""
+    # lazy: the store, the embedder's vectors and reflection's fingerprint load only here
+    from .ingest.belief_quotes import read_quotes
+    from .ingest.raw import Unreadable, episode_id
+    from .ingest.readers import iter_jsonl
+    from .reflect.sameness import fingerprint
+    from .store import beliefs as store
+    from .store.ids import now
+    from .store.vectors import vector_literal
+
+    if not path.is_file():
+        return 0
+    db = memory.db
+    loaded = 0
+    for number, obj, _ in iter_jsonl(path):
+        statement = str((obj or {}).get("statement") or "").strip()
+        status = str((obj or {}).get("status") or "active")
+        if obj is None or not statement or status not in DERIVED_STATUSES:
+            continue
+        try:
+            quotes, _left_out = read_quotes(obj.get("quotes"), path.parent)
+        except Unreadable:
+            continue
+        belief_id = episode_id(f"{path.resolve()}#{number}")
+        if not quotes or store.get_belief(db, belief_id) is not None:
+            continue
+        made_by = obj.get("made_by")
+        model = str(made_by.get("model") or "") if isinstance(made_by, dict) else ""
+        vector = memory.embedder.encode([statement])[0]
+        at = now()
+        with db.transaction():
+            store.insert_derived(
+                db,
+                id=belief_id,
+                statement=statement,
+                kind=str(obj.get("kind") or "fact"),
+                confidence=float(str(obj.get("confidence") or 0.5)),
+                evidence=[],
+                fingerprint=fingerprint(statement),
+                embedding=vector_literal(vector),
+                at=at,
+                status=status,
+            )
+            for q in quotes:
+                store.add_evidence(
+                    db,
+                    belief_id,
+                    q.episode_id,
+                    q.quote,
+                    verbatim=q.verbatim,
+                    stance=q.stance,
+                    run_id=None,
+                    at=at,
+                )
+            store.log_change(
+                db,
+                belief_id,
+                "proposed",
+                reason="by sadie reflect; shipped with the demo",
+                model=model or None,
+                after=statement,
+                at=at,
+            )
+        loaded += 1
+    return loaded

@@ -21,6 +21,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .belief_quotes import read_quotes, source_id
 from .dates import date_from_path, mtime, note_date, parse_when
 from .markup import property_list, read_markup
 from .raw import MAX_BYTES as MAX_BYTES
@@ -38,9 +39,9 @@ from .raw import (
     _os_reason,
     _storable,
     clean_text,
-    episode_id,
     read_text,
 )
+from .raw import episode_id as episode_id
 from .raw import shown_name as shown_name
 from .vault import FolderRules, rules_for, template_reason
 
@@ -300,16 +301,13 @@ def _evidence_ids(values: JSON, base: Path) -> list[str]:
             continue
         except ValueError:
             pass
-        path_part, _, line = ref.partition("#")
-        try:
-            key = str((base / path_part).resolve())
-        except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
-            raise Unreadable(f"bad evidence path {ref!r}: {exc}") from exc
-        ids.append(episode_id(f"{key}#{line}" if line else key))
+        ids.append(source_id(ref, base))
     return ids
 
 
 def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
+    """The person's beliefs, each with the files it rests on and the quotes of them it gives
+    (``belief_quotes``: a quote not found word for word is left out, named in ``skipped``)."""
     for number, obj, error in iter_jsonl(path):
         name = f"{path}#{number}"
         if obj is None or not str(obj.get("statement") or "").strip():
@@ -321,9 +319,11 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
             continue
         try:
             evidence = _evidence_ids(obj.get("evidence"), path.parent)
+            quotes, left_out = read_quotes(obj.get("quotes"), path.parent)
         except Unreadable as exc:
             result.skipped.append(Skipped(name, str(exc)))
             continue
+        result.skipped.extend(Skipped(name, why) for why in left_out)
         result.derived.append(
             Derived(
                 "beliefs",
@@ -333,6 +333,7 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
                     "status": status,
                     "confidence": _salience(obj.get("confidence"), 0.5),
                     "evidence": evidence,
+                    "quotes": quotes,
                 },
             )
         )
