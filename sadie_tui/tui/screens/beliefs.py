@@ -324,7 +324,7 @@ class BeliefScreen(Deciding, ModalScreen[None]):
             padding: 0 1;
         }
         #belief-head { height: auto; margin: 0 0 1 0; }
-        #belief-evidence { height: auto; max-height: 12; border: none; }
+        #belief-evidence { height: auto; max-height: 70%; border: none; }
         #belief-more { height: 1fr; }
         .belief-heading { text-style: bold; color: $primary; margin: 1 0 0 0; }
         #belief-foot { height: 1; color: $sadie-muted; }
