@@ -79,6 +79,17 @@ DERIVED = [
                 "verbatim": False,
             },
         ],
+        "links": [
+            {"kind": "contradicts", "belief": SLEEP, "quote": None},
+            {"kind": "contradicts", "record": "observations.jsonl#1", "quote": "seven hours"},
+        ],
+        "history": [
+            {"action": "proposed", "reason": "from 1 note(s)"},
+            {
+                "action": "contested",
+                "reason": "disagrees with “I sleep about seven hours a night.”",
+            },
+        ],
         "made_by": {"model": "qwen2.5-coder:1.5b", "since": "2025-12-01"},
     },
     {
@@ -140,10 +151,25 @@ def test_every_shipped_quote_is_its_notes_own_words() -> None:
 
     derived = _lines(demo.DERIVED)
     assert derived, "the demo ships a reflection's beliefs to decide on"
+    statements = {b["statement"] for b in stated + derived}
+    records = (SHIPPED / "observations.jsonl").read_text(encoding="utf-8").splitlines()
     for b in derived:
         assert b["made_by"]["model"] == "qwen2.5-coder:1.5b" and b["status"] != "rejected"
+        assert b["history"][0]["action"] == "proposed"
         for q in b["quotes"]:
             assert _flat(q["quote"]) in _words_of(q["source"]), (b["statement"], q)
+        for link in b["links"]:
+            if "record" in link:
+                file, _, line = link["record"].partition("#")
+                assert file == "observations.jsonl" and 1 <= int(line) <= len(records)
+            else:
+                assert link["belief"] in statements
+
+
+def first_record() -> str:
+    """The first record as a link shows it: its source, its day, its text."""
+    record = json.loads((SHIPPED / "observations.jsonl").read_text().splitlines()[0])
+    return f"{record['source']} {record['observed_at'][:10]}: {record['text']}"
 
 
 def _small_demo(tmp_path: Path) -> Path:
@@ -153,7 +179,8 @@ def _small_demo(tmp_path: Path) -> Path:
     for name in NOTES:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy(SHIPPED / name, source / name)
-    shutil.copy(SHIPPED / ".sadieignore", source / ".sadieignore")
+    for name in (".sadieignore", "observations.jsonl"):
+        shutil.copy(SHIPPED / name, source / name)
     stated = [b for b in _lines("beliefs.jsonl") if b["statement"] in (SLEEP, MORNINGS)]
     (source / "beliefs.jsonl").write_text("".join(json.dumps(b) + "\n" for b in stated))
     (source / demo.DERIVED).write_text("".join(json.dumps(b) + "\n" for b in DERIVED))
@@ -195,9 +222,16 @@ def test_the_demo_home_holds_stated_quotes_and_the_derived_beliefs(demo_home: Pa
             ("supports", True),
             ("contradicts", False),
         ]
-        assert told.changes[0].action == "proposed" and told.changes[0].model == (
-            "qwen2.5-coder:1.5b"
-        )
+        assert [(c.action, c.model) for c in told.changes] == [
+            ("proposed", "qwen2.5-coder:1.5b"),
+            ("contested", "qwen2.5-coder:1.5b"),
+        ]
+        # Its links: the stated belief (both ways, as reflection links them) and the record.
+        assert {(x.kind, x.target_kind, x.text) for x in told.links} == {
+            ("contradicts", "belief", SLEEP),
+            ("contradicts", "observation", first_record()),
+        }
+        assert [x.text for x in sleep.links] == ["I tell people I sleep seven hours."]
         # Built again (a second ensure is a no-op; a second load adds nothing either).
         assert demo.load_derived(memory, demo.demo_source() / demo.DERIVED) == 0
 
@@ -321,6 +355,6 @@ async def test_f5_on_the_demo_decides_derived_beliefs_and_explains_stated_ones(
         }
     assert actions == {
         "I write best before work, at home.": ["proposed", "accepted"],
-        "I tell people I sleep seven hours.": ["proposed", "rejected"],
+        "I tell people I sleep seven hours.": ["proposed", "contested", "rejected"],
         "I keep Thursday mornings for deep work.": ["proposed", "edited"],
     }

@@ -11,6 +11,7 @@ something to work on. The ingest leaves that file out (``data/demo/.sadieignore`
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from ..paths import db_path, demo_source, keep_private, make_private_folder
 from .errors import SadieError
 
 if TYPE_CHECKING:
+    from .jsonvalue import JSONObject
     from .memory import Memory
 
 MARKER = ".demo-built"
@@ -59,9 +61,11 @@ def ensure_demo(home: Path, progress: Progress | None = None) -> bool:
 
 def load_derived(memory: Memory, path: Path) -> int:
     """The derived beliefs of ``path`` (``eval.demo_beliefs`` wrote them) into ``memory``,
-    each with the quotes found word for word in their notes; the number loaded. A line with
-    no such quote, or loaded before, is passed over."""
-    # lazy: the store, the embedder's vectors and reflection's fingerprint load only here
+    each with the quotes found word for word in their notes, its links (a record by its line,
+    another belief by its statement, linked both ways as reflection links them) and the
+    history the run wrote; the number loaded. A line with no such quote, or loaded before,
+    is passed over."""
+    # lazy: the store and the embedder's vectors load only here
     from .ingest.belief_quotes import read_quotes
     from .ingest.raw import Unreadable, episode_id
     from .ingest.readers import iter_jsonl
@@ -74,6 +78,7 @@ def load_derived(memory: Memory, path: Path) -> int:
         return 0
     db = memory.db
     loaded = 0
+    links: list[tuple[str, JSONObject]] = []
     for number, obj, _ in iter_jsonl(path):
         statement = str((obj or {}).get("statement") or "").strip()
         status = str((obj or {}).get("status") or "active")
@@ -88,6 +93,7 @@ def load_derived(memory: Memory, path: Path) -> int:
             continue
         made_by = obj.get("made_by")
         model = str(made_by.get("model") or "") if isinstance(made_by, dict) else ""
+        history = [h for h in _objects(obj.get("history")) if h.get("action")]
         vector = memory.embedder.encode([statement])[0]
         at = now()
         with db.transaction():
@@ -114,14 +120,53 @@ def load_derived(memory: Memory, path: Path) -> int:
                     run_id=None,
                     at=at,
                 )
-            store.log_change(
-                db,
-                belief_id,
-                "proposed",
-                reason="by sadie reflect; shipped with the demo",
-                model=model or None,
-                after=statement,
-                at=at,
-            )
+            for n, h in enumerate(history or [{"action": "proposed"}]):
+                store.log_change(
+                    db,
+                    belief_id,
+                    str(h["action"]),
+                    reason=str(h.get("reason") or "by sadie reflect; shipped with the demo"),
+                    model=model or None,
+                    at=at + timedelta(microseconds=n),  # in the run's order (read by time)
+                )
+        links += [(belief_id, link) for link in _objects(obj.get("links"))]
         loaded += 1
+    _link(memory, path, links, episode_id)
     return loaded
+
+
+def _objects(value: object) -> list[JSONObject]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def _link(
+    memory: Memory,
+    path: Path,
+    links: list[tuple[str, JSONObject]],
+    episode_id: Callable[[str], str],
+) -> None:
+    """The loaded beliefs' links, once all of them are in (one may name another)."""
+    # lazy: as load_derived
+    from .store import beliefs as store
+    from .store.ids import now
+
+    db = memory.db
+    for belief_id, link in links:
+        kind = str(link.get("kind") or "contradicts")
+        quote = str(link["quote"]) if link.get("quote") else None
+        record = str(link.get("record") or "")
+        at = now()
+        if record:
+            file, _, line = record.partition("#")
+            target = episode_id(f"{(path.parent / file).resolve()}#{line}")
+            if db.fetchone("SELECT 1 FROM observations WHERE id = ?::UUID", [target]):
+                store.add_link(
+                    db, belief_id, kind, target, "observation", quote=quote, run_id=None, at=at
+                )
+            continue
+        row = db.fetchone(
+            "SELECT CAST(id AS VARCHAR) FROM beliefs WHERE statement = ?", [str(link.get("belief"))]
+        )
+        if row is not None:
+            for one, other in ((belief_id, row[0]), (row[0], belief_id)):
+                store.add_link(db, one, kind, other, "belief", quote=quote, run_id=None, at=at)
