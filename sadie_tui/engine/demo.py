@@ -93,7 +93,8 @@ def load_derived(memory: Memory, path: Path) -> int:
             continue
         made_by = obj.get("made_by")
         model = str(made_by.get("model") or "") if isinstance(made_by, dict) else ""
-        history = [h for h in _objects(obj.get("history")) if h.get("action")]
+        proposed: JSONObject = {"action": "proposed"}
+        history = [h for h in _objects(obj.get("history")) if h.get("action")] or [proposed]
         vector = memory.embedder.encode([statement])[0]
         at = now()
         with db.transaction():
@@ -120,7 +121,7 @@ def load_derived(memory: Memory, path: Path) -> int:
                     run_id=None,
                     at=at,
                 )
-            for n, h in enumerate(history or [{"action": "proposed"}]):
+            for n, h in enumerate(history):
                 store.log_change(
                     db,
                     belief_id,
