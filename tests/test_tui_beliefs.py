@@ -161,7 +161,8 @@ async def test_a_belief_opens_with_its_quotes_links_and_history(tmp_path, monkey
         text = " ".join(str(s.render()) for s in belief.query("Static"))
         assert "I run with Ines on weekends" in text and "proposed" in text
         quotes = belief.query_one("#belief-evidence", OptionList)
-        assert "“Ran 18 km with Ines” verbatim" in str(quotes.get_option_at_index(0).prompt)
+        assert str(quotes.get_option_at_index(0).prompt) == "For it (1)"
+        assert "“Ran 18 km with Ines” verbatim" in str(quotes.get_option_at_index(1).prompt)
 
         # A quote opens its note like a citation, the quoted words highlighted.
         await pilot.press("enter")
@@ -196,8 +197,9 @@ async def test_a_belief_opens_with_its_quotes_links_and_history(tmp_path, monkey
         await wait_until(pilot, lambda: other.query(".belief-heading"))
         shown = " ".join(str(s.render()) for s in other.query("Static"))
         assert "contradicts observation: Slept 5h42m; 3 awakenings." in shown
-        first = str(other.query_one("#belief-evidence", OptionList).get_option_at_index(0).prompt)
-        assert first.startswith("against 2026-04-02 Race night")
+        quotes = other.query_one("#belief-evidence", OptionList)
+        heading, first = (str(quotes.get_option_at_index(i).prompt) for i in (0, 1))
+        assert heading == "Against it (1)" and first.startswith("2026-04-02 Race night")
 
 
 @pytest.mark.asyncio

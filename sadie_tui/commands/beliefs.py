@@ -70,14 +70,16 @@ def _show(detail: BeliefDetail) -> None:
     out.print(f"[bold]{escape(b.statement)}[/]", soft_wrap=True)
     kind = f", {b.kind}" if b.kind else ""
     out.print(f"{b.status} · {b.origin}{kind} · confidence {b.confidence:.2f} · belief {b.id}")
-    if detail.evidence:
-        out.print("\n[bold]evidence[/]")
-    for e in detail.evidence:
-        head = f"{'against' if e.stance == 'contradicts' else 'for'} · {e.date} {escape(safe_line(e.title))}"
-        out.print(f"  {head} (episode {e.episode_id[:8]})", soft_wrap=True)
-        if e.quote:
-            label = "verbatim" if e.verbatim else "the note's sentence (the model paraphrased)"
-            out.print(f"    “{escape(e.quote)}” [dim]{label}[/]", soft_wrap=True)
+    for stance, heading in (("supports", "evidence for"), ("contradicts", "evidence against")):
+        side = [e for e in detail.evidence if e.stance == stance]
+        if side:
+            out.print(f"\n[bold]{heading}[/] ({len(side)})")
+        for e in side:
+            head = f"{e.date} {escape(safe_line(e.title))}"
+            out.print(f"  {head} (episode {e.episode_id[:8]})", soft_wrap=True)
+            if e.quote:
+                label = "verbatim" if e.verbatim else "the note's sentence (the model paraphrased)"
+                out.print(f"    “{escape(e.quote)}” [dim]{label}[/]", soft_wrap=True)
     if detail.links:
         out.print("\n[bold]links[/]")
     for link in detail.links:

@@ -145,7 +145,10 @@ def run_reflect_eval(
     scratch = Path(tempfile.mkdtemp(prefix="sadie-eval-reflect-"))
     home = keep or scratch / "home"
     try:
-        parts = [p for p in sorted(source.iterdir()) if p.name != "beliefs.jsonl"]
+        # Nor the beliefs a reflection derived for the demo (engine.demo loads them), nor its
+        # .sadieignore (named here one by one, the files are read whatever it says).
+        left_out = {"beliefs.jsonl", "derived_beliefs.jsonl", ".sadieignore"}
+        parts = [p for p in sorted(source.iterdir()) if p.name not in left_out]
         say(f"building the demo memory without beliefs.jsonl in {home}")
         memory = Memory.open(home)
         session = Session(memory, settings)

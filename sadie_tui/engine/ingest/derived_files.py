@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .belief_quotes import read_quotes, source_id
 from .dates import date_from_path, mtime, parse_when
 from .jsonl import iter_jsonl
 from .measures import measure_of
@@ -22,7 +23,6 @@ from .raw import (
     Skipped,
     Unreadable,
     clean_text,
-    episode_id,
     read_text,
 )
 from .reader import Reader, ReadOptions
@@ -43,16 +43,13 @@ def _evidence_ids(values: JSON, base: Path) -> list[str]:
             continue
         except ValueError:
             pass
-        path_part, _, line = ref.partition("#")
-        try:
-            key = str((base / path_part).resolve())
-        except (OSError, ValueError, RuntimeError) as exc:  # a NUL byte, a symlink loop
-            raise Unreadable(f"bad evidence path {ref!r}: {exc}") from exc
-        ids.append(episode_id(f"{key}#{line}" if line else key))
+        ids.append(source_id(ref, base))
     return ids
 
 
 def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
+    """The person's beliefs, each with the files it rests on and the quotes of them it gives
+    (``belief_quotes``: a quote not found word for word is left out, named in ``skipped``)."""
     for number, obj, error in iter_jsonl(path):
         name = f"{path}#{number}"
         if obj is None or not str(obj.get("statement") or "").strip():
@@ -64,9 +61,11 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
             continue
         try:
             evidence = _evidence_ids(obj.get("evidence"), path.parent)
+            quotes, left_out = read_quotes(obj.get("quotes"), path.parent)
         except Unreadable as exc:
             result.skipped.append(Skipped(name, str(exc)))
             continue
+        result.skipped.extend(Skipped(name, why) for why in left_out)
         result.derived.append(
             Derived(
                 "beliefs",
@@ -76,6 +75,7 @@ def read_beliefs(path: Path, key: str, result: ReadResult) -> None:
                     "status": status,
                     "confidence": salience(obj.get("confidence"), 0.5),
                     "evidence": evidence,
+                    "quotes": quotes,
                 },
             )
         )

@@ -20,10 +20,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..store import beliefs as belief_store
 from ..store import derived as derived_store
 from ..store import episodes as episode_store
 from ..store import reflection as reflection_store
 from ..store.derived import Measured
+from ..store.ids import now
 from ..store.schema import EMBEDDING_DIM
 from ..store.vectors import vector_literal
 from .chunker import chunk_text
@@ -31,7 +33,7 @@ from .embedder import Embedder
 from .entities import KINDS, EntityIndex, entity_key
 from .markup import page_key
 from .measures import UNITS
-from .raw import DerivedFields
+from .raw import DerivedFields, Quote
 from .readers import Derived, RawEpisode, Skipped, episode_id, read_all
 from .summary import IngestSummary, SkippedFile
 
@@ -406,7 +408,14 @@ def _store_derived(
                 else derived_store.observation_hashes(db)
             )
             wanted = {(item.source_key, _md5_fields(table, item)) for item in items}
-            if wanted == {row for row in existing if row[0].rsplit("#", 1)[0] in files}:
+            same = wanted == {row for row in existing if row[0].rsplit("#", 1)[0] in files}
+            if same and table == "beliefs":
+                same = _quote_rows(items) == {
+                    row
+                    for row in derived_store.stated_quotes(db)
+                    if row[0].rsplit("#", 1)[0] in files
+                }
+            if same:
                 continue
             texts = [item.fields.get("statement") or item.fields["text"] for item in items]
             vectors = embedder.encode(texts)
@@ -432,6 +441,7 @@ def _store_derived(
                             source_key=item.source_key,
                             embedding=vector_literal(vec),
                         )
+                        _store_quotes(db, rid, f.get("quotes", []))
                     else:
                         f = item.fields
                         derived_store.insert_observation(
@@ -470,6 +480,25 @@ def _measured(fields: DerivedFields) -> Measured | None:
         return None
     start, end = fields["period"]
     return (fields["measure"], fields["value"], UNITS[fields["measure"]], start, end)
+
+
+def _store_quotes(db: Database, belief_id: str, quotes: Sequence[Quote]) -> None:
+    """A stated belief's quotes (``beliefs.jsonl``), as its evidence quotes: no run made
+    them (``run_id`` None), so a re-ingest of the file replaces them and nothing else."""
+    at = now()
+    for q in quotes:
+        belief_store.add_evidence(
+            db, belief_id, q.episode_id, q.quote, verbatim=True, stance=q.stance, run_id=None, at=at
+        )
+
+
+def _quote_rows(items: Sequence[Derived]) -> set[tuple[str, str, str, str]]:
+    """(belief source key, episode id, quote, stance) of every quote ``items`` give."""
+    return {
+        (item.source_key, q.episode_id, q.quote, q.stance)
+        for item in items
+        for q in item.fields.get("quotes", [])
+    }
 
 
 def _md5_fields(table: str, item: Derived) -> str:

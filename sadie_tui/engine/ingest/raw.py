@@ -116,16 +116,27 @@ class Derived:
     fields: DerivedFields
 
 
+@dataclass(frozen=True)
+class Quote:
+    """A belief's quote of one episode (``belief_quotes``), found there word for word."""
+
+    episode_id: str
+    quote: str
+    stance: str  # supports | contradicts
+    verbatim: bool = True  # a derived belief's: whether the model wrote it word for word
+
+
 class DerivedFields(TypedDict, total=False):
-    """A derived record's columns: a belief's (statement, status, confidence, evidence), an
-    observation's (source, observed_at, text, and the figure it states: measure, value and
-    the inclusive dates it covers, ``ingest.measures``), a wiki entry's, brief's or Today card's
-    (title, text, and kind or occurred_at), the soul's (text)."""
+    """A derived record's columns: a belief's (statement, status, confidence, evidence,
+    quotes), an observation's (source, observed_at, text, and the figure it states: measure,
+    value and the inclusive dates it covers, ``ingest.measures``), a wiki entry's, brief's or
+    Today card's (title, text, and kind or occurred_at), the soul's (text)."""
 
     statement: str
     status: str
     confidence: float
     evidence: list[str]
+    quotes: list[Quote]
     source: str
     observed_at: datetime
     text: str

@@ -28,7 +28,9 @@ _BELIEF_COLUMNS_SQL = (
     "CAST(b.id AS VARCHAR), b.statement, b.status, coalesce(b.origin, 'stated'), b.kind,"
     " b.confidence, b.created_at, b.updated_at,"
     " (SELECT count(*) FROM belief_evidence v WHERE v.belief_id = b.id AND v.stance = 'supports')"
-    " + CASE WHEN coalesce(b.origin, 'stated') = 'stated' THEN len(b.evidence) ELSE 0 END"
+    " + CASE WHEN coalesce(b.origin, 'stated') = 'stated' THEN len(b.evidence)"
+    " - (SELECT count(DISTINCT v.episode_id) FROM belief_evidence v"
+    " WHERE v.belief_id = b.id AND list_contains(b.evidence, v.episode_id)) ELSE 0 END"
     " + (SELECT count(*) FROM belief_links l WHERE l.belief_id = b.id AND l.kind = 'rests_on')"
 )
 
@@ -43,7 +45,8 @@ class BeliefRow:
     confidence: float
     created_at: datetime | None
     updated_at: datetime | None
-    evidence: int  # supporting evidence: checked quotes, or a stated belief's listed files
+    # supporting evidence: checked quotes, and a stated belief's listed files it quotes none of
+    evidence: int
 
 
 def list_beliefs(

@@ -66,8 +66,24 @@ def observation_hashes(db: Database) -> set[tuple[str, str]]:
 
 
 def delete_beliefs_of(db: Database, file: str) -> None:
-    """Every belief read from ``file`` (source keys ``file#n``)."""
+    """Every belief read from ``file`` (source keys ``file#n``), and the quotes the file gave
+    them (no run's: a reflection's quotes of a stated belief stay, its id returns)."""
+    db.execute(
+        "DELETE FROM belief_evidence WHERE run_id IS NULL AND belief_id IN"
+        " (SELECT id FROM beliefs WHERE source_key LIKE ?)",
+        [file + "#%"],
+    )
     db.execute("DELETE FROM beliefs WHERE source_key LIKE ?", [file + "#%"])
+
+
+def stated_quotes(db: Database) -> set[tuple[str, str, str, str]]:
+    """(belief source key, episode id, quote, stance) of every quote a belief file gave."""
+    rows = db.fetchall(
+        "SELECT b.source_key, CAST(v.episode_id AS VARCHAR), v.quote, v.stance"
+        " FROM belief_evidence v JOIN beliefs b ON b.id = v.belief_id"
+        " WHERE v.run_id IS NULL AND coalesce(b.origin, 'stated') = 'stated'"
+    )
+    return {(r[0], r[1], r[2], r[3]) for r in rows}
 
 
 def delete_observations_of(db: Database, file: str) -> None:

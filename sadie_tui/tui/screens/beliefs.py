@@ -7,6 +7,7 @@ the same when this app is a client of another sadie.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.text import Text
@@ -77,6 +78,42 @@ def belief_prompt(b: Belief) -> Text:
     return text
 
 
+def stated_notice(b: Belief, proposed: int | None = None) -> str:
+    """What a, r and e on a belief the person wrote say instead: where it is changed, and
+    which rows they do work on (``proposed``: how many of those the list holds)."""
+    rows = "the beliefs sadie proposed (those not marked “stated by you”)"
+    if proposed is not None:
+        rows = (
+            f"the {proposed} belief{'s' if proposed != 1 else ''} sadie proposed"
+            " (not marked “stated by you”)"
+            if proposed
+            else "a belief sadie proposes (`sadie reflect`); none is listed yet"
+        )
+    return (
+        f"“{b.statement}” is yours: it is written in beliefs.jsonl, so change it there and"
+        f" ingest again. Accept, reject and reword work on {rows}."
+    )
+
+
+def evidence_rows(evidence: Sequence[Evidence]) -> list[Option]:
+    """The quotes for the belief under one heading and those against it under another, each
+    option's id its place in ``evidence`` (what enter opens)."""
+    options: list[Option] = []
+    for stance, heading in (("supports", "For it"), ("contradicts", "Against it")):
+        side = [(n, e) for n, e in enumerate(evidence) if e.stance == stance]
+        if not side:
+            continue
+        options.append(Option(Text(f"{heading} ({len(side)})", style="bold"), disabled=True))
+        for n, e in side:
+            row = Text(f"{e.date} {safe(e.title)}", style="dim")
+            if e.quote:
+                label = "verbatim" if e.verbatim else "the note's sentence (paraphrased)"
+                row.append(f"\n  “{safe(e.quote)}” ", style="")
+                row.append(label, style="dim italic")
+            options.append(Option(row, id=str(n)))
+    return options
+
+
 def citation_of(e: Evidence) -> CitationView:
     """A quote of a belief as the note screen opens a citation: the quote is always the note's
     own words (``verbatim`` in the note); a stated belief's listed note has no quote."""
@@ -112,6 +149,10 @@ class Deciding(Screen[None]):
     def current(self) -> Belief | None:
         raise NotImplementedError
 
+    def proposed(self) -> int | None:
+        """How many of the listed beliefs sadie proposed (None: this screen lists none)."""
+        return None
+
     async def decided(self, detail: BeliefDetail) -> None:
         raise NotImplementedError
 
@@ -129,6 +170,10 @@ class Deciding(Screen[None]):
         belief = self.current()
         if belief is None:
             self.notify("Choose a belief first", severity="warning", timeout=2)
+            return
+        if belief.origin == "stated":
+            # Said before any prompt: the engine would refuse it, after the typing too.
+            self.notify(stated_notice(belief, self.proposed()), title="Stated by you", timeout=8)
             return
         if action != "edit":
             self.run_decision(belief.id, action, None)
@@ -252,6 +297,9 @@ class BeliefsScreen(Deciding):
     def current(self) -> Belief | None:
         return self.selected()
 
+    def proposed(self) -> int | None:
+        return sum(b.origin == "derived" for b in self.beliefs)
+
     async def decided(self, detail: BeliefDetail) -> None:
         self.refresh_list(detail.belief.id)
 
@@ -276,7 +324,7 @@ class BeliefScreen(Deciding, ModalScreen[None]):
             padding: 0 1;
         }
         #belief-head { height: auto; margin: 0 0 1 0; }
-        #belief-evidence { height: auto; max-height: 12; border: none; }
+        #belief-evidence { height: auto; max-height: 70%; border: none; }
         #belief-more { height: 1fr; }
         .belief-heading { text-style: bold; color: $primary; margin: 1 0 0 0; }
         #belief-foot { height: 1; color: $sadie-muted; }
@@ -327,17 +375,11 @@ class BeliefScreen(Deciding, ModalScreen[None]):
         evidence = self.query_one("#belief-evidence", OptionList)
         highlighted = evidence.highlighted
         evidence.clear_options()
-        for n, e in enumerate(detail.evidence):
-            row = Text()
-            row.append("against " if e.stance == "contradicts" else "for ", style="bold")
-            row.append(f"{e.date} {safe(e.title)}", style="dim")
-            if e.quote:
-                label = "verbatim" if e.verbatim else "the note's sentence (paraphrased)"
-                row.append(f"\n  “{safe(e.quote)}” ")
-                row.append(label, style="dim italic")
-            evidence.add_option(Option(row, id=str(n)))
-        if detail.evidence:
-            evidence.highlighted = min(highlighted or 0, len(detail.evidence) - 1)
+        options = evidence_rows(detail.evidence)
+        evidence.add_options(options)
+        rows = [i for i, o in enumerate(options) if not o.disabled]
+        if rows:
+            evidence.highlighted = max(r for r in rows if r <= max(highlighted or 0, rows[0]))
         more = self.query_one("#belief-more", VerticalScroll)
         await more.remove_children()
         parts: list[Static] = []
