@@ -30,6 +30,7 @@ REASONERS = ("auto", "ollama", "openai", "offline")
 OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 THINK = ("auto", "on", "off")
+ENCRYPT_NEW = ("ask", "yes", "no")
 
 
 @dataclass
@@ -64,6 +65,9 @@ class Settings:
     passage_chars: int = 700
     reply_max_chars: int = 48000  # and a reply is cut past this many shown characters
     open_last: bool = True  # the app reopens the conversation it was showing when it closed
+    # A new memory: "ask" (the app asks on its first run), "yes" (born encrypted: a passphrase
+    # is asked, or read from SADIE_PASSPHRASE) or "no" (plain; `sadie encrypt` converts later).
+    encrypt_new: str = "ask"
     # Folders (or files) of notes the app keeps current while it holds the memory, `~` expanded.
     notes: list[Path] = field(default_factory=list)
     mcp_write: bool = False  # `sadie mcp` may add notes (add_note); read-only otherwise
@@ -230,6 +234,13 @@ def _variable(value: object) -> str:
 
 T = TypeVar("T")
 
+
+def _encrypt_new(value: object) -> str:
+    if value not in ENCRYPT_NEW:
+        raise ValueError(f"must be one of {', '.join(ENCRYPT_NEW)}")
+    return str(value)
+
+
 # Every field the file may set, and how it is checked.
 FIELDS: dict[str, Callable[[object], object]] = {
     "model": _text,
@@ -251,6 +262,7 @@ FIELDS: dict[str, Callable[[object], object]] = {
     "num_ctx": _count(2048, 131072),
     "reply_max_chars": _count(200, 10_000_000),
     "open_last": _flag,
+    "encrypt_new": _encrypt_new,
     "notes": _paths,
     "openai_base_url": _base_url,
     "openai_api_key_env": _variable,

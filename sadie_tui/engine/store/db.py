@@ -18,10 +18,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
-from ...paths import keep_private, make_private_folder, private_umask
+from ...paths import DB_NAME, keep_private, make_private_folder, private_umask
 from ..errors import BrokenLogError, KeyNeededError, LockedError, SadieError, StorageError
 from .keycard import duckdb_key, files_key, key_for_file
 from .migrations import migrate
+from .schema import VECTOR_INDEX
+from .switch import recover
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -135,6 +137,8 @@ def connect(
     ``KeyNeededError`` and nothing is written)."""
     path = Path(path)
     if key == FROM_HOME:
+        if not read_only and path.name == DB_NAME:
+            recover(path.parent)  # a conversion or restore a kill interrupted: finish or undo
         key = key_for_file(path)
     if not read_only:
         try:
@@ -381,18 +385,33 @@ class Database:
 
     def copy_to(self, target: Path, *, key: bytes | None = FROM_HOME) -> None:
         """Copy every table, index and sequence into a new file at ``target``, encrypted with
-        ``key`` (by default this memory's own: a compacted copy stays encrypted)."""
+        ``key`` (by default this memory's own: a compacted copy stays encrypted).
+
+        vss cannot keep an HNSW index in an encrypted file (DuckDB 1.5.5: "The maximum segment
+        size of fixed-size allocators is 262096", and the connection is lost), so a plain
+        memory copied into an encrypted file goes through an in-memory copy without it."""
         if key == FROM_HOME:
             key = self.key
         with self.lock:
             row = self.fetchone("SELECT current_database()")
             name = str(row[0]) if row else "memory"
+            source_sql = '"' + name.replace('"', '""') + '"'
             target_sql = sql_string(target)
             if key is not None and self.key is None:
                 self.execute(f"LOAD {sql_string(httpfs_extension_path())}")
-            self.execute(f"ATTACH {target_sql} AS fresh{attach_options(key=key)}")
-            try:
-                source_sql = '"' + name.replace('"', '""') + '"'
-                self.execute(f"COPY FROM DATABASE {source_sql} TO fresh")
-            finally:
-                self.execute("DETACH fresh")
+                self.execute("ATTACH ':memory:' AS scratch")
+                try:
+                    self.execute(f"COPY FROM DATABASE {source_sql} TO scratch")
+                    self.execute(f"DROP INDEX IF EXISTS scratch.main.{VECTOR_INDEX}")
+                    self._copy_database("scratch", target_sql, key)
+                finally:
+                    self.execute("DETACH scratch")
+                return
+            self._copy_database(source_sql, target_sql, key)
+
+    def _copy_database(self, source_sql: str, target_sql: str, key: bytes | None) -> None:
+        self.execute(f"ATTACH {target_sql} AS fresh{attach_options(key=key)}")
+        try:
+            self.execute(f"COPY FROM DATABASE {source_sql} TO fresh")
+        finally:
+            self.execute("DETACH fresh")
