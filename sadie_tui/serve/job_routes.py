@@ -24,6 +24,8 @@ from starlette.responses import Response
 from ..engine.errors import NeedsModel, SadieError
 from ..engine.ingest.pipeline import IngestReport
 from ..engine.jsonvalue import JSON
+from ..engine.privacy.backup import BackupReport
+from ..engine.privacy.backup import backup as write_backup
 from ..engine.reflect.report import ReflectReport
 from ..engine.session import Progress, SessionProtocol, Stop
 from ..engine.wire import dump
@@ -31,6 +33,7 @@ from .body import body_as
 from .errors import HTTPProblem, json_response, kind_of
 from .guard import over_unix_socket
 from .job_shapes import (
+    BackupRequest,
     IngestDone,
     IngestLine,
     IngestRequest,
@@ -207,3 +210,25 @@ async def reflect(request: Request) -> Response:
         return report
 
     return _streamed(job, ReflectDone)
+
+
+@api.route(
+    "POST",
+    "/v1/backup",
+    "Write the whole memory to one file, at a checkpoint (the Unix socket only)",
+    ok(BackupReport),
+    request=BackupRequest,
+    errors=(400, 413),
+)
+async def backup(request: Request) -> Response:
+    """``sadie backup FILE`` from another terminal: the holder writes the file itself, under
+    its database's lock (no statement runs while the file is copied)."""
+    _socket_only(request, "backup")
+    body = await body_as(request, BackupRequest)
+    session = _session(request)
+    db = getattr(session, "db", None)  # the in-process Session's database (a holder's)
+    if db is None:
+        raise HTTPProblem(409, "this server does not hold the memory itself", kind="storage")
+    report = await asyncio.to_thread(write_backup, db, session.home, Path(body.path))
+    _tell(request, f"backed up to {report.path} from another terminal")
+    return json_response(dump(report))

@@ -91,3 +91,11 @@ class NotesRemoved:
     """``POST /v1/notes/remove``: how many episodes left the memory."""
 
     removed: int
+
+
+@dataclass(frozen=True)
+class BackupRequest:
+    """``POST /v1/backup``: where the holder writes the backup (an absolute path on its machine,
+    as the client resolved it)."""
+
+    path: Text

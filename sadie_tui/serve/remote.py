@@ -27,6 +27,7 @@ from ..engine.chips import Candidate, Chip, NewChip
 from ..engine.conversations import Conversation, ConversationShow, Message
 from ..engine.errors import (
     ErrorKind,
+    KeyNeededError,
     ModelError,
     ModelMissing,
     ModelNoAnswer,
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
     from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
+    from ..engine.privacy.backup import BackupReport
     from ..engine.reasoners.choose import ServerSource
     from ..engine.reflect.beliefs import Belief, BeliefDetail
     from ..engine.reflect.report import ReflectReport
@@ -154,6 +156,7 @@ _ERRORS: dict[str, type[SadieError]] = {
     ErrorKind.STREAM: ModelStreamError,
     ErrorKind.NO_ANSWER: ModelNoAnswer,
     ErrorKind.FAILURE: SadieError,
+    ErrorKind.KEY: KeyNeededError,
 }
 
 
@@ -475,6 +478,16 @@ class RemoteSession:
         return self._read(
             NotesRemoved, self._request("POST", "/v1/notes/remove", json=body)
         ).removed
+
+    def backup(self, target: Path) -> BackupReport:
+        """``sadie backup`` through the holder, which writes ``target`` (made absolute here:
+        the socket is on this machine) at a checkpoint of the memory it holds."""
+        # lazy: the backup's shapes load only when a client backs up
+        from ..engine.privacy.backup import BackupReport  # noqa: F811 - the runtime class
+        from .job_shapes import BackupRequest
+
+        body = dump(BackupRequest(os.path.abspath(target)))
+        return self._read(BackupReport, self._request("POST", "/v1/backup", json=body))
 
     def _job(
         self, url: str, body: JSONObject, shape: Shape, end: type[E], progress: Progress | None
