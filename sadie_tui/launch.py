@@ -34,6 +34,9 @@ class Launch:
     # The face's question for an encrypted memory's passphrase (the CLI's prompt on a terminal,
     # the app's dialog); None: only the keyring and SADIE_PASSPHRASE.
     ask: Ask | None = field(default=None, repr=False)
+    # Whether a new memory's "encrypt_new = ask" is asked (the app's first run); the CLI never
+    # asks it (scripts), so a memory a command creates first starts plain.
+    first_run_choice: bool = False
     _session: SessionProtocol | None = field(default=None, repr=False)
     _holder: Holder | None = field(default=None, repr=False)
 
@@ -99,8 +102,14 @@ class Launch:
         from .engine.privacy.unlock import is_new, needs_key, new_passphrase, start_encrypted
         from .engine.privacy.unlock import unlock as unlock_key
 
-        if self.settings.encrypt_new == "yes" and is_new(self.home):
-            start_encrypted(self.home, new_passphrase(self.home, self.ask))
+        if is_new(self.home):
+            choice = self.settings.encrypt_new
+            if choice == "yes":
+                start_encrypted(self.home, new_passphrase(self.home, self.ask))
+            elif choice == "ask" and self.first_run_choice and self.ask is not None:
+                passphrase = self.ask(f"A new memory at {self.home}", True)
+                if passphrase:  # None: the person keeps it plain
+                    start_encrypted(self.home, passphrase)
             return None
         if not needs_key(self.home):
             return None

@@ -40,6 +40,7 @@ from .messages import (
 )
 from .probe import Prober
 from .screens.chat import ChatScreen
+from .screens.passphrase import ask_in_app
 from .screens.too_small import TooSmallScreen
 from .themes import DEFAULT_THEME, load_themes, resolve_defaults
 from .widgets.status import StatusLine
@@ -139,6 +140,9 @@ class SadieApp(App[None]):
     ) -> None:
         super().__init__()
         self.ctx = ctx
+        # An encrypted memory's passphrase, and a new memory's first-run choice, asked here.
+        ctx.ask = ask_in_app(self)
+        ctx.first_run_choice = True
         self.settings = ctx.settings
         self.question = question
         self.session_factory = session_factory or default_session
