@@ -266,6 +266,8 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
     job = {"paths": [str(notes)]}
     for path in ("/v1/ingest", "/v1/notes/remove", "/v1/reflect"):
         c.call("POST", path, expect=403, json=job if path != "/v1/reflect" else {})
+    backup = {"path": str(notes.parent / "memory.backup")}
+    c.call("POST", "/v1/backup", expect=403, json=backup)
     holder = hold(session)
     assert holder is not None
     tcp, c.client = (
@@ -281,6 +283,7 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
         assert lines[-1]["type"] == "report" and lines[-1]["report"]["added"] == 1
         assert c.call("POST", "/v1/notes/remove", json=job) == {"removed": 1}
         assert c.call("POST", "/v1/reflect", json={})[-1]["type"] in ("report", "error")
+        assert c.call("POST", "/v1/backup", json=backup)["counts"]["episodes"] > 0
     finally:
         c.client.close()
         c.client = tcp

@@ -75,4 +75,7 @@ def test_the_fake_has_the_signatures_of_what_it_fakes(name: str) -> None:
 
 @pytest.mark.parametrize("other", OTHERS, ids=lambda c: c.__name__)
 def test_nothing_on_the_others_that_session_lacks(other: type) -> None:
-    assert set(_public(other)) - set(DOOR) == set()
+    # Issue 37: `sadie backup` through the holder (its route, ``engine.privacy.backup``), on
+    # the remote session only until it joins the operation table.
+    pending = {"backup"} if other.__name__ == "RemoteSession" else set()
+    assert set(_public(other)) - set(DOOR) - pending == set()

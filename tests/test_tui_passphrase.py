@@ -40,8 +40,9 @@ async def dialog(pilot) -> None:  # type: ignore[no-untyped-def]
     """Wait until the passphrase dialog is on screen with its widgets mounted."""
     await wait_until(
         pilot,
-        lambda: isinstance(pilot.app.screen, PassphraseScreen)
-        and pilot.app.screen.query("#accept"),
+        lambda: (
+            isinstance(pilot.app.screen, PassphraseScreen) and pilot.app.screen.query("#accept")
+        ),
         what="the passphrase dialog",
     )
 

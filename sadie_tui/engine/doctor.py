@@ -225,20 +225,14 @@ def check_privacy(home: Path) -> list[Check]:
     from .privacy.backup import last_backup
     from .store.keycard import read_card
 
+    # Both are said, not judged: a plain memory and one never backed up are the person's choice.
     if read_card(home) is not None:
         encryption = Check("encryption", "ok", "the memory is encrypted at rest")
     else:
-        encryption = Check(
-            "encryption",
-            "warn",
-            "the memory lies in plain text on disk",
-            "`sadie encrypt` encrypts it",
-        )
+        encryption = Check("encryption", "ok", "plain on disk (`sadie encrypt` encrypts it)")
     made = last_backup(home)
-    if made is None:
-        backed = Check("backup", "warn", "never backed up", "`sadie backup FILE`")
-    else:
-        backed = Check("backup", "ok", f"last backup made {made}")
+    said = f"last backup made {made}" if made else "never backed up (`sadie backup FILE`)"
+    backed = Check("backup", "ok", said)
     return [encryption, backed]
 
 

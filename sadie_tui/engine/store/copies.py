@@ -18,7 +18,7 @@ def table_counts(db: Database) -> dict[str, int]:
     )
     counts: dict[str, int] = {}
     for (name,) in names:
-        quoted = '"' + str(name).replace('"', '""') + '"'
-        row = db.fetchone(f"SELECT count(*) FROM {quoted}")
+        table_sql = '"' + str(name).replace('"', '""') + '"'  # a name the catalogue gave
+        row = db.fetchone(f"SELECT count(*) FROM {table_sql}")
         counts[str(name)] = int(row[0]) if row else 0
     return counts

@@ -53,8 +53,8 @@ REPAIR = "run `sadie doctor --repair` to set the damaged log aside"
 def httpfs_extension_path() -> Path:
     """The httpfs extension shipped by ``duckdb-extension-httpfs``: DuckDB writes an encrypted
     file only with its OpenSSL (its built-in crypto module reads, but refuses to write)."""
-    # lazy: duckdb_extension_httpfs loads only for an encrypted memory
     try:
+        # lazy: duckdb_extension_httpfs loads only for an encrypted memory
         import duckdb_extension_httpfs
     except ImportError as exc:
         raise StorageError(
@@ -94,7 +94,8 @@ def vss_extension_path() -> Path:
 
 def sql_string(value: object) -> str:
     """``value`` as a quoted SQL string literal, for the few statements that take no
-    parameters (LOAD, ATTACH): file paths only, never a person's text."""
+    parameters (LOAD, ATTACH, SET): file paths and an encrypted memory's key (hex digits)
+    only, never a person's text."""
     return "'" + str(value).replace("'", "''") + "'"
 
 
@@ -186,9 +187,11 @@ def _engine(*, encrypted: bool = False, temp: Path | None = None) -> duckdb.Duck
         # DuckDB draws progress bars on stdout for long statements; never in sadie.
         con.execute("SET enable_progress_bar = false")
         if encrypted:
-            con.execute(f"LOAD {sql_string(httpfs_extension_path())}")
+            httpfs_sql = sql_string(httpfs_extension_path())
+            con.execute(f"LOAD {httpfs_sql}")
             if temp is not None:
-                con.execute(f"SET temp_directory = {sql_string(temp)}")
+                temp_sql = sql_string(temp)
+                con.execute(f"SET temp_directory = {temp_sql}")
             con.execute("SET temp_file_encryption = true")
     except duckdb.Error as exc:
         con.close()
@@ -196,7 +199,7 @@ def _engine(*, encrypted: bool = False, temp: Path | None = None) -> duckdb.Duck
     return con
 
 
-def attach_options(*, read_only: bool = False, key: bytes | None = None) -> str:
+def attach_options_sql(*, read_only: bool = False, key: bytes | None = None) -> str:
     """ATTACH's options clause for a memory file (empty for a plain, writable one)."""
     options = ["READ_ONLY"] if read_only else []
     if key is not None:
@@ -210,7 +213,7 @@ def _attach(
     """Attach the memory file as the default database, riding over a short lock by another
     process."""
     path_sql = sql_string(path)
-    options_sql = attach_options(read_only=read_only, key=key)
+    options_sql = attach_options_sql(read_only=read_only, key=key)
     attach_sql = f"ATTACH {path_sql} AS {ALIAS}{options_sql}"
     deadline = time.monotonic() + wait
     while True:
@@ -398,7 +401,8 @@ class Database:
             source_sql = '"' + name.replace('"', '""') + '"'
             target_sql = sql_string(target)
             if key is not None and self.key is None:
-                self.execute(f"LOAD {sql_string(httpfs_extension_path())}")
+                httpfs_sql = sql_string(httpfs_extension_path())
+                self.execute(f"LOAD {httpfs_sql}")
                 self.execute("ATTACH ':memory:' AS scratch")
                 try:
                     self.execute(f"COPY FROM DATABASE {source_sql} TO scratch")
@@ -410,7 +414,7 @@ class Database:
             self._copy_database(source_sql, target_sql, key)
 
     def _copy_database(self, source_sql: str, target_sql: str, key: bytes | None) -> None:
-        self.execute(f"ATTACH {target_sql} AS fresh{attach_options(key=key)}")
+        self.execute(f"ATTACH {target_sql} AS fresh{attach_options_sql(key=key)}")
         try:
             self.execute(f"COPY FROM DATABASE {source_sql} TO fresh")
         finally:

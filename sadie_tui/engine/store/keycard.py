@@ -108,8 +108,8 @@ def read_card(home: Path) -> KeyCard | None:
     path = card_path(home)
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # no card (or no home yet, where a file is in the way: opening says so)
     except OSError as exc:
         raise KeyNeededError(f"cannot read the memory's key card {path}: {exc}") from exc
     try:
