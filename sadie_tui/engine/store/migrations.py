@@ -23,6 +23,9 @@ class Database(Protocol):
 
     def transaction(self) -> AbstractContextManager[None]: ...
 
+    @property
+    def encrypted(self) -> bool: ...
+
 
 def m001_memory(db: Database) -> None:
     db.execute(

@@ -6,7 +6,7 @@ for the answer; nothing is opened or written until it comes."""
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on
@@ -89,7 +89,7 @@ class PassphraseScreen(ModalScreen[str | None]):
         self.dismiss(None)
 
 
-def ask_in_app(app: App[object]) -> Ask:
+def ask_in_app(app: App[Any]) -> Ask:  # Any: any app's result type
     """The ``Launch.ask`` of the app: called from its memory worker's thread, it shows the
     dialog on the app's loop and waits for the answer."""
 
@@ -99,6 +99,8 @@ def ask_in_app(app: App[object]) -> Ask:
         return await answer
 
     def ask(prompt: str, new: bool) -> str | None:
-        return app.call_from_thread(show, prompt, new)
+        # textual types call_from_thread for callbacks returning nothing; show returns the answer
+        answer: str | None = app.call_from_thread(show, prompt, new)  # type: ignore[arg-type]
+        return answer
 
     return ask

@@ -42,7 +42,8 @@ def array_bytes(array: np.ndarray) -> bytes:
 
 
 def load_array(data: bytes) -> np.ndarray:
-    return np.load(io.BytesIO(data), allow_pickle=False)
+    array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
+    return array
 
 
 @dataclass
