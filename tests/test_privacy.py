@@ -35,6 +35,7 @@ from sadie_tui.engine.store.copies import table_counts
 from tests.conftest import MORE_NOTES, NOTES, PASSPHRASE, write_notes
 
 ROOT = Path(__file__).resolve().parents[1]
+EDITED = "a quarterdeck saxophonist"
 # Words of every note that no file of sadie's own would hold unless the note's text is there.
 STOP = {"the", "and", "with", "that", "this", "what", "have", "been", "week", "said", "was"}
 
@@ -132,8 +133,17 @@ def test_an_encrypted_memory_and_its_backup_hold_no_word_of_any_note(
 ) -> None:
     home = tmp_path / "home"
     shutil.copytree(used_memory, home)
+    # A soul summary the person wrote beside the memory before encrypting it.
+    (home / "soul.md").write_text("A vermilion lighthouse keeper at heart.\n", encoding="utf-8")
     done = sadie(home, "encrypt", passphrase=PASSPHRASE)
     assert done.returncode == 0, done.stderr
+    assert "vermilion lighthouse" in sadie(home, "soul", passphrase=PASSPHRASE).stdout
+    # And one edited afterwards (the editor writes it; sadie seals it).
+    editor = f"{sys.executable} -c \"import sys; open(sys.argv[1], 'w').write('{EDITED}')\""
+    done = sadie(home, "soul", "edit", passphrase=PASSPHRASE, EDITOR=editor)
+    assert done.returncode == 0, done.stderr
+    assert EDITED in sadie(home, "soul", passphrase=PASSPHRASE).stdout
+    assert not (home / "soul.md").exists()
     # Use it as before: search (the sealed keyword index), chat, ingest again, back up.
     for args in (
         ["search", "marathon"],
@@ -154,9 +164,10 @@ def test_an_encrypted_memory_and_its_backup_hold_no_word_of_any_note(
         member = tar.extractfile("manifest.json")
         assert member is not None
         tables = " ".join(json.loads(member.read())["counts"])
+    souls = {"soul.md": "vermilion lighthouse", "edited": EDITED}
     words = {
         note: {w for w in found if w not in tables}
-        for note, found in distinctive_words(every_note[1]).items()
+        for note, found in distinctive_words({**every_note[1], **souls}).items()
     }
     assert all(words.values())
     assert leaks(words, home, backup) == {}

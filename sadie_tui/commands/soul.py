@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 from rich.markup import escape
 
+from ..engine.privacy.unlock import is_encrypted
 from .context import Context
 from .output import console, err_console, print_json
 
@@ -64,6 +65,10 @@ def edit(ctx: Context) -> None:
     edited = click.edit(seed.rstrip() + "\n", extension=".md", require_save=True)
     if edited is None or (edited.strip() == seed.strip() and path.is_file()):
         err_console().print("soul summary unchanged")
+        return
+    if is_encrypted(ctx.home):
+        ctx.session().save_soul(edited)  # sealed beside the encrypted memory, never plain
+        err_console().print("saved the soul summary (sealed: the memory is encrypted)")
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

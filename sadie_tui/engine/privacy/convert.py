@@ -10,10 +10,10 @@ from pathlib import Path
 
 from ...paths import db_path
 from ..errors import StorageError, UsageError
-from ..store import episodes
+from ..store import episodes, soul_file
 from ..store.copies import table_counts
 from ..store.db import Database
-from ..store.keycard import KeyCard, new_card, read_card, remember, unlocked
+from ..store.keycard import KeyCard, files_key, new_card, read_card, remember, unlocked
 from ..store.switch import switching
 from .unlock import drop_from_keyring, keep_in_keyring
 
@@ -89,5 +89,12 @@ def _rewrite(
     finally:
         source.close()
     remember(home, key)
+    # The soul summary the person wrote beside the memory: sealed (or re-sealed) too.
+    if old_key is not None:
+        text = soul_file.read(home, files_key(old_key))
+        if text:
+            soul_file.write(home, text, files_key(key))
+    else:
+        soul_file.seal_plain(home, files_key(key))
     progress("done", total, total)
     return counts

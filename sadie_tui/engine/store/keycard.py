@@ -173,3 +173,14 @@ def files_key(key: bytes) -> bytes:
     """The key of the files sadie keeps beside the database (the keyword index): derived, so
     one leaked file key never opens the database."""
     return hmac.new(key, _FILES_LABEL, hashlib.sha256).digest()
+
+
+def home_files_key(home: Path) -> bytes | None:
+    """The key of the files beside ``home``'s memory: None for a plain memory; a
+    ``KeyNeededError`` when it is encrypted and this process has not unlocked it."""
+    if read_card(home) is None:
+        return None
+    key = unlocked(home)
+    if key is None:
+        raise KeyNeededError(f"the memory at {home} is encrypted and no key was given")
+    return files_key(key)

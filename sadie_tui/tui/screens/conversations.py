@@ -23,6 +23,7 @@ from textual.worker import get_current_worker
 
 from ...display import safe
 from ...engine.errors import SadieError
+from ...engine.privacy.unlock import is_encrypted
 from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import GLYPHS, colour
@@ -517,13 +518,17 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         session = self.host.session
         assert session is not None
         name = export_name(c.title, c.id, self.host.clock())
+        encrypted = is_encrypted(Path(session.home))
 
         def write(path: Path, fmt: str) -> None:
             write_private(path, session.export(c.id, fmt))  # a journal: 0600 when new
 
+        # An export is plain text: from an encrypted memory, it leaves the encryption.
+        plain = " in plain text, outside the memory's encryption" if encrypted else ""
+
         def written(path: Path | None) -> None:
             if path is not None:
-                self.notify(f"“{c.title}” written to {path}", title="Exported", timeout=8)
+                self.notify(f"“{c.title}” written to {path}{plain}", title="Exported", timeout=8)
 
         dialog = ExportDialog(f"Export “{c.title}” to", export_folder() / name, write)
         self.app.push_screen(dialog, written)
