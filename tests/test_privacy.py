@@ -399,3 +399,23 @@ def test_a_second_sadie_works_through_the_holder_without_the_key(
     fresh = tmp_path / "fresh"
     assert sadie(fresh, "restore", str(backup), passphrase=PASSPHRASE).returncode == 0
     assert "Race day" in sadie(fresh, "search", "marathon", passphrase=PASSPHRASE).stdout
+
+
+@pytest.mark.parametrize("query", ["marathon race day", "knee after the long run", "promotion"])
+def test_an_encrypted_memory_finds_the_same_nearest_chunks_without_hnsw(
+    memory_home: Path, embedder, query: str
+) -> None:
+    """No HNSW index in an encrypted file: the vector channel's hits come from the keyword
+    index's embeddings, and rank as DuckDB's exact scan does."""
+    from sadie_tui.engine.retrieval.pipeline import state_and_vector_hits
+    from sadie_tui.engine.retrieval.vector import exact_search
+
+    encrypt(memory_home, PASSPHRASE, keyring=False)
+    with Memory.open(memory_home, embedder=embedder) as memory:
+        assert memory.db.encrypted
+        assert "HNSW" not in str(memory.db.fetchall("SELECT index_name, sql FROM duckdb_indexes()"))
+        vector = embedder.encode_one(query)
+        _, hits = state_and_vector_hits(memory, vector, 8)
+        exact = exact_search(memory.db, vector, 8)
+    assert [h.chunk_id for h in hits] == [h.chunk_id for h in exact]
+    assert [round(h.similarity, 4) for h in hits] == [round(h.similarity, 4) for h in exact]
