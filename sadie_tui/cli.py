@@ -37,6 +37,10 @@ COMMANDS: dict[str, str] = {
     "personas": "sadie_tui.commands.personas:command",
     "serve": "sadie_tui.commands.serve:command",
     "mcp": "sadie_tui.commands.mcp:command",
+    "encrypt": "sadie_tui.commands.privacy:encrypt",
+    "passphrase": "sadie_tui.commands.privacy:passphrase",
+    "backup": "sadie_tui.commands.privacy:backup",
+    "restore": "sadie_tui.commands.privacy:restore",
 }
 
 

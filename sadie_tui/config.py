@@ -44,6 +44,7 @@ REASONERS = ("auto", "ollama", "openai", "offline")
 OPENAI_URL = "https://api.openai.com/v1"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
 THINK = ("auto", "on", "off")
+ENCRYPT_NEW = ("ask", "yes", "no")
 
 
 def config_file() -> Path:
@@ -103,6 +104,12 @@ def _count(low: int, high: int) -> Callable[[object], int]:
         return value
 
     return check
+
+
+def _encrypt_new(value: object) -> str:
+    if value not in ENCRYPT_NEW:
+        raise ValueError(f"must be one of {', '.join(ENCRYPT_NEW)}")
+    return str(value)
 
 
 def _flag(value: object) -> bool:
@@ -325,6 +332,15 @@ class Settings:
         bool,
         Setting(_flag, "the app reopens the conversation it was showing when it closed"),
     ] = True
+    encrypt_new: Annotated[
+        str,
+        Setting(
+            _encrypt_new,
+            "a new memory: `ask` (the app asks on its first run), `yes` (born encrypted: a"
+            " passphrase is asked, or read from SADIE_PASSPHRASE) or `no` (plain; `sadie"
+            " encrypt` converts it later)",
+        ),
+    ] = "ask"
     notes: Annotated[
         list[Path],
         Setting(

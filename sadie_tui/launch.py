@@ -16,6 +16,7 @@ from .engine.errors import LockedError
 from .paths import resolve_home
 
 if TYPE_CHECKING:
+    from .engine.privacy.unlock import Ask
     from .engine.session import SessionProtocol
     from .serve.holder import Holder
 
@@ -30,6 +31,12 @@ class Launch:
     new: bool = False  # `sadie --new`: the app opens a blank conversation, not the last one
     via: str | None = None  # the holder this session is a client of ("another sadie (pid 1)")
     sharing: str | None = None  # why the memory is not shared on its socket, when it is not
+    # The face's question for an encrypted memory's passphrase (the CLI's prompt on a terminal,
+    # the app's dialog); None: only the keyring and SADIE_PASSPHRASE.
+    ask: Ask | None = field(default=None, repr=False)
+    # Whether a new memory's "encrypt_new = ask" is asked (the app's first run); the CLI never
+    # asks it (scripts), so a memory a command creates first starts plain.
+    first_run_choice: bool = False
     _session: SessionProtocol | None = field(default=None, repr=False)
     _holder: Holder | None = field(default=None, repr=False)
 
@@ -65,6 +72,11 @@ class Launch:
                     from .engine.demo import ensure_demo
 
                     ensure_demo(self.home)
+            if not self.demo:
+                client = self._unlock(remote)
+                if client is not None:
+                    self._session = client
+                    return client
             try:
                 self._session = Session.open(
                     self.home,
@@ -80,6 +92,33 @@ class Launch:
                 if hold:
                     self._serve(self._session)
         return self._session
+
+    def _unlock(self, remote: bool) -> SessionProtocol | None:
+        """An encrypted memory's key, found or asked before the memory is opened (a new memory
+        is born encrypted when ``encrypt_new`` says so). With ``remote``, a memory another
+        sadie holds and serves is reached through it instead, without the key: the client of
+        that sadie is returned."""
+        # lazy: engine.privacy loads only when session runs, off the start-up path
+        from .engine.privacy.unlock import is_new, needs_key, new_passphrase, start_encrypted
+        from .engine.privacy.unlock import unlock as unlock_key
+
+        if is_new(self.home):
+            choice = self.settings.encrypt_new
+            if choice == "yes":
+                start_encrypted(self.home, new_passphrase(self.home, self.ask))
+            elif choice == "ask" and self.first_run_choice and self.ask is not None:
+                passphrase = self.ask(f"A new memory at {self.home}", True)
+                if passphrase:  # None: the person keeps it plain
+                    start_encrypted(self.home, passphrase)
+            return None
+        if not needs_key(self.home):
+            return None
+        if remote:
+            client = self._client_of_holder(LockedError.held_by(self.home, None))
+            if client is not None:
+                return client
+        unlock_key(self.home, self.ask)
+        return None
 
     def prewarm_embedder(self) -> None:
         """Load the embedding model while the memory opens, unless another sadie serves this

@@ -15,6 +15,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# Never the person's OS keyring (subprocesses inherit it); a test that needs one sets its own.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.null.Keyring"
+os.environ.pop("SADIE_PASSPHRASE", None)
+
+#: The passphrase of the encrypted memories tests build.
+PASSPHRASE = "correct horse battery staple"
 
 NOTES = {
     "journal/2026-03-14.md": (
@@ -161,8 +167,45 @@ def learned_home(reflected_home: Path, tmp_home: Path) -> Path:
     return tmp_home
 
 
+@pytest.fixture(scope="session")
+def encrypted_built_home(tmp_path_factory: pytest.TempPathFactory, built_home: Path) -> Path:
+    """``built_home`` encrypted under ``PASSPHRASE`` (``sadie encrypt``), built once."""
+    from sadie_tui.engine.privacy.convert import encrypt
+
+    home = tmp_path_factory.mktemp("encrypted") / "home"
+    shutil.copytree(built_home, home)
+    encrypt(home, PASSPHRASE, keyring=False)
+    return home
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test marked ``at_rest`` runs on the plain memory and on the encrypted one."""
+    if metafunc.definition.get_closest_marker("at_rest") and "at_rest" in metafunc.fixturenames:
+        metafunc.parametrize("at_rest", ["plain", "encrypted"], indirect=True)
+
+
 @pytest.fixture
-def memory_home(built_home: Path, tmp_home: Path) -> Path:
+def at_rest(request: pytest.FixtureRequest) -> str:
+    """How ``memory_home`` lies on disk: "plain", or "encrypted" (with SADIE_PASSPHRASE set,
+    as a script would, and the key unlocked in this process)."""
+    return str(getattr(request, "param", "plain"))
+
+
+@pytest.fixture
+def memory_home(
+    built_home: Path,
+    tmp_home: Path,
+    at_rest: str,
+    request: pytest.FixtureRequest,
+    monkeypatch: pytest.MonkeyPatch,
+) -> Path:
+    if at_rest == "encrypted":
+        from sadie_tui.engine.privacy.unlock import unlock
+
+        shutil.copytree(request.getfixturevalue("encrypted_built_home"), tmp_home)
+        monkeypatch.setenv("SADIE_PASSPHRASE", PASSPHRASE)
+        unlock(tmp_home)
+        return tmp_home
     shutil.copytree(built_home, tmp_home)
     return tmp_home
 

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from sadie_tui.config import load_settings
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.session import Session
@@ -128,6 +130,7 @@ def _cli(home, *args, env_extra=None):
     )
 
 
+@pytest.mark.at_rest
 def test_cli_ask_json_offline(memory_home, monkeypatch):
     proc = _cli(
         memory_home,
@@ -156,6 +159,7 @@ def test_cli_ask_json_offline(memory_home, monkeypatch):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.at_rest
 def test_cli_chat_ndjson(memory_home, server):
     proc = _cli(
         memory_home,

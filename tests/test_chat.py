@@ -198,6 +198,7 @@ def test_missing_model_auto_mode_answers_offline(server, memory):
     assert isinstance(events[-1], Done)
 
 
+@pytest.mark.at_rest
 def test_server_absent_answers_offline(memory, monkeypatch):
     monkeypatch.setenv("OLLAMA_HOST", "http://127.0.0.1:9")
     events = run_chat(companion(memory), "When did I finish the marathon?")

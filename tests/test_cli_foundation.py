@@ -67,6 +67,8 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "database",
         "vector index",
         "keyword index",
+        "encryption",
+        "backup",
         "personas",
         "embedding model",
         "model server",
@@ -74,6 +76,8 @@ def test_doctor_with_ollama_and_the_model_is_all_ok(
         "model",
     }
     assert all(line.startswith("✓") for line in lines.values()), result.stdout
+    assert lines["encryption"] == "✓ encryption: plain on disk (`sadie encrypt` encrypts it)"
+    assert lines["backup"] == "✓ backup: never backed up (`sadie backup FILE`)"
     assert (
         lines["model server"] == f"✓ model server: {srv.url} (from OLLAMA_HOST in the environment)"
     )
@@ -139,7 +143,8 @@ def test_doctor_subprocess_one_line_per_check(tmp_home: Path) -> None:
     assert "Traceback" not in result.stderr
     lines = result.stdout.strip().splitlines()
     # Piped output is not wrapped: every check is exactly one line.
-    assert len(lines) == len(_lines(result.stdout)) == 8  # model server: the address and why
+    # model server: the address and why; encryption and backup: what they are
+    assert len(lines) == len(_lines(result.stdout)) == 10
     assert "→ start it with `ollama serve`, or set OLLAMA_HOST" in _lines(result.stdout)["ollama"]
 
 

@@ -271,6 +271,8 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
     for path in ("/v1/ingest", "/v1/notes/remove", "/v1/reflect", "/v1/notes"):
         body = {"/v1/reflect": {}, "/v1/notes": note}.get(path, job)
         c.call("POST", path, expect=403, json=body)
+    backup = {"path": str(notes.parent / "memory.backup")}
+    c.call("POST", "/v1/backup", expect=403, json=backup)
     holder = hold(session)
     assert holder is not None
     tcp, c.client = (
@@ -288,6 +290,7 @@ def test_every_route_answers_as_documented(served: tuple[Running, Session]) -> N
         added = c.call("POST", "/v1/notes", expect=201, json=note)
         assert added["title"] == "River swim" and Path(added["path"]).is_file()
         assert c.call("POST", "/v1/reflect", json={})[-1]["type"] in ("report", "error")
+        assert c.call("POST", "/v1/backup", json=backup)["counts"]["episodes"] > 0
     finally:
         c.client.close()
         c.client = tcp

@@ -44,6 +44,7 @@ def titles(result) -> list[str]:  # type: ignore[no-untyped-def]
 # --------------------------------------------------------------------------- channels
 
 
+@pytest.mark.at_rest
 def test_keyword_and_vector_channels_find_the_race(memory: Memory) -> None:
     race = memory.db.fetchone(
         "SELECT c.id FROM chunks c JOIN episodes e ON e.id = c.episode_id"
@@ -137,6 +138,7 @@ def test_retrieve_on_real_text_carries_every_score(journal_memory: Memory) -> No
 # --------------------------------------------------------------------------- the pipeline
 
 
+@pytest.mark.at_rest
 def test_retrieve_result_shape(memory: Memory) -> None:
     result = retrieve(memory, "How did the Lisbon marathon go?", get_persona("analyst"), now=NOW)
     assert result.vector_used and result.window is None and result.elapsed_ms > 0
@@ -290,6 +292,7 @@ def _many_notes(folder: Path, n: int) -> Path:
 # --------------------------------------------------------------------------- telemetry, CLI
 
 
+@pytest.mark.at_rest
 def test_record_turn_and_mark_cited(memory: Memory) -> None:
     result = retrieve(memory, "marathon", get_persona("analyst"), now=NOW)
     turn = record_turn(
@@ -339,6 +342,7 @@ def invoke(memory_home: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[
     graph.forget_cached(str(memory_home))
 
 
+@pytest.mark.at_rest
 def test_search_json_and_telemetry(invoke, memory_home: Path) -> None:  # type: ignore[no-untyped-def]
     result = invoke("search", "Lisbon marathon", "--json", "-k", "3", "--persona", "skeptic")
     assert result.exit_code == 0, result.output
@@ -383,6 +387,7 @@ def test_search_unknown_persona(invoke) -> None:  # type: ignore[no-untyped-def]
     assert "pirate" in str(result.exception) and "analyst" in str(result.exception)
 
 
+@pytest.mark.at_rest
 def test_mmr_reads_its_pool_from_the_index_copy_of_the_embeddings(memory: Memory) -> None:
     friend = get_persona("friend")
     prepared = pipeline.prepare_query(

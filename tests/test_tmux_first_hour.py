@@ -47,6 +47,10 @@ def test_an_empty_memory_says_how_to_fill_it(
     """Item 1: the start screen, the status line and the reply say the memory is empty and
     the three ways to fill it. Item 6: the offline notice leaves the message box in sight."""
     tmux.start(sadie_command(), env, size=size)
+    # The first run asks whether the new memory is encrypted; escape keeps it plain.
+    screen = tmux.wait_for(r"Encrypt your memory\?", timeout=60)
+    assert "Keep it plain" in screen
+    tmux.keys("Escape")
     screen = tmux.wait_for(r"The model is not available", timeout=30)
     # The notice shows, and the message box and the status line are whole beside it.
     assert "Talk to sadie… (enter sends, ctrl+j new line)" in screen
@@ -74,6 +78,8 @@ def test_f4_at_60x20_types_the_address_in_sight(tmux: Tmux, env: dict[str, str])
     """Item 6: F4's address box is whole on a 60×20 screen and has the cursor, so the new
     address is typed where it can be read; the footer keeps F1 whole."""
     tmux.start(sadie_command(), env, size=(60, 20))
+    tmux.wait_for(r"Keep it plain", timeout=60)  # the first run's question (see above)
+    tmux.keys("Escape")
     screen = tmux.wait_for(r"try it all on an invented life", timeout=30)
     assert screen.splitlines()[-1].rstrip().endswith("f1 Help")
     tmux.keys("F4")

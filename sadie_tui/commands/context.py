@@ -3,6 +3,7 @@ memory built behind the CLI's own progress bar."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -13,8 +14,21 @@ if TYPE_CHECKING:
     from ..engine.session import SessionProtocol
 
 
+def ask_on_terminal(prompt: str, new: bool) -> str | None:
+    """An encrypted memory's passphrase, typed unseen on the terminal (twice when new)."""
+    # lazy: click loads with the command anyway; kept here beside its one use
+    import click
+
+    answer = click.prompt(prompt, hide_input=True, confirmation_prompt=new, err=True)
+    return str(answer) or None
+
+
 @dataclass
 class Context(Launch):
+    def __post_init__(self) -> None:
+        if self.ask is None and sys.stdin.isatty():
+            self.ask = ask_on_terminal
+
     def session(
         self,
         *,

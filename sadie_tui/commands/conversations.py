@@ -32,12 +32,13 @@ from ..engine.operations import (
     Unarchive,
     Unpin,
 )
+from ..engine.privacy.unlock import is_encrypted
 from ..paths import write_private
 from .context import Context
 
 if TYPE_CHECKING:
     from ..engine.session import SessionProtocol
-from .output import console, err_console, print_json
+from .output import console, err_console, error_line, print_json
 
 ROLE_NAMES = {"user": "You", "assistant": "sadie", "system": "system"}
 PIN_MARK = "★"
@@ -247,6 +248,9 @@ def forget(ctx: Context, conversation_id: str, yes: bool) -> None:
 def export(ctx: Context, conversation_id: str, fmt: str, output: Path | None) -> None:
     """Write a conversation out as Markdown or JSON (JSON can be imported again)."""
     text = _session(ctx).call(Export(conversation_id, cast(ExportFormat, fmt)))
+    if is_encrypted(ctx.home):
+        # The memory is encrypted at rest; this copy is not, wherever it goes.
+        error_line("this export leaves the memory's encryption: it is written in plain text")
     if output is None:
         # The file as stored when redirected; made safe only when a terminal would show it.
         sys.stdout.write(safe(text) if sys.stdout.isatty() else text)

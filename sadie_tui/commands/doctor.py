@@ -7,6 +7,8 @@ from rich.markup import escape
 
 from ..engine.doctor import repair as repair_memory
 from ..engine.doctor import run_checks
+from ..engine.errors import KeyNeededError
+from ..engine.privacy.unlock import unlock
 from ..engine.wire import dump_each
 from .context import Context
 from .output import console, error_line, print_json
@@ -43,6 +45,10 @@ def command(ctx: Context, as_json: bool, quick: bool, repair: bool) -> None:
                 error_line(line)  # stdout stays one JSON document
             else:
                 console().print(f"[bold]repair[/]: {escape(line)}", soft_wrap=True)
+    try:
+        unlock(ctx.home, ctx.ask)  # an encrypted memory: its database checks need the key
+    except KeyNeededError:
+        pass  # the database check says so, as a failed check
     checks = run_checks(
         ctx.home,
         ctx.settings.ollama_host,

@@ -12,6 +12,7 @@ import click
 from rich.markup import escape
 
 from ..engine.operations import GetSoul, SaveSoul, SuggestSoul
+from ..engine.privacy.unlock import is_encrypted
 from .context import Context
 from .output import console, err_console, print_json
 
@@ -65,6 +66,10 @@ def edit(ctx: Context) -> None:
     edited = click.edit(seed.rstrip() + "\n", extension=".md", require_save=True)
     if edited is None or (edited.strip() == seed.strip() and path.is_file()):
         err_console().print("soul summary unchanged")
+        return
+    if is_encrypted(ctx.home):
+        ctx.session().call(SaveSoul(edited))  # sealed beside the encrypted memory, never plain
+        err_console().print("saved the soul summary (sealed: the memory is encrypted)")
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

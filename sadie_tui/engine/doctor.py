@@ -145,7 +145,10 @@ def _database_checks(db: Database, path: Path) -> list[Check]:
     chunks = episode_store.count_chunks(db)
     episodes = episode_store.count_episodes(db)
     checks = [Check("database", "ok", f"{path} ({episodes} episodes, {chunks} chunks)")]
-    if episode_store.vector_index_in_use(db):
+    if db.encrypted:
+        # vss cannot keep an HNSW index in an encrypted file (``migrations.m005_vector_index``).
+        checks.append(Check("vector index", "ok", "exact scan (an encrypted memory has no HNSW)"))
+    elif episode_store.vector_index_in_use(db):
         checks.append(Check("vector index", "ok", "HNSW index in use"))
     else:
         checks.append(
@@ -194,8 +197,17 @@ def check_keyword_index(home: Path) -> Check:
     from .retrieval.keyword.manifest import DamagedIndex, check
     from .retrieval.keyword.persist import index_dir
 
-    folder = index_dir(home)
+    # lazy: as above
+    from .retrieval.keyword.sealed import sealed_path
+    from .store.keycard import read_card
+
     rebuilt = "it is rebuilt from the memory on the next search"
+    if read_card(home) is not None:
+        sealed = sealed_path(home)
+        if not sealed.is_file():
+            return Check("keyword index", "warn", f"not built yet at {sealed}", rebuilt)
+        return Check("keyword index", "ok", f"{sealed} (sealed: AES-GCM vouches for it)")
+    folder = index_dir(home)
     try:
         state = check(folder)
     except DamagedIndex as exc:
@@ -205,6 +217,23 @@ def check_keyword_index(home: Path) -> Check:
     if state == "outdated":
         return Check("keyword index", "warn", f"{folder} is from an older sadie", rebuilt)
     return Check("keyword index", "ok", str(folder))
+
+
+def check_privacy(home: Path) -> list[Check]:
+    """Whether the memory is encrypted at rest, and when it was last backed up."""
+    # lazy: privacy loads only when check_privacy runs, off the start-up path
+    from .privacy.backup import last_backup
+    from .store.keycard import read_card
+
+    # Both are said, not judged: a plain memory and one never backed up are the person's choice.
+    if read_card(home) is not None:
+        encryption = Check("encryption", "ok", "the memory is encrypted at rest")
+    else:
+        encryption = Check("encryption", "ok", "plain on disk (`sadie encrypt` encrypts it)")
+    made = last_backup(home)
+    said = f"last backup made {made}" if made else "never backed up (`sadie backup FILE`)"
+    backed = Check("backup", "ok", said)
+    return [encryption, backed]
 
 
 def check_embedder(load: bool = True) -> Check:
@@ -367,6 +396,7 @@ def run_checks(
     otherwise); ``holder`` asks the sadie holding the memory, if any, whether it answers."""
     checks = [check_home(home)]
     checks.extend(check_database(home, holder))
+    checks.extend(check_privacy(home))
     checks.extend(check_personas())
     checks.append(check_embedder(load=load_model))
     if settings is not None:

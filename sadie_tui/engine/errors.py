@@ -19,6 +19,7 @@ class ExitCode(IntEnum):
     MODEL = 4
     NOT_FOUND = 5
     PARTIAL = 6
+    KEY = 7  # an encrypted memory's key is missing or wrong: nothing was opened or written
 
 
 class ErrorKind(StrEnum):
@@ -35,6 +36,7 @@ class ErrorKind(StrEnum):
     NO_ANSWER = "no_answer"
     INTERRUPTED = "interrupted"  # ctrl+c or a signal stopped the reply (kept as interrupted)
     FAILURE = "error"
+    KEY = "key"  # an encrypted memory's key is missing or wrong
 
 
 # The one table from an error's kind to the README's exit codes.
@@ -52,6 +54,7 @@ EXIT_CODES: dict[ErrorKind, ExitCode] = {
     # the event from its holder did not get its reply.
     ErrorKind.INTERRUPTED: ExitCode.FAILURE,
     ErrorKind.FAILURE: ExitCode.FAILURE,
+    ErrorKind.KEY: ExitCode.KEY,
 }
 
 
@@ -152,6 +155,15 @@ class BrokenLogError(StorageError):
     open until the log is set aside (``sadie doctor --repair``)."""
 
     title = "Damaged log"
+
+
+class KeyNeededError(SadieError):
+    """An encrypted memory's key is missing or wrong. Raised before DuckDB opens the file, so
+    nothing is written."""
+
+    title = "Key"
+    exit_code = ExitCode.KEY
+    code = ErrorKind.KEY
 
 
 class ModelError(SadieError):

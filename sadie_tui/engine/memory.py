@@ -21,7 +21,7 @@ from .ingest.csvmap import CsvMap
 from .ingest.embedder import Embedder, shared_embedder
 from .ingest.pipeline import IngestReport, Progress, ingest
 from .stats import Stats
-from .store import conversations, derived, episodes, reflection
+from .store import conversations, derived, episodes, reflection, soul_file
 from .store.db import Database
 from .store.stats import memory_counts
 
@@ -109,14 +109,9 @@ class Memory:
         return episodes.count_chunks(self.db) == 0
 
     def soul(self) -> str:
-        soul_file = self.home / "soul.md"
-        if soul_file.is_file():
-            try:
-                text = soul_file.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError):
-                text = ""
-            if text:
-                return text
+        text = soul_file.read(self.home, self.db.files_key)
+        if text:
+            return text
         return derived.soul(self.db)
 
     def stats(self) -> Stats:

@@ -14,6 +14,7 @@ Adding an operation: the engine function, one declaration here, and the face tha
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
@@ -26,6 +27,7 @@ from .wire import Text, dump, dump_each
 if TYPE_CHECKING:
     from .chips import Candidate, Chip
     from .conversations import Conversation, ConversationShow
+    from .privacy.backup import BackupReport
     from .reflect.beliefs import Belief, BeliefDetail
     from .reflect.soul import SoulSuggestion
     from .retrieval.report import Search
@@ -42,12 +44,14 @@ def answer_types() -> dict[str, object]:
     # lazy: (above)
     from .chips import Candidate, Chip
     from .conversations import Conversation, ConversationShow
+    from .privacy.backup import BackupReport
     from .reflect.beliefs import Belief, BeliefDetail
     from .reflect.soul import SoulSuggestion
     from .retrieval.report import Search
     from .stats import Stats
 
     return {
+        "BackupReport": BackupReport,
         "Candidate": Candidate,
         "Chip": Chip,
         "Conversation": Conversation,
@@ -433,6 +437,26 @@ class SuggestSoul(Op["SoulSuggestion"]):
 class GetStats(Op["Stats"]):
     def run(self, session: Session) -> Stats:
         return session.memory.stats()
+
+
+@operation(
+    "POST",
+    "/v1/backup",
+    "Write the whole memory to one file, at a checkpoint, with its manifest",
+    errors=(400,),
+    socket_only=True,
+)
+@dataclass(frozen=True)
+class Backup(Op["BackupReport"]):
+    """The holder writes the file itself, under its database's lock (no statement runs while
+    it is copied); ``path`` is absolute, on the machine whose socket this is."""
+
+    path: Text
+
+    def run(self, session: Session) -> BackupReport:
+        from .privacy.backup import backup  # lazy: as search
+
+        return backup(session.db, session.home, Path(self.path))
 
 
 # -- the learning loop ---------------------------------------------------------------------

@@ -27,6 +27,7 @@ import httpx
 from ..engine.door import Op, path_fields
 from ..engine.errors import (
     ErrorKind,
+    KeyNeededError,
     ModelError,
     ModelMissing,
     ModelNoAnswer,
@@ -146,6 +147,7 @@ _ERRORS: dict[str, type[SadieError]] = {
     ErrorKind.STREAM: ModelStreamError,
     ErrorKind.NO_ANSWER: ModelNoAnswer,
     ErrorKind.FAILURE: SadieError,
+    ErrorKind.KEY: KeyNeededError,
 }
 
 

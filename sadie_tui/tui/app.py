@@ -36,6 +36,7 @@ from .model_control import ModelControl
 from .preferences import Preferences
 from .probe import Prober
 from .screens.chat import ChatScreen
+from .screens.passphrase import ask_in_app
 from .signal_exit import SignalExit
 from .size_guard import SizeGuard
 from .themes import resolve_defaults
@@ -126,6 +127,12 @@ class SadieApp(App[None]):
     ) -> None:
         super().__init__()
         self.ctx = ctx
+        # An encrypted memory's passphrase, and a new memory's first-run choice, asked here.
+        ctx.ask = ask_in_app(self)
+        ctx.first_run_choice = True
+        # An encrypted memory's passphrase, and a new memory's first-run choice, asked here.
+        ctx.ask = ask_in_app(self)
+        ctx.first_run_choice = True
         self.settings = ctx.settings
         self.home = Path(ctx.home)  # the memory's home
         self.question = question

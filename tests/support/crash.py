@@ -1,7 +1,7 @@
 """The crash-consistency driver (issue 23): sadie in a subprocess on a memory, killed with
 SIGKILL at a seeded random instant, then the memory reopened and checked (``crash_checks``).
 
-A case is a scenario (``ingest``, ``chat`` or ``serve``) on a memory (``new``: its first
+A case is a scenario (``ingest``, ``chat``, ``serve``, ``encrypt`` or ``backup``) on a memory (``new``: its first
 session, created and migrated by the process that is killed; ``existing``: a copy of one built
 once; ``older``: the same a schema step behind, so the process killed upgrades it first) with a
 seed. The seed decides everything random in the case: the kill's delay after the
@@ -32,8 +32,11 @@ from tests.support.crash_notes import write_notes
 from tests.support.crash_runs import ROOT, WAIT, Reported, run_for
 from tests.support.ollama_server import FakeOllama, Reply, default_responder
 
-SCENARIOS = ("ingest", "chat", "serve")
+SCENARIOS = ("ingest", "chat", "serve", "encrypt", "backup")
 MEMORIES = ("new", "existing", "older")
+# `sadie encrypt` and `sadie backup` work on a memory that exists: killed anywhere in them,
+# the memory opens (plain or encrypted, whole) and a backup file is either whole or absent.
+ON_EXISTING_ONLY = ("encrypt", "backup")
 # Seconds after the process has the memory open within which it is killed: a little more than
 # each one runs on an unloaded 2-core machine, so that about one in ten ends first (and is
 # checked all the same: everything it reported done must be there). `serve` runs until killed.
@@ -47,6 +50,8 @@ SPANS = {
     ("ingest", "older"): 2.5,
     ("chat", "older"): 3.0,
     ("serve", "older"): 5.0,
+    ("encrypt", "existing"): 0.5,
+    ("backup", "existing"): 0.2,
 }
 PIECE_DELAY = 0.03  # the scripted model's pause before each piece: replies stream ~1 s
 
@@ -66,7 +71,9 @@ class Case:
 
 def cases(count: int, first_seed: int = 0) -> list[Case]:
     """``count`` cases, every scenario on every kind of memory in turn, seeds from ``first_seed``."""
-    combos = [(s, m) for m in MEMORIES for s in SCENARIOS]
+    combos = [
+        (s, m) for m in MEMORIES for s in SCENARIOS if s not in ON_EXISTING_ONLY or m == "existing"
+    ]
     return [Case(*combos[i % len(combos)], first_seed + i) for i in range(count)]
 
 

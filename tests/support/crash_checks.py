@@ -25,7 +25,8 @@ def check(ws: Workspace, case: Case, home: Path, reported: Reported) -> list[str
 
     if not (home / "sadie.duckdb").exists():
         return ["does not open: the memory file is gone"]
-    problems = doctor(home)
+    problems = at_rest(home, reported)
+    problems += doctor(home)
     try:
         memory = Memory.open(home, embedder=ws.embedder)
     except SadieError as exc:
@@ -40,7 +41,64 @@ def check(ws: Workspace, case: Case, home: Path, reported: Reported) -> list[str
         problems += vector_index(db)
         if case.scenario == "ingest":
             problems += heal(memory, ws)
+        if case.scenario == "encrypt":
+            problems += switched(home, memory, reported)
+    if case.scenario == "backup":
+        problems += backed_up(home, reported)
     return problems
+
+
+def at_rest(home: Path, reported: Reported) -> list[str]:
+    """An encrypted memory (a key card beside it) opens with the case's passphrase: the key is
+    unlocked here as `SADIE_PASSPHRASE` would unlock it."""
+    from sadie_tui.engine.store import keycard
+    from tests.support.crash_runs import PASSPHRASE
+
+    card = keycard.read_card(home)
+    if card is None:
+        return ["lost: `sadie encrypt` said it was done but the memory is plain"] * (
+            reported.encrypted
+        )
+    keycard.remember(home, card.derive(PASSPHRASE))
+    return []
+
+
+def switched(home: Path, memory: Any, reported: Reported) -> list[str]:
+    """After a killed `sadie encrypt` is reopened: one memory, whole, nothing staged left, and
+    no plain keyword index beside an encrypted memory."""
+    from sadie_tui.engine.store import switch
+
+    problems = []
+    for leftover in (switch.MARKER, switch.STAGED_DB, switch.STAGED_CARD):
+        if (home / leftover).exists():
+            problems.append(f"trace: {leftover} is left after reopening")
+    if memory.db.encrypted and (home / "bm25").exists():
+        problems.append("trace: a plain keyword index beside the encrypted memory")
+    return problems
+
+
+def backed_up(home: Path, reported: Reported) -> list[str]:
+    """A backup file is whole (it restores into a new home, with its manifest's rows) or not
+    there; one `sadie backup` said it wrote must be there."""
+    from sadie_tui.engine.errors import SadieError
+    from sadie_tui.engine.privacy.backup import restore
+    from sadie_tui.engine.store.copies import table_counts
+    from sadie_tui.engine.store.db import Database
+    from tests.support.crash_runs import backup_file
+
+    target = backup_file(home)
+    if not target.exists():
+        return ["lost: `sadie backup` said it was done but there is no file"] * reported.backed_up
+    fresh = home.parent / "restored"
+    try:
+        manifest = restore(fresh, target)
+        with Database.open(fresh / "sadie.duckdb") as db:
+            counts = table_counts(db)
+    except SadieError as exc:
+        return [f"lost: the backup does not restore: {exc.one_line()}"]
+    if {k: counts.get(k) for k in manifest.counts} != manifest.counts:
+        return ["lost: the restored backup does not hold its manifest's rows"]
+    return []
 
 
 def doctor(home: Path) -> list[str]:

@@ -44,6 +44,8 @@ class Reported:
     shown: set[str] = field(default_factory=set)  # replies with a token shown: rows written
     done: set[str] = field(default_factory=set)  # replies finished (``done``)
     pinned: set[str] = field(default_factory=set)  # conversations pinned (HTTP 200)
+    encrypted: bool = False  # `sadie encrypt` said it was done: the memory must be encrypted
+    backed_up: bool = False  # `sadie backup` said it was done: the file must restore whole
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def event(self, event: dict[str, Any]) -> None:
@@ -60,6 +62,8 @@ class Reported:
 
     def summary(self) -> str:
         parts = ["ingest done"] if self.ingest_done else []
+        parts += ["encrypted"] if self.encrypted else []
+        parts += ["backed up"] if self.backed_up else []
         for name in ("conversations", "shown", "done", "pinned"):
             if getattr(self, name):
                 parts.append(f"{len(getattr(self, name))} {name}")
@@ -210,6 +214,39 @@ class ServeRun(Run):
         super().finish()
 
 
+#: The passphrase `sadie encrypt` is given in a crash case (and the checks open it with).
+PASSPHRASE = "crash passphrase"
+
+
+class EncryptRun(Run):
+    """`sadie encrypt` of the existing memory (the passphrase from SADIE_PASSPHRASE)."""
+
+    def args(self) -> list[str]:
+        return ["encrypt", "--no-keyring"]
+
+    def env(self) -> dict[str, str]:
+        return {**self.ws.env(self.home), "SADIE_PASSPHRASE": PASSPHRASE}
+
+    def on_stdout(self, line: str) -> None:
+        if line.startswith("encrypted the memory"):
+            self.reported.encrypted = True
+
+
+def backup_file(home: Path) -> Path:
+    return home.parent / "memory.backup"
+
+
+class BackupRun(Run):
+    """`sadie backup` of the existing memory, beside its home."""
+
+    def args(self) -> list[str]:
+        return ["backup", str(backup_file(self.home))]
+
+    def on_stdout(self, line: str) -> None:
+        if line.startswith("backed up"):
+            self.reported.backed_up = True
+
+
 def run_for(scenario: str, memory: str, ws: Workspace, home: Path, rng: random.Random) -> Run:
     """The process of a case."""
     existing = memory != "new"
@@ -217,4 +254,8 @@ def run_for(scenario: str, memory: str, ws: Workspace, home: Path, rng: random.R
         return IngestRun(ws, home, rng)
     if scenario == "chat":
         return ChatRun(ws, home, rng, existing)
+    if scenario == "encrypt":
+        return EncryptRun(ws, home, rng)
+    if scenario == "backup":
+        return BackupRun(ws, home, rng)
     return ServeRun(ws, home, rng, existing)

@@ -9,7 +9,6 @@ any, is dropped by the stream filter like a reply's.
 from __future__ import annotations
 
 import difflib
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -102,15 +101,15 @@ async def suggest(ctx: TurnContext) -> SoulSuggestion:
 
 
 def save(home: Path, text: str) -> Path:
-    """Write ``text`` as the soul summary (``soul.md`` in the home), atomically, private."""
-    # lazy: paths loads only when save runs, off the start-up path
-    from ...paths import write_private
+    """Write ``text`` as the soul summary (``soul.md`` in the home, sealed for an encrypted
+    memory), atomically, private."""
+    # lazy: the store's file helpers load only when save runs, off the start-up path
+    from ..store import soul_file
+    from ..store.keycard import home_files_key
 
-    path = home / SOUL_FILE
-    tmp = path.with_suffix(".md.tmp")
     try:
-        write_private(tmp, text.strip() + "\n")
-        os.replace(tmp, path)
+        return soul_file.write(home, text, home_files_key(home))
     except OSError as exc:
-        raise StorageError(f"cannot write {path}: {exc.strerror or exc}") from exc
-    return path
+        raise StorageError(
+            f"cannot write the soul summary in {home}: {exc.strerror or exc}"
+        ) from exc

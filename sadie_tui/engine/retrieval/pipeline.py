@@ -269,9 +269,30 @@ def _title_share(titles: Sequence[str], tokens: Sequence[str]) -> np.ndarray:
 def state_and_vector_hits(
     memory: Memory, vector: np.ndarray | None, depth: int
 ) -> tuple[MemoryState, list[VectorHit]]:
-    """The memory's state and the vector channel's ``depth`` hits, in one statement."""
+    """The memory's state and the vector channel's ``depth`` hits, in one statement.
+
+    An encrypted memory has no HNSW index (vss cannot keep one in an encrypted file): its hits
+    come from the keyword index's copy of the embeddings, an exact scan in numpy (a few
+    milliseconds at 10k chunks, where DuckDB's scan of the column takes a quarter second)."""
+    if vector is not None and memory.db.encrypted:
+        state, _ = state_and_nearest(memory.db, None, depth)
+        hits = exact_hits(keyword_index(memory, state.signature), vector, depth)
+        if hits is not None:
+            return state, hits
     literal = vector_literal(vector) if vector is not None else None
     return state_and_nearest(memory.db, literal, depth)
+
+
+def exact_hits(index: KeywordIndex, vector: np.ndarray, depth: int) -> list[VectorHit] | None:
+    """The ``depth`` chunks nearest ``vector`` by cosine, best first, from the index's copy of
+    the embeddings (None when it keeps none)."""
+    sims = index.cosines(np.arange(index.size), vector) if index.size else None
+    if sims is None:
+        return None
+    top = np.argpartition(-sims, depth - 1)[:depth] if sims.size > depth else np.arange(sims.size)
+    best = top[np.argsort(-sims[top], kind="stable")]
+    ids = index.catalogue.chunk_ids
+    return [VectorHit(int(ids[r]), float(sims[r])) for r in best]
 
 
 def channel_depth(k: int) -> int:

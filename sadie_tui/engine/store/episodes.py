@@ -275,9 +275,11 @@ def rebuild_edges(db: Database) -> None:
 
 
 def rebuild_vector_index(db: Database) -> None:
-    """Drop and recreate the HNSW index with the cosine metric, then checkpoint."""
+    """Drop and recreate the HNSW index with the cosine metric, then checkpoint (an encrypted
+    memory keeps none: see ``migrations.m005_vector_index``)."""
     db.execute(DROP_VECTOR_INDEX)
-    db.execute(CREATE_VECTOR_INDEX)
+    if not db.encrypted:
+        db.execute(CREATE_VECTOR_INDEX)
     db.execute("CHECKPOINT")
 
 

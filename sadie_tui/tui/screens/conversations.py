@@ -35,6 +35,7 @@ from ...engine.operations import (
     Unarchive,
     Unpin,
 )
+from ...engine.privacy.unlock import is_encrypted
 from ...paths import write_private
 from ..previews import ROOM, Preview, describe, find, summary_preview
 from ..registers import GLYPHS, colour
@@ -536,15 +537,19 @@ class BrowserScreen(Screen[tuple[str, str | None] | None]):
         session = self.host.session
         assert session is not None
         name = export_name(c.title, c.id, self.host.clock())
+        encrypted = is_encrypted(Path(session.home))
 
         def write(path: Path, fmt: str) -> None:
             write_private(
                 path, session.call(Export(c.id, cast(ExportFormat, fmt)))
             )  # a journal: 0600 when new
 
+        # An export is plain text: from an encrypted memory, it leaves the encryption.
+        plain = " in plain text, outside the memory's encryption" if encrypted else ""
+
         def written(path: Path | None) -> None:
             if path is not None:
-                self.notify(f"“{c.title}” written to {path}", title="Exported", timeout=8)
+                self.notify(f"“{c.title}” written to {path}{plain}", title="Exported", timeout=8)
 
         dialog = ExportDialog(f"Export “{c.title}” to", export_folder() / name, write)
         self.app.push_screen(dialog, written)

@@ -9,6 +9,7 @@ other fifteen. ``top_rows`` picks the best positive scores of a score vector.
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,18 @@ PASSAGE_SENTENCES = 2
 # bm25s's file names, so an index saved by either reads the same.
 DATA, INDICES, INDPTR = "data.csc.index.npy", "indices.csc.index.npy", "indptr.csc.index.npy"
 VOCAB, PARAMS = "vocab.index.json", "params.index.json"
+
+
+def array_bytes(array: np.ndarray) -> bytes:
+    """``array`` in numpy's ``.npy`` format."""
+    out = io.BytesIO()
+    np.save(out, array, allow_pickle=False)
+    return out.getvalue()
+
+
+def load_array(data: bytes) -> np.ndarray:
+    array: np.ndarray = np.load(io.BytesIO(data), allow_pickle=False)
+    return array
 
 
 @dataclass
@@ -71,8 +84,14 @@ class Postings:
     @classmethod
     def load(cls, folder: Path) -> Postings:
         """What ``save`` (or ``bm25s.BM25.save``) wrote in ``folder``."""
-        params = json.loads((folder / PARAMS).read_text(encoding="utf-8"))
-        vocab = json.loads((folder / VOCAB).read_text(encoding="utf-8"))
+        names = (DATA, INDICES, INDPTR, VOCAB, PARAMS)
+        return cls.from_files({name: (folder / name).read_bytes() for name in names})
+
+    @classmethod
+    def from_files(cls, files: Mapping[str, bytes]) -> Postings:
+        """The postings from their files' bytes (a folder's, or a sealed index's)."""
+        params = json.loads(files[PARAMS].decode("utf-8"))
+        vocab = json.loads(files[VOCAB].decode("utf-8"))
         if not isinstance(params, dict) or not isinstance(vocab, dict):
             raise ValueError("the BM25 parameters or vocabulary are not JSON objects")
         num_docs = params.get("num_docs")
@@ -80,20 +99,26 @@ class Postings:
             raise ValueError("the BM25 parameters do not say how many documents there are")
         return cls(
             {str(token): int(i) for token, i in vocab.items()},
-            np.load(folder / DATA),
-            np.load(folder / INDICES),
-            np.load(folder / INDPTR),
+            load_array(files[DATA]),
+            load_array(files[INDICES]),
+            load_array(files[INDPTR]),
             int(num_docs),
             params,
         )
 
     def save(self, folder: Path) -> None:
-        np.save(folder / DATA, self.data)
-        np.save(folder / INDICES, self.indices)
-        np.save(folder / INDPTR, self.indptr)
-        vocab = json.dumps(self.vocab_dict, ensure_ascii=False)
-        (folder / VOCAB).write_text(vocab, encoding="utf-8")
-        (folder / PARAMS).write_text(json.dumps(self.params, indent=4), encoding="utf-8")
+        for name, data in self.to_files().items():
+            (folder / name).write_bytes(data)
+
+    def to_files(self) -> dict[str, bytes]:
+        """The files ``save`` writes, as bytes by name."""
+        return {
+            DATA: array_bytes(self.data),
+            INDICES: array_bytes(self.indices),
+            INDPTR: array_bytes(self.indptr),
+            VOCAB: json.dumps(self.vocab_dict, ensure_ascii=False).encode("utf-8"),
+            PARAMS: json.dumps(self.params, indent=4).encode("utf-8"),
+        }
 
     def get_tokens_ids(self, tokens: Sequence[str]) -> list[int]:
         """The ids of the tokens in the vocabulary, repeats kept (a repeated word counts

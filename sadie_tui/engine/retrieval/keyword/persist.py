@@ -1,4 +1,5 @@
-"""The keyword index on disk, in ``<home>/bm25/``, and its in-process cache.
+"""The keyword index on disk, in ``<home>/bm25/`` (sealed in ``<home>/bm25.sealed`` for an
+encrypted memory: see ``sealed``), and its in-process cache.
 
 Loaded lazily on the first search. The index remembers the chunk count and largest chunk id it
 was built from, so a missing or stale index (an ingest by another process, a crash before the
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import shutil
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,10 +26,11 @@ import numpy as np
 
 from ....paths import keep_private, make_private_folder
 from ...store.search import chunk_signature, keyword_index_source
-from .bm25 import PARAMS, Bm25, Postings
+from .bm25 import PARAMS, Bm25, Postings, array_bytes, load_array
 from .catalogue import Catalogue
 from .index import KeywordIndex, build_index
-from .manifest import FORMAT, DamagedIndex, check, consistent, write_manifest
+from .manifest import FORMAT, MANIFEST, DamagedIndex, check, consistent, write_manifest
+from .sealed import read_sealed, sealed_path, write_sealed
 from .tokens import keyword_text
 
 if TYPE_CHECKING:
@@ -57,33 +60,49 @@ def take_notices(home: Path) -> list[str]:
         return _notices.pop(str(home), [])
 
 
-def save(index: KeywordIndex, folder: Path) -> None:
-    """Write ``index`` to ``folder`` (through a sibling temporary folder, then renames)."""
+def _pack(index: KeywordIndex) -> dict[str, bytes]:
+    """The index's files, as bytes by name (the vectors apart: see ``save``)."""
     catalogue, bm25 = index.catalogue, index.bm25
-    tmp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    make_private_folder(tmp)
-    np.save(tmp / "chunk_ids.npy", catalogue.chunk_ids)
-    np.save(tmp / "episode.npy", catalogue.episode)
-    np.save(tmp / "when.npy", catalogue.when)
-    np.save(tmp / "idf.npy", bm25.idf)
+    files = {
+        "chunk_ids.npy": array_bytes(catalogue.chunk_ids),
+        "episode.npy": array_bytes(catalogue.episode),
+        "when.npy": array_bytes(catalogue.when),
+        "idf.npy": array_bytes(bm25.idf),
+        "salience.npy": array_bytes(catalogue.salience),
+    }
     if bm25.retriever is not None:
-        bm25.retriever.save(tmp)
-    np.save(tmp / "salience.npy", catalogue.salience)
-    if index.vectors is not None:
-        np.save(tmp / "vectors.npy", np.asarray(index.vectors, dtype=np.float32))
+        files.update(bm25.retriever.to_files())
     episodes = {"ids": catalogue.episode_ids, "titles": catalogue.titles, "kinds": catalogue.kinds}
-    (tmp / "episodes.json").write_text(json.dumps(episodes), encoding="utf-8")
+    files["episodes.json"] = json.dumps(episodes).encode("utf-8")
     meta = {
         "format": FORMAT,
         "count": index.signature[0],
         "max_id": index.signature[1],
         "passage_length": bm25.passage_length,
     }
-    (tmp / "meta.json").write_text(json.dumps(meta), encoding="utf-8")
+    files["meta.json"] = json.dumps(meta).encode("utf-8")
+    return files
+
+
+def _vector_bytes(index: KeywordIndex) -> bytes | None:
+    if index.vectors is None:
+        return None
+    return array_bytes(np.asarray(index.vectors, dtype=np.float32))
+
+
+def save(index: KeywordIndex, folder: Path) -> None:
+    """Write ``index`` to ``folder`` (through a sibling temporary folder, then renames)."""
+    tmp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    make_private_folder(tmp)
+    for name, data in _pack(index).items():
+        (tmp / name).write_bytes(data)
+    vectors = _vector_bytes(index)
+    if vectors is not None:
+        (tmp / "vectors.npy").write_bytes(vectors)
     write_manifest(tmp, index.size)  # last: a save cut short has no manifest
     for written in tmp.iterdir():
-        keep_private(written)  # numpy and bm25s write with the umask's mode
+        keep_private(written)  # written with the umask's mode
     # Renames only, so that a process killed at any point leaves the old index whole, no index
     # (rebuilt on the next search) or the new one whole, never a folder half deleted (which
     # would read as damaged).
@@ -95,37 +114,86 @@ def save(index: KeywordIndex, folder: Path) -> None:
     shutil.rmtree(old, ignore_errors=True)
 
 
-def load(folder: Path) -> KeywordIndex | None:
-    """The index saved in ``folder``, or None when it is missing or of an older format;
-    ``DamagedIndex`` when it does not match its manifest or its arrays disagree."""
-    if check(folder) is not None:
-        return None
+def save_sealed(index: KeywordIndex, path: Path, key: bytes) -> None:
+    """Write ``index`` sealed into the one file ``path`` (an encrypted memory's)."""
+    files = _pack(index)
+    vectors = _vector_bytes(index)
+    if vectors is not None:
+        files["vectors.npy"] = vectors
+    write_sealed(path, files, key)
+
+
+def _unpack(files: Mapping[str, bytes], vectors: np.ndarray | None) -> KeywordIndex:
     try:
-        meta = json.loads((folder / "meta.json").read_text(encoding="utf-8"))
-        retriever = None
-        if (folder / PARAMS).is_file():
-            retriever = Postings.load(folder)
-        episodes = json.loads((folder / "episodes.json").read_text(encoding="utf-8"))
-        saved = folder / "vectors.npy"
-        vectors = np.load(saved, mmap_mode="r") if saved.is_file() else None
+        meta = json.loads(files["meta.json"].decode("utf-8"))
+        retriever = Postings.from_files(files) if PARAMS in files else None
+        episodes = json.loads(files["episodes.json"].decode("utf-8"))
         count = int(meta["count"])
         catalogue = Catalogue(
-            np.load(folder / "chunk_ids.npy"),
-            np.load(folder / "episode.npy"),
-            np.load(folder / "when.npy"),
+            load_array(files["chunk_ids.npy"]),
+            load_array(files["episode.npy"]),
+            load_array(files["when.npy"]),
             episode_ids=list(episodes["ids"]),
             titles=list(episodes["titles"]),
             kinds=list(episodes["kinds"]),
-            salience=np.load(folder / "salience.npy"),
+            salience=load_array(files["salience.npy"]),
         )
         bm25 = Bm25(
-            retriever, np.load(folder / "idf.npy"), float(meta["passage_length"]), catalogue.size
+            retriever, load_array(files["idf.npy"]), float(meta["passage_length"]), catalogue.size
         )
         index = KeywordIndex(catalogue, bm25, (count, int(meta["max_id"])), vectors)
     except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
         raise DamagedIndex(f"it cannot be read ({type(exc).__name__})") from exc
     consistent(index, count)
     return index
+
+
+def load(folder: Path) -> KeywordIndex | None:
+    """The index saved in ``folder``, or None when it is missing or of an older format;
+    ``DamagedIndex`` when it does not match its manifest or its arrays disagree."""
+    if check(folder) is not None:
+        return None
+    try:
+        files = {
+            p.name: p.read_bytes()
+            for p in folder.iterdir()
+            if p.is_file() and p.name not in ("vectors.npy", MANIFEST)
+        }
+        saved = folder / "vectors.npy"
+        vectors = np.load(saved, mmap_mode="r") if saved.is_file() else None
+    except (OSError, ValueError) as exc:
+        raise DamagedIndex(f"it cannot be read ({type(exc).__name__})") from exc
+    return _unpack(files, vectors)
+
+
+def load_sealed(path: Path, key: bytes) -> KeywordIndex | None:
+    """The index sealed in ``path``, or None when there is none or it is of an older format;
+    ``DamagedIndex`` when it does not open or its arrays disagree."""
+    files = read_sealed(path, key)
+    if files is None:
+        return None
+    try:
+        if json.loads(files["meta.json"].decode("utf-8")).get("format") != FORMAT:
+            return None
+        vectors = load_array(files["vectors.npy"]) if "vectors.npy" in files else None
+    except (KeyError, ValueError, AttributeError) as exc:
+        raise DamagedIndex(f"it cannot be read ({type(exc).__name__})") from exc
+    return _unpack(files, vectors)
+
+
+def _store(index: KeywordIndex, memory: Memory) -> None:
+    key = memory.db.files_key
+    if key is not None:
+        save_sealed(index, sealed_path(memory.home), key)
+    else:
+        save(index, index_dir(memory.home))
+
+
+def _stored(memory: Memory) -> KeywordIndex | None:
+    key = memory.db.files_key
+    if key is not None:
+        return load_sealed(sealed_path(memory.home), key)
+    return load(index_dir(memory.home))
 
 
 def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
@@ -147,7 +215,7 @@ def rebuild_keyword_index(memory: Memory) -> KeywordIndex:
         )
         if not memory.db.read_only:
             try:
-                save(index, index_dir(memory.home))
+                _store(index, memory)
             except OSError:
                 pass  # the in-memory index still serves; the next process rebuilds it
         with _cache_lock:
@@ -171,7 +239,7 @@ def keyword_index(memory: Memory, signature: tuple[int, int] | None = None) -> K
     if cached is not None and cached.signature == signature:
         return cached
     try:
-        loaded = load(index_dir(memory.home))
+        loaded = _stored(memory)
     except DamagedIndex as exc:
         loaded = None
         _note(memory.home, f"the keyword index was damaged ({exc}): rebuilt it from the memory")
