@@ -419,3 +419,30 @@ def test_an_encrypted_memory_finds_the_same_nearest_chunks_without_hnsw(
         exact = exact_search(memory.db, vector, 8)
     assert [h.chunk_id for h in hits] == [h.chunk_id for h in exact]
     assert [round(h.similarity, 4) for h in hits] == [round(h.similarity, 4) for h in exact]
+
+
+def test_a_note_another_assistant_adds_leaves_no_plain_copy_in_an_encrypted_home(
+    used_memory: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """MCP's add_note writes the note into the home's notes folder to read it in; in an
+    encrypted memory that file is gone once read, and the note is searchable."""
+    from sadie_tui.config import Settings
+    from sadie_tui.engine.operations import AddNote, SearchMemory
+    from sadie_tui.engine.session import Session
+
+    home = tmp_path / "home"
+    shutil.copytree(used_memory, home)
+    assert sadie(home, "encrypt", passphrase=PASSPHRASE).returncode == 0
+    from sadie_tui.engine.privacy.unlock import unlock
+
+    monkeypatch.setenv("SADIE_PASSPHRASE", PASSPHRASE)
+    assert unlock(home) is not None  # as a face does before it opens the memory
+    session = Session.open(home, Settings(reasoner="offline"))
+    try:
+        added = session.call(AddNote("Fed the periwinkle axolotl at the aquarium.", "Axolotl"))
+        found = session.call(SearchMemory("periwinkle axolotl"))
+    finally:
+        session.close()
+    assert not Path(added.path).exists()
+    assert found.chunks and found.chunks[0].episode_id == added.id
+    assert leaks({"axolotl": {"periwinkle", "axolotl"}}, home) == {}

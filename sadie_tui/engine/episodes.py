@@ -1,5 +1,6 @@
 """One episode as a face shows it, and a note added from outside (another assistant's, over
-MCP): written into the memory's ``notes`` folder and read in the way every note is."""
+MCP): written into the memory's ``notes`` folder and read in the way every note is (in an
+encrypted memory the file is removed once it is read in: only the encrypted file keeps it)."""
 
 from __future__ import annotations
 
@@ -86,6 +87,10 @@ def add_note(memory: Memory, text: str, title: str | None = None) -> NoteAdded:
     except BaseException:
         path.unlink(missing_ok=True)
         raise
+    if memory.db.encrypted:
+        # Read in, the note lives in the encrypted file; a plain copy beside it would be the
+        # one thing under the home anyone could read.
+        path.unlink(missing_ok=True)
     return NoteAdded(found.id, found.title, found.date, str(path))
 
 
