@@ -1,11 +1,21 @@
-"""One batch of a reflection run: the model proposes, the evidence is policed, each survivor
-is folded into the belief it repeats or judged and kept, and the beliefs the batch's notes
-speak to are judged against them. The writes wait in the ``Learner`` for the run's commit.
+"""One batch of a reflection run: the model asks the salient questions the batch raises about
+the person, each is answered from what retrieval finds across the whole memory (``recall``),
+the evidence is policed, plans and one-day events are set aside (``plans``), each survivor is
+folded into the belief it repeats or judged and kept, and the beliefs the batch's notes speak
+to are judged against them. A batch the model raises no question about is read directly
+(``propose_messages``), as is every batch when there is no retrieval. The writes wait in the
+``Learner`` for the run's commit.
+
+The requests go in the order that keeps the server's prompt cache warm: the questions and
+every answer first (they open with the same system prompt and the same batch), the verdicts
+after.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -16,11 +26,21 @@ from ..prompt import Briefing
 from ..reasoners.rates import Budget, Rates
 from ..store import reflection as store
 from . import judge
-from .batches import ANSWER_TOKENS
-from .evidence import police_answer
+from .batches import ANSWER_TOKENS, RECALL_PASSAGES
+from .evidence import Candidate, police_answer
 from .judge import MUTABLE, RELATED_NOTE, Verdict
 from .learn import Learner
-from .prompt import Item, Shown, propose_messages, propose_schema
+from .plans import not_a_belief
+from .prompt import (
+    Item,
+    Shown,
+    answer_messages,
+    propose_messages,
+    propose_schema,
+    questions_messages,
+    questions_schema,
+)
+from .recall import Recall
 from .report import ReflectReport
 
 if TYPE_CHECKING:
@@ -30,6 +50,9 @@ if TYPE_CHECKING:
     from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
+MAX_QUESTIONS = 3  # asked of one batch (Park et al. ask three)
+PER_ANSWER = 2  # beliefs one question's answer may give
+QUESTION_TOKENS = 200
 
 
 @dataclass
@@ -42,6 +65,7 @@ class Step:
     rates: Rates
     wait: float
     report: ReflectReport
+    recall: Recall | None = field(default=None)  # None: every batch is read directly
 
     @property
     def cap(self) -> float:
@@ -68,39 +92,27 @@ class Step:
             self._tokens()
 
     def _tokens(self) -> None:
+        self.report.requests += 1
         self.report.prompt_tokens += int(getattr(self.reasoner, "last_prompt_count", 0) or 0)
         self.report.eval_tokens += int(getattr(self.reasoner, "last_eval_count", 0) or 0)
 
     async def batch(self, shown: list[Shown]) -> bool:
         """Propose, police, fold in and judge one batch; True when its episodes count as
         reflected (a request that timed out leaves them waiting)."""
-        by_handle = {s.handle: s for s in shown}
         dates = {s.episode_id: s.date for s in shown}
         try:
-            text = await self._ask(
-                propose_messages(shown), propose_schema(list(by_handle)), ANSWER_TOKENS
-            )
+            answers = await self._answers(shown, dates)
         except ModelTimeout:
             self.report.failed += 1
             return False
-        policed = police_answer(text, by_handle, self.encode)
-        report = self.report
-        report.proposed += policed.proposed
-        report.all_verbatim += policed.all_verbatim
-        report.dropped += policed.dropped
-        for reason, count in policed.quotes_dropped.items():
-            report.quotes_dropped[reason] = report.quotes_dropped.get(reason, 0) + count
-        if policed.unusable:
-            report.unusable += 1
-            why = report.unusable_why
-            why[policed.unusable] = why.get(policed.unusable, 0) + 1
+        candidates = [c for text, handles in answers for c in self._policed(text, handles)]
         learner = self.learner
         judged: set[str] = set()
         successors: dict[str, list[str]] = {}
         pending: list[tuple[str, list[Verdict]]] = []
-        if policed.candidates:
-            vectors = _unit(self.encode([c.statement for c in policed.candidates]))
-            for candidate, vector in zip(policed.candidates, vectors, strict=True):
+        if candidates:
+            vectors = _unit(self.encode([c.statement for c in candidates]))
+            for candidate, vector in zip(candidates, vectors, strict=True):
                 target = learner.match(candidate.statement, vector)
                 if target is not None:
                     learner.absorb(target, candidate, dates)
@@ -132,6 +144,71 @@ class Step:
             learner.apply(belief_id, verdicts, successors)
         await self._touched(shown, judged, successors)
         return True
+
+    async def _answers(
+        self, shown: list[Shown], dates: dict[str, str]
+    ) -> list[tuple[str, dict[str, Shown]]]:
+        """The model's answers for the batch, each with the excerpts its handles name (as
+        policed: a recalled passage's whole chunk); ``dates`` gains the recalled notes'."""
+        by_handle = {s.handle: s for s in shown}
+        questions = await self._questions(shown) if self.recall is not None else []
+        if not questions:
+            text = await self._ask(
+                propose_messages(shown), propose_schema(list(by_handle)), ANSWER_TOKENS
+            )
+            return [(text, by_handle)]
+        answers: list[tuple[str, dict[str, Shown]]] = []
+        inside = set(dates)
+        for question in questions:
+            found = self.recall(question, inside) if self.recall is not None else []
+            shown_found: list[Shown] = []
+            handles = dict(by_handle)
+            for n, r in enumerate(found[:RECALL_PASSAGES], len(shown) + 1):
+                shown_found.append(Shown(f"E{n}", r.episode_id, r.date, r.title, r.text))
+                handles[f"E{n}"] = Shown(f"E{n}", r.episode_id, r.date, r.title, r.whole)
+                dates.setdefault(r.episode_id, r.date)
+            self.report.recalled += len(shown_found)
+            text = await self._ask(
+                answer_messages(shown, shown_found, question, PER_ANSWER),
+                propose_schema(list(handles), PER_ANSWER),
+                ANSWER_TOKENS,
+            )
+            answers.append((text, handles))
+        return answers
+
+    async def _questions(self, shown: list[Shown]) -> list[str]:
+        """The salient questions the batch raises (none when the answer cannot be read)."""
+        text = await self._ask(
+            questions_messages(shown, MAX_QUESTIONS),
+            questions_schema(MAX_QUESTIONS),
+            QUESTION_TOKENS,
+        )
+        questions = _questions_of(text)
+        self.report.questions += len(questions)
+        return questions
+
+    def _policed(self, text: str, handles: Mapping[str, Shown]) -> list[Candidate]:
+        """One answer's beliefs, their quotes policed, plans and one-day events set aside;
+        the counts go to the report."""
+        policed = police_answer(text, handles, self.encode)
+        report = self.report
+        report.proposed += policed.proposed
+        report.all_verbatim += policed.all_verbatim
+        report.dropped += policed.dropped
+        for reason, count in policed.quotes_dropped.items():
+            report.quotes_dropped[reason] = report.quotes_dropped.get(reason, 0) + count
+        if policed.unusable:
+            report.unusable += 1
+            why = report.unusable_why
+            why[policed.unusable] = why.get(policed.unusable, 0) + 1
+        kept: list[Candidate] = []
+        for candidate in policed.candidates:
+            why_not = not_a_belief(candidate.statement)
+            if why_not is None:
+                kept.append(candidate)
+            else:
+                report.not_beliefs[why_not] = report.not_beliefs.get(why_not, 0) + 1
+        return kept
 
     async def _judge(self, statement: str, items: list[Item]) -> list[Verdict]:
         self.report.judged += 1
@@ -197,6 +274,23 @@ class Step:
                 continue
             verdicts = await self._judge(state.statement, items)
             learner.apply(belief, verdicts, successors)
+
+
+def _questions_of(text: str) -> list[str]:
+    """The questions of the model's JSON, once each, blank ones left out."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return []
+    items = value.get("questions") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        return []
+    seen: dict[str, str] = {}
+    for item in items:
+        question = " ".join(str(item).split()) if isinstance(item, str) else ""
+        if len(question) >= 8:
+            seen.setdefault(question.casefold(), question)
+    return list(seen.values())[:MAX_QUESTIONS]
 
 
 def _known(learner: Learner) -> Known:
