@@ -128,7 +128,7 @@ def test_fabricated_evidence_is_dropped_and_counted(session, model, server) -> N
                     ]
                 }
             )
-        )
+        ),
     )
     report = session.reflect()
     assert (report.proposed, report.new, report.dropped) == (3, 0, 3)

@@ -84,11 +84,7 @@ def test_a_question_is_answered_by_a_note_months_older_than_the_batch(
     report = _months_apart(session, model, tmp_path)
     assert report.episodes == 1 and report.questions == 1 and report.recalled >= 1
     assert report.new == 1
-    (belief,) = [
-        b
-        for b in session.call(ListBeliefs(origin="derived"))
-        if b.statement == BELIEF
-    ]
+    (belief,) = [b for b in session.call(ListBeliefs(origin="derived")) if b.statement == BELIEF]
     (quote,) = session.call(ShowBelief(belief.id)).evidence
     assert (quote.quote, quote.date, quote.title) == (BED, "2026-03-10", "Bedtime")
     assert quote.verbatim
