@@ -7,10 +7,13 @@ run reports its requests and tokens. Real DuckDB, real embedder, real ollama cli
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from sadie_tui.cli import main_group
 from sadie_tui.config import Settings
 from sadie_tui.engine.operations import ListBeliefs, ShowBelief
 from sadie_tui.engine.reflect.plans import not_a_belief
@@ -180,3 +183,29 @@ def test_per_hundred_episodes() -> None:
     report = ReflectReport(episodes=20, prompt_tokens=3000, eval_tokens=500, elapsed=60.0)
     assert per_hundred(report) == (300.0, {"read": 15000, "written": 2500})
     assert per_hundred(ReflectReport()) == (0.0, {"read": 0, "written": 0})
+
+
+def test_the_summary_and_json_say_what_was_set_aside_and_the_tokens(
+    memory_home: Path, server, monkeypatch
+) -> None:
+    monkeypatch.setenv("SADIE_REASONER", "ollama")
+    server.responder = ReflectModel(
+        beliefs=[
+            Scripted("Ran 18 km", "I will run a full marathon next spring", RAN),
+            Scripted(
+                "promotion",
+                "I worry about my promotion",
+                "thinking about the promotion conversation",
+            ),
+        ]
+    )
+    ran = CliRunner().invoke(main_group, ["reflect", "--json"], terminal_width=200)
+    assert ran.exit_code == 0, ran.output
+    data = json.loads(ran.stdout)
+    assert data["not_beliefs"] == {"plan": 1} and data["new"] == 1
+    assert data["requests"] == 2 and data["questions"] == 0  # questions (none), the batch
+    assert data["prompt_tokens"] > 0 and data["eval_tokens"] > 0
+    again = CliRunner().invoke(main_group, ["reflect", "--all"], terminal_width=200)
+    assert again.exit_code == 0, again.output
+    assert "set aside: plans and one-day events" in again.stdout
+    assert "requests to the model" in again.stdout and "questions asked" in again.stdout
