@@ -21,7 +21,7 @@ from sadie_tui.engine.reflect.report import ReflectReport
 from sadie_tui.engine.session import Session
 from sadie_tui.eval.reflect import per_hundred
 from tests.support.ollama_server import CpuModel
-from tests.support.reflect_model import ReflectModel, Scripted
+from tests.support.reflect_model import ReflectModel, Rule, Scripted
 
 BED_QUESTION = "When does the person go to bed?"
 RAN = "Ran 18 km along the Tagus with Ines"
@@ -209,3 +209,47 @@ def test_the_summary_and_json_say_what_was_set_aside_and_the_tokens(
     assert again.exit_code == 0, again.output
     assert "set aside: plans and one-day events" in again.stdout
     assert "requests to the model" in again.stdout and "questions asked" in again.stdout
+
+
+def test_the_beliefs_a_batch_speaks_to_are_judged_in_one_request(
+    session, model, server, tmp_path
+) -> None:
+    model.beliefs = [
+        Scripted("Ran 18 km", "I run with Ines on weekends", RAN),
+        Scripted(
+            "promotion",
+            "I worry about my promotion",
+            "I keep thinking about the promotion conversation",
+        ),
+    ]
+    session.reflect()
+    model.beliefs = []
+    model.rules = [
+        Rule("with Ines", "stopped running", "contradicts", "Ines has stopped running with me")
+    ]
+    session.ingest(
+        [
+            note(
+                tmp_path / "later",
+                "2026-11-29.md",
+                "2026-11-29",
+                "Running alone, still worrying",
+                "Ines has stopped running with me since her injury, so I run alone on weekends. "
+                "I still worry about my promotion every day.",
+            )
+        ]
+    )
+    before = model.judgements
+    report = session.reflect()
+    assert (model.judgements - before, model.many_judgements) == (1, 1)
+    (request,) = [
+        b for b in server.format_requests if b["messages"][1]["content"].startswith("Beliefs:")
+    ]
+    told = request["messages"][1]["content"]
+    assert told.startswith("Beliefs:\nB1 ") and "\nB2 " in told
+    assert report.contested == 1 and report.judged == 1
+    statuses = {b.statement: b.status for b in session.call(ListBeliefs(origin="derived"))}
+    assert statuses == {
+        "I run with Ines on weekends": "contested",
+        "I worry about my promotion": "active",
+    }

@@ -17,6 +17,7 @@ from tests.support.ollama_server import Reply
 
 _EXCERPT = re.compile(r"^(E\d+) \((\d{4}-\d{2}-\d{2})\) (.*)$", re.M)
 _ITEM = re.compile(r"^(R\d+) \(([^)]*)\) (.*)$", re.M)
+_BELIEF = re.compile(r"^(B\d+) (.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,7 @@ class ReflectModel:
     proposals: int = 0  # propose requests answered (a question's answer is one)
     judgements: int = 0
     asked: int = 0  # questions requests answered
+    many_judgements: int = 0  # of the judgements, those of several beliefs at once
 
     def __call__(self, body: dict) -> Reply:
         schema = body.get("format") or {}
@@ -93,7 +95,19 @@ class ReflectModel:
         return found
 
     def judge(self, user: str) -> list[dict]:
-        belief = user.split("\n", 1)[0].removeprefix("Belief: ")
+        """One belief ("Belief: ..."), or several ("Beliefs:" then "B1 ...", one entry per
+        belief and item, under "b")."""
+        if user.startswith("Beliefs:"):
+            many = _BELIEF.findall(user.split("\n\n", 1)[0])
+            self.many_judgements += 1
+            return [
+                {"b": handle, **entry}
+                for handle, belief in many
+                for entry in self._verdicts(belief, user)
+            ]
+        return self._verdicts(user.split("\n", 1)[0].removeprefix("Belief: "), user)
+
+    def _verdicts(self, belief: str, user: str) -> list[dict]:
         verdicts = []
         for m in _ITEM.finditer(user):
             verdict, quote = "unrelated", ""

@@ -19,7 +19,8 @@ batch, however many requests follow.
 * **Proposing** (``propose_messages``): one batch of excerpts, read directly (a batch the
   model raised no question about).
 * **Judging** (``judge_messages``): one belief against the beliefs, records and notes that
-  might disagree with it.
+  might disagree with it; ``judge_many_messages``: the beliefs a batch's notes speak to, in
+  one request, against those notes.
 """
 
 from __future__ import annotations
@@ -91,6 +92,19 @@ JUDGE = (
 JUDGE_ASK = (
     'Answer only with JSON like {"items": [{"r": "R1", "verdict": "contradicts", '
     '"quote": "<the words of R1 that decide it>"}]}, one entry per item.'
+)
+# Several beliefs against one set of items, in one request (the beliefs a batch's notes speak
+# to): one entry per belief and item.
+JUDGE_MANY = (
+    "Check each belief above (B1, B2, ...) against each item from the person's memory. For "
+    'each belief and item say "same" if the item states the same belief in other words, '
+    '"supports" if it backs the belief, "contradicts" if both cannot be true, "replaces" if '
+    "it is a newer state of the same thing (the belief was true before but is not now), or "
+    '"unrelated". Quote the words of the item that decide it.'
+)
+JUDGE_MANY_ASK = (
+    'Answer only with JSON like {"items": [{"b": "B1", "r": "R1", "verdict": "contradicts", '
+    '"quote": "<the words of R1 that decide it>"}]}, one entry per belief and item.'
 )
 VERDICTS = ("same", "supports", "contradicts", "replaces", "unrelated")
 
@@ -231,6 +245,41 @@ def judge_messages(statement: str, items: Sequence[Item]) -> list[dict[str, str]
             "content": f"Belief: {statement}\n\n{listing}\n\n{JUDGE}\n{JUDGE_ASK}",
         },
     ]
+
+
+def judge_many_messages(statements: Sequence[str], items: Sequence[Item]) -> list[dict[str, str]]:
+    beliefs = "\n".join(f"B{n} {statement}" for n, statement in enumerate(statements, 1))
+    listing = "\n".join(i.render() for i in items)
+    return [
+        {"role": "system", "content": SYSTEM},
+        {
+            "role": "user",
+            "content": f"Beliefs:\n{beliefs}\n\n{listing}\n\n{JUDGE_MANY}\n{JUDGE_MANY_ASK}",
+        },
+    ]
+
+
+def judge_many_schema(beliefs: int, handles: Sequence[str]) -> JSONObject:
+    return {
+        "type": "object",
+        "properties": {
+            "items": {
+                "type": "array",
+                "maxItems": beliefs * len(handles),
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "b": {"type": "string", "enum": [f"B{n}" for n in range(1, beliefs + 1)]},
+                        "r": {"type": "string", "enum": list(handles)},
+                        "verdict": {"type": "string", "enum": list(VERDICTS)},
+                        "quote": {"type": "string"},
+                    },
+                    "required": ["b", "r", "verdict", "quote"],
+                },
+            }
+        },
+        "required": ["items"],
+    }
 
 
 def judge_schema(handles: Sequence[str]) -> JSONObject:

@@ -254,26 +254,51 @@ class Step:
                 seen.add(belief)
                 picked.append((near[0][1], belief, near))
         picked.sort(key=lambda t: -t[0])
-        for _, belief, near in picked[:TOUCHED]:
-            items = judge.handled(
-                [
-                    Item(
-                        "",
-                        "note",
-                        chunks[j].episode_id,
-                        chunks[j].date,
-                        chunks[j].title,
-                        chunks[j].text,
-                        score,
-                    )
-                    for j, score in near
-                ]
+        picked = picked[:TOUCHED]
+        if not picked:
+            return
+        # One request for all of them (``judge.ask_many``), against the union of their notes;
+        # each belief takes only the verdicts on its own notes. One belief: the one-belief
+        # request, as for a new belief.
+        rows = sorted({j for _, _, near in picked for j, _ in near})
+        best = {j: max(s for _, _, near in picked for k, s in near if k == j) for j in rows}
+        items = judge.handled(
+            [
+                Item(
+                    "",
+                    "note",
+                    chunks[j].episode_id,
+                    chunks[j].date,
+                    chunks[j].title,
+                    chunks[j].text,
+                    best[j],
+                )
+                for j in rows
+            ]
+        )
+        handle_of = dict(zip(rows, (i.handle for i in items), strict=True))
+        if len(picked) == 1:
+            _, belief, _ = picked[0]
+            answers = [await self._judge(learner.beliefs[belief].statement, items)]
+        else:
+            answers = await self._judge_many(
+                [learner.beliefs[b].statement for _, b, _ in picked], items
             )
-            state = learner.beliefs[belief]
-            if state.status not in MUTABLE:
-                continue
-            verdicts = await self._judge(state.statement, items)
-            learner.apply(belief, verdicts, successors)
+        for (_, belief, near), verdicts in zip(picked, answers, strict=True):
+            if learner.beliefs[belief].status not in MUTABLE:
+                continue  # an earlier verdict of this batch retired it
+            own = {handle_of[j] for j, _ in near}
+            learner.apply(belief, [v for v in verdicts if v.item.handle in own], successors)
+
+    async def _judge_many(self, statements: list[str], items: list[Item]) -> list[list[Verdict]]:
+        self.report.judged += 1
+        try:
+            answers, reason = await judge.ask_many(self.reasoner, statements, items, self.budget)
+        finally:
+            self._tokens()
+        if reason:
+            self.report.failed += 1
+        return answers
 
 
 def _questions_of(text: str) -> list[str]:
