@@ -97,8 +97,8 @@ class Step:
         self.report.eval_tokens += int(getattr(self.reasoner, "last_eval_count", 0) or 0)
 
     async def batch(self, shown: list[Shown]) -> bool:
-        """Propose, police, fold in and judge one batch; True when its episodes count as
-        reflected (a request that timed out leaves them waiting)."""
+        """Ask and answer (or propose), police, fold in and judge one batch; True when its
+        episodes count as reflected (a request that timed out leaves them waiting)."""
         dates = {s.episode_id: s.date for s in shown}
         try:
             answers = await self._answers(shown, dates)
