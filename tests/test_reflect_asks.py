@@ -18,6 +18,7 @@ from sadie_tui.config import Settings
 from sadie_tui.engine.operations import ListBeliefs, ShowBelief
 from sadie_tui.engine.reflect.plans import not_a_belief
 from sadie_tui.engine.reflect.report import ReflectReport
+from sadie_tui.engine.reflect.step import echoes
 from sadie_tui.engine.session import Session
 from sadie_tui.eval.reflect import per_hundred
 from tests.support.ollama_server import CpuModel
@@ -105,7 +106,7 @@ def test_a_question_is_answered_by_a_note_months_older_than_the_batch(
     # The cached prefix: the same system prompt, and the answer opens with the question's
     # excerpts, byte for byte.
     assert answer["messages"][0] == question["messages"][0]
-    shared = question["messages"][1]["content"].split("\n\nGiven only", 1)[0]
+    shared = question["messages"][1]["content"].rsplit("\n\n", 1)[0]  # less the instruction
     assert "too wired to sleep" in shared and user.startswith(shared)
 
 
@@ -253,3 +254,36 @@ def test_the_beliefs_a_batch_speaks_to_are_judged_in_one_request(
         "I run with Ines on weekends": "contested",
         "I worry about my promotion": "active",
     }
+
+
+@pytest.mark.parametrize(
+    ("question", "echo"),
+    [
+        # Two answers of qwen2.5-coder:1.5b to the first wording of the request (measured).
+        (
+            "What are the most salient high-level questions we can answer about this person "
+            "over months, not about one day?",
+            True,
+        ),
+        (
+            "What are their habits, health, the people in their life, their work, their "
+            "values, or what changed?",
+            True,
+        ),
+        ("How much does the person sleep?", False),
+        ("How often does Maya run with Ines?", False),
+        ("Why did her sleep change in the spring?", False),
+        ("What does Maya value most in her life?", False),
+    ],
+)
+def test_a_question_that_repeats_the_instruction_is_dropped(question: str, echo: bool) -> None:
+    assert echoes(question) is echo
+
+
+def test_echoed_questions_leave_the_batch_read_directly(session, model) -> None:
+    model.questions = [
+        "What are the most salient high-level questions we can answer about this person?"
+    ]
+    model.beliefs = [Scripted("Ran 18 km", "I run with Ines on weekends", RAN)]
+    report = session.reflect()
+    assert (report.questions, report.new, model.proposals) == (0, 1, 1)

@@ -67,12 +67,16 @@ PROPOSE_ASK = (
     "(e: the excerpt's handle, quote: the sentence copied from it)."
 )
 # Park et al.'s reflection asks "what are the most salient high-level questions we can answer
-# about the subjects in the statements?"; the topics are the ones a person would recognise.
+# about the subjects in the statements?". Put to a 1.5B model as a question, it was copied back
+# as the answer ("What are the most salient high-level questions we can answer about this
+# person over months...", measured): the instruction is not worded as a question, and an answer
+# that repeats it is dropped (``step.echoes``).
 QUESTIONS = (
-    "Given only the excerpts above, what are the most salient high-level questions we can "
-    "answer about this person over months, not about one day? Ask about their habits, "
-    "health, the people in their life, their work, their values, or what changed. Up to {n} "
-    "questions, each about one thing, in plain words, none about a single event or a plan."
+    "Write up to {n} short questions about this person that the excerpts above raise and that "
+    "their other notes, from any month, could answer. Each names one concrete thing from the "
+    "excerpts: a habit, their health or sleep, a person by name, their work, something they "
+    "value, something that changed. Each starts with How often, How much, How, Who, What or "
+    "Why, and ends with a question mark."
 )
 ANSWER = (
     "Question about the person: {question}\n"

@@ -24,6 +24,7 @@ import numpy.typing as npt
 from ..errors import ModelTimeout
 from ..prompt import Briefing
 from ..reasoners.rates import Budget, Rates
+from ..reply.backing import stems
 from ..store import reflection as store
 from . import judge
 from .batches import ANSWER_TOKENS, RECALL_PASSAGES
@@ -43,6 +44,13 @@ from .prompt import (
 from .recall import Recall
 from .report import ReflectReport
 
+# The words of an answer that repeats the instruction (or Park et al.'s question) rather than
+# asking about the person: the request's own words, and its list of topics as a list.
+_INSTRUCTION = stems(
+    "salient high-level questions answer excerpts notes months concrete person habits people "
+    "life values things"
+)
+
 if TYPE_CHECKING:
     from ..jsonvalue import JSONObject
     from ..reasoners.base import StructuredReasoner
@@ -50,7 +58,13 @@ if TYPE_CHECKING:
     from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
-MAX_QUESTIONS = 3  # asked of one batch (Park et al. ask three)
+# Asked of one batch. Park et al. ask three; two here: each costs an answer, and a 1.5B model
+# on a loaded 2-core CPU wrote 0.3-0.5 structured tokens a second (2026-12-05, the server's
+# log), some 200 tokens an answer.
+MAX_QUESTIONS = 2
+# A question with at least ECHO_WORDS of the instruction's words, half its own or more,
+# repeats the instruction.
+ECHO_WORDS = 3
 PER_ANSWER = 2  # beliefs one question's answer may give
 QUESTION_TOKENS = 200
 
@@ -313,9 +327,17 @@ def _questions_of(text: str) -> list[str]:
     seen: dict[str, str] = {}
     for item in items:
         question = " ".join(str(item).split()) if isinstance(item, str) else ""
-        if len(question) >= 8:
+        if len(question) >= 8 and not echoes(question):
             seen.setdefault(question.casefold(), question)
     return list(seen.values())[:MAX_QUESTIONS]
+
+
+def echoes(question: str) -> bool:
+    """Whether ``question`` repeats the instruction instead of asking about the person: at
+    least ``ECHO_WORDS`` of its content words, and half of them, are the instruction's."""
+    words = stems(question)
+    shared = len(words & _INSTRUCTION)
+    return shared >= ECHO_WORDS and 2 * shared >= len(words)
 
 
 def _known(learner: Learner) -> Known:
