@@ -21,7 +21,7 @@ from sadie_tui.engine.reflect.report import ReflectReport
 from sadie_tui.engine.reflect.step import echoes
 from sadie_tui.engine.session import Session
 from sadie_tui.eval.reflect import per_hundred
-from tests.support.ollama_server import CpuModel
+from tests.support.ollama_server import CpuModel, Reply
 from tests.support.reflect_model import ReflectModel, Rule, Scripted
 
 BED_QUESTION = "When does the person go to bed?"
@@ -287,3 +287,14 @@ def test_echoed_questions_leave_the_batch_read_directly(session, model) -> None:
     model.beliefs = [Scripted("Ran 18 km", "I run with Ines on weekends", RAN)]
     report = session.reflect()
     assert (report.questions, report.new, model.proposals) == (0, 1, 1)
+
+
+def test_run_on_and_cut_off_questions_are_read(session, model, server) -> None:
+    # The 1.5B model ran a dozen questions into one string, and was cut at its token limit
+    # in the middle of the next one (measured): each finished question counts.
+    model.questions = ["How often does the person run? How much does the person sleep?"]
+    assert session.reflect(everything=True).questions == 2
+    server.queue(
+        Reply('{"questions": ["How often does the person run?", "How much time does the per')
+    )
+    assert session.reflect(everything=True).questions == 1

@@ -14,6 +14,7 @@ after.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -66,7 +67,9 @@ MAX_QUESTIONS = 2
 # repeats the instruction.
 ECHO_WORDS = 3
 PER_ANSWER = 2  # beliefs one question's answer may give
-QUESTION_TOKENS = 200
+# Two short questions are some 40 tokens; a run-on answer is cut here (its finished strings
+# still count, ``_questions_of``).
+QUESTION_TOKENS = 100
 
 
 @dataclass
@@ -315,20 +318,31 @@ class Step:
         return answers
 
 
+# A JSON string, for an answer cut at its token limit: its finished strings still stand.
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
 def _questions_of(text: str) -> list[str]:
-    """The questions of the model's JSON, once each, blank ones left out."""
+    """The questions of the model's answer, once each: each string split after its question
+    marks (the 1.5B model ran a dozen questions into one string, measured), blank ones and
+    those repeating the instruction left out. An answer cut at its token limit (not JSON)
+    keeps the strings it finished."""
     try:
         value = json.loads(text)
     except ValueError:
-        return []
+        found = [json.loads(f'"{m}"') for m in _STRING.findall(text.split("[", 1)[-1])]
+        value = {"questions": found if "[" in text else []}
     items = value.get("questions") if isinstance(value, dict) else value
     if not isinstance(items, list):
         return []
     seen: dict[str, str] = {}
     for item in items:
-        question = " ".join(str(item).split()) if isinstance(item, str) else ""
-        if len(question) >= 8 and not echoes(question):
-            seen.setdefault(question.casefold(), question)
+        if not isinstance(item, str):
+            continue
+        for piece in re.findall(r"[^?]+\?|[^?]+$", item):
+            question = " ".join(piece.split())
+            if len(question) >= 8 and not echoes(question):
+                seen.setdefault(question.casefold(), question)
     return list(seen.values())[:MAX_QUESTIONS]
 
 
