@@ -91,6 +91,8 @@ def test_eval_reflect_json_keeps_its_keys() -> None:
         "tokens_per_100_episodes",
         "run",
         "beliefs",
+        "plans_or_events",
+        "set_aside_as_plans_or_events",
     ]
     assert data["all_verbatim_share"] == 0 and type(data["all_verbatim_share"]) is int
     assert data["beliefs"][0]["matched"] == [{"statement": "I run often", "status": "active"}]

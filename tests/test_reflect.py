@@ -33,6 +33,11 @@ WORRY = Scripted(
 SLOW = Scripted("auth refactor", "I ship slowly", "Felt slower than it should have been")
 
 
+# A batch's first request asks for its salient questions: a test that writes the proposing
+# answer by hand queues this before it (no question: the batch is read directly).
+NO_QUESTIONS = Reply('{"questions": []}')
+
+
 def note(root: Path, name: str, date: str, title: str, text: str) -> Path:
     path = root / name
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -93,6 +98,7 @@ def test_fabricated_evidence_is_dropped_and_counted(session, model, server) -> N
         Scripted("Ran 18 km", "I run to clear my head", "E9 is not an excerpt", kind="habit"),
     ]
     server.queue(
+        NO_QUESTIONS,
         Reply(
             json.dumps(
                 {
@@ -122,7 +128,7 @@ def test_fabricated_evidence_is_dropped_and_counted(session, model, server) -> N
                     ]
                 }
             )
-        )
+        ),
     )
     report = session.reflect()
     assert (report.proposed, report.new, report.dropped) == (3, 0, 3)
@@ -464,7 +470,7 @@ def test_an_older_memory_keeps_its_beliefs_as_stated(tmp_path: Path) -> None:
 
 
 def test_an_unreadable_answer_and_a_timeout(session, model, server, memory_home, tmp_path) -> None:
-    server.queue(Reply("I think you like running."))
+    server.queue(NO_QUESTIONS, Reply("I think you like running."))
     unreadable = session.reflect()
     assert (unreadable.unusable, unreadable.new, unreadable.left) == (1, 0, 0)  # read, and done
     session.close()

@@ -1,5 +1,6 @@
-"""`sadie reflect`: read the notes not yet reflected on and propose what they show about you,
-each belief with checked quotes; a progress bar, a summary, `--json` for scripts.
+"""`sadie reflect`: read the notes not yet reflected on, ask what they raise about you, and
+answer from your whole memory with beliefs, each with checked quotes; a progress bar, a
+summary, `--json` for scripts.
 
 Safe to stop at any moment (ctrl+c, a kill, the end of `--budget`): every finished batch is
 committed, and the next run starts with the rest.
@@ -75,17 +76,21 @@ def command(
     table.add_column(justify="right")
     for label, value in (
         ("notes read", report.episodes),
+        ("questions asked", report.questions),
+        ("  passages found for them in other notes", report.recalled),
         ("beliefs proposed", report.proposed),
         ("  new", report.new),
         ("  merged into one you have", report.merged),
         ("  already known", report.repeated),
         ("  dropped: no quote found in its note", report.dropped),
+        ("  set aside: plans and one-day events", sum(report.not_beliefs.values())),
         ("  rejected before", report.rejected_before),
         ("contested", report.contested),
         ("retired (replaced)", report.retired),
         ("quotes dropped", sum(report.quotes_dropped.values())),
         ("notes still waiting", report.left),
         ("model", report.model),
+        ("requests to the model", report.requests),
         ("tokens read / written", f"{report.prompt_tokens} / {report.eval_tokens}"),
         ("elapsed", f"{report.elapsed:.1f} s"),
     ):

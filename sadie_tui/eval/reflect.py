@@ -19,7 +19,11 @@ Figures:
   contested.
 * **contested from records**: held-out contested beliefs matched by a belief the records
   contested without a model (``records_found``).
-* **per 100 episodes**: the run's time, and the tokens it read and wrote.
+* **plans or one-day events**: derived beliefs the plan-and-event rule
+  (``reflect.plans.not_a_belief``) names; reflection sets those aside before keeping a belief,
+  so this counts what slipped past the rule's lists only if the rule changed since; the run's
+  ``not_beliefs`` says how many the model proposed and the rule set aside.
+* **per 100 episodes**: the run's time, and the tokens it read and wrote (``per_hundred``).
 """
 
 from __future__ import annotations
@@ -121,6 +125,8 @@ class ReflectEval:
     beliefs: list[HeldOutScore] = field(default_factory=list)
     #: Held-out contested beliefs matched by a belief the records contested (``records_found``).
     contested_from_records: int = 0
+    plans_or_events: int = 0  # derived beliefs the plan-and-event rule names
+    set_aside_as_plans_or_events: int = 0  # proposed beliefs the run set aside by that rule
 
 
 def run_reflect_eval(
@@ -180,6 +186,15 @@ def run_reflect_eval(
     return result
 
 
+def per_hundred(report: ReflectReport) -> tuple[float, dict[str, int]]:
+    """The run's seconds and tokens (read, written) per 100 episodes read (0 when none)."""
+    per = 100.0 / report.episodes if report.episodes else 0.0
+    return round(report.elapsed * per, 1), {
+        "read": round(report.prompt_tokens * per),
+        "written": round(report.eval_tokens * per),
+    }
+
+
 def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> ReflectEval:
     # lazy: engine.reflect.sameness loads only when _score runs, off the start-up path
     from ..engine.reflect.sameness import SAME
@@ -214,7 +229,10 @@ def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> Refl
                 h.statement, h.status, [Matched(b.statement, b.status) for b in found], near
             )
         )
-    per = 100.0 / report.episodes if report.episodes else 0.0
+    # lazy: as above
+    from ..engine.reflect.plans import not_a_belief
+
+    seconds, tokens = per_hundred(report)
     return ReflectEval(
         model=report.model,
         episodes=report.episodes,
@@ -226,13 +244,12 @@ def _score(session: Session, held: list[HeldOut], report: ReflectReport) -> Refl
         all_verbatim_share=round(len(exact) / len(derived), 3) if derived else 0,
         contested_held_out=sum(h.status == "contested" for h in held),
         contested_found=contested_found,
-        seconds_per_100_episodes=round(report.elapsed * per, 1),
-        tokens_per_100_episodes={
-            "read": round(report.prompt_tokens * per),
-            "written": round(report.eval_tokens * per),
-        },
+        seconds_per_100_episodes=seconds,
+        tokens_per_100_episodes=tokens,
         run=json.loads(json.dumps(report.as_dict())),
         beliefs=rows,
+        plans_or_events=sum(not_a_belief(b.statement) is not None for b in derived),
+        set_aside_as_plans_or_events=sum(report.not_beliefs.values()),
         contested_from_records=records_found(session, held),
     )
 

@@ -1,6 +1,6 @@
 """A scripted model for ``sadie reflect``, served by the Ollama-protocol test server: it reads
 the request like a model would (the excerpts under their handles, the belief and the items to
-judge) and answers JSON valid against the request's schema, from a script of beliefs and
+judge; a question's answer is read as a proposal over every excerpt it shows) and answers JSON valid against the request's schema, from a script of beliefs and
 verdicts. Replies queued on the server still come first, for the answers a test writes by hand.
 
     model = ReflectModel(beliefs=[Scripted("Ran 18 km", "I run long runs with Ines", ...)])
@@ -17,6 +17,7 @@ from tests.support.ollama_server import Reply
 
 _EXCERPT = re.compile(r"^(E\d+) \((\d{4}-\d{2}-\d{2})\) (.*)$", re.M)
 _ITEM = re.compile(r"^(R\d+) \(([^)]*)\) (.*)$", re.M)
+_BELIEF = re.compile(r"^(B\d+) (.*)$", re.M)
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,14 @@ class Rule:
 class ReflectModel:
     beliefs: list[Scripted] = field(default_factory=list)
     rules: list[Rule] = field(default_factory=list)
+    # The salient questions asked of every batch; none (the default): each batch is read
+    # directly, one proposing request per batch.
+    questions: list[str] = field(default_factory=list)
     delay: float = 0.0  # before each piece of every answer
-    proposals: int = 0  # propose requests answered
+    proposals: int = 0  # propose requests answered (a question's answer is one)
     judgements: int = 0
+    asked: int = 0  # questions requests answered
+    many_judgements: int = 0  # of the judgements, those of several beliefs at once
 
     def __call__(self, body: dict) -> Reply:
         schema = body.get("format") or {}
@@ -57,7 +63,10 @@ class ReflectModel:
             (m["content"] for m in reversed(body.get("messages", [])) if m.get("role") == "user"),
             "",
         )
-        if "beliefs" in props:
+        if "questions" in props:
+            self.asked += 1
+            text = json.dumps({"questions": self.questions})
+        elif "beliefs" in props:
             self.proposals += 1
             text = json.dumps({"beliefs": self.propose(user)})
         elif "items" in props:
@@ -86,7 +95,19 @@ class ReflectModel:
         return found
 
     def judge(self, user: str) -> list[dict]:
-        belief = user.split("\n", 1)[0].removeprefix("Belief: ")
+        """One belief ("Belief: ..."), or several ("Beliefs:" then "B1 ...", one entry per
+        belief and item, under "b")."""
+        if user.startswith("Beliefs:"):
+            many = _BELIEF.findall(user.split("\n\n", 1)[0])
+            self.many_judgements += 1
+            return [
+                {"b": handle, **entry}
+                for handle, belief in many
+                for entry in self._verdicts(belief, user)
+            ]
+        return self._verdicts(user.split("\n", 1)[0].removeprefix("Belief: "), user)
+
+    def _verdicts(self, belief: str, user: str) -> list[dict]:
         verdicts = []
         for m in _ITEM.finditer(user):
             verdict, quote = "unrelated", ""

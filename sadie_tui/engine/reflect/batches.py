@@ -1,7 +1,8 @@
 """Episodes packed into batches that fit the model's context.
 
-A batch is shown whole in one request: the standing instruction, its excerpts (each episode up
-to ``prompt.EPISODE_CHARS``), and room for the answer. Its size is the smaller of what the
+A batch is shown whole in each of its requests: the system prompt, its excerpts (each episode
+up to ``prompt.EPISODE_CHARS``), what retrieval found for a question (``RECALL_PASSAGES`` of at
+most ``RECALL_CHARS``), the instruction, and room for the answer. Its size is the smaller of what the
 context holds (``num_ctx``, at ``CHARS_PER_TOKEN``) and ``TARGET_CHARS``: a small model given
 many notes at once proposes fewer beliefs per note, and a killed run loses at most one batch.
 """
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ..reasoners.rates import CHARS_PER_TOKEN
-from .prompt import PROPOSE, PROPOSE_ASK, Shown, shown_text
+from .prompt import ANSWER, PROPOSE, PROPOSE_ASK, SYSTEM, Shown, shown_text
 
 if TYPE_CHECKING:
     from ..store.reflection import EpisodeText
@@ -20,11 +21,19 @@ if TYPE_CHECKING:
 TARGET_CHARS = 6000
 ANSWER_TOKENS = 700  # the answer's num_predict
 SLACK_TOKENS = 256  # the chat template, the headers, rounding
+# What one question's retrieval adds to a batch's request: this many passages (one per note),
+# each cut to this many characters around what answers (``engine.passages``, as a turn's
+# briefing is; a 1.5B model answered better from a few passages than from many, issue 33).
+RECALL_PASSAGES = 4
+RECALL_CHARS = 700
 
 
 def batch_chars(num_ctx: int) -> int:
     """How many characters of excerpts one batch may hold in a context of ``num_ctx``."""
-    fixed = (len(PROPOSE) + len(PROPOSE_ASK)) / CHARS_PER_TOKEN + ANSWER_TOKENS + SLACK_TOKENS
+    instruction = max(len(PROPOSE), len(ANSWER) + 300)  # + the question
+    recalled = RECALL_PASSAGES * (RECALL_CHARS + 80)  # + each passage's header
+    fixed = (len(SYSTEM) + instruction + len(PROPOSE_ASK) + recalled) / CHARS_PER_TOKEN
+    fixed += ANSWER_TOKENS + SLACK_TOKENS
     room = int((num_ctx - fixed) * CHARS_PER_TOKEN)
     return max(1000, min(TARGET_CHARS, room))
 

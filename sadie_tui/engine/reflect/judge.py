@@ -19,7 +19,14 @@ from ..errors import ModelTimeout
 from ..prompt import Briefing
 from ..store import reflection as store
 from ..store.vectors import vector_literal
-from .prompt import VERDICTS, Item, judge_messages, judge_schema
+from .prompt import (
+    VERDICTS,
+    Item,
+    judge_many_messages,
+    judge_many_schema,
+    judge_messages,
+    judge_schema,
+)
 from .sameness import SAME
 
 if TYPE_CHECKING:
@@ -135,16 +142,63 @@ async def ask(
     return Asked(tuple(resolve(text, items)))
 
 
+async def ask_many(
+    reasoner: StructuredReasoner,
+    statements: Sequence[str],
+    items: Sequence[Item],
+    budget_for: Callable[[int], Budget],
+) -> tuple[list[list[Verdict]], str]:
+    """The model's verdicts for several beliefs against one set of items, in one request: a
+    list per belief (in ``statements``' order), and why there are none when it timed out."""
+    messages = judge_many_messages(statements, items)
+    budget = budget_for(sum(len(m["content"]) for m in messages))
+    briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
+    try:
+        text = await reasoner.structured(
+            briefing,
+            messages,
+            judge_many_schema(len(statements), [i.handle for i in items]),
+            budget=budget,
+            max_tokens=JUDGE_TOKENS * len(statements),
+        )
+    except ModelTimeout as exc:
+        return [[] for _ in statements], exc.one_line()
+    return resolve_many(text, len(statements), items), ""
+
+
+def resolve_many(text: str, beliefs: int, items: Sequence[Item]) -> list[list[Verdict]]:
+    """``resolve`` for a several-belief answer: the verdicts under each belief handle (B1…),
+    the first on an item counting; unknown belief handles left out."""
+    entries = _entries(text)
+    return [
+        _verdicts(
+            [
+                e
+                for e in entries
+                if isinstance(e, dict) and str(e.get("b") or "").strip().casefold() == f"b{n}"
+            ],
+            items,
+        )
+        for n in range(1, beliefs + 1)
+    ]
+
+
 def resolve(text: str, items: Sequence[Item]) -> list[Verdict]:
     """The verdicts of the model's JSON, by handle (unknown handles and labels left out; the
     first verdict on an item counts)."""
+    return _verdicts(_entries(text), items)
+
+
+def _entries(text: str) -> list[JSON]:
     try:
         value: JSON = json.loads(text)
     except ValueError:
         return []
     entries = value.get("items") if isinstance(value, dict) else value
-    if not isinstance(entries, list):
-        return []
+    return entries if isinstance(entries, list) else []
+
+
+def _verdicts(entries: Sequence[JSON], items: Sequence[Item]) -> list[Verdict]:
     by_handle = {i.handle.casefold(): i for i in items}
     verdicts: dict[str, Verdict] = {}
     for entry in entries:

@@ -16,10 +16,13 @@ class ReflectReport:
     model: str = ""
     episodes: int = 0  # read and marked as reflected
     batches: int = 0
+    questions: int = 0  # salient questions the model asked of the batches
+    recalled: int = 0  # passages retrieval found for them outside their batch
     proposed: int = 0  # beliefs the model proposed
     all_verbatim: int = 0  # ... whose every quote was word for word
     dropped: int = 0  # ... dropped: no evidence survived
     quotes_dropped: dict[str, int] = field(default_factory=dict)  # reason → count
+    not_beliefs: dict[str, int] = field(default_factory=dict)  # plans, one-day events: count
     new: int = 0
     merged: int = 0  # folded into a belief they repeat, with new evidence
     repeated: int = 0  # the same belief with nothing new
@@ -33,8 +36,9 @@ class ReflectReport:
     unusable: int = 0  # batches whose answer could not be read
     unusable_why: dict[str, int] = field(default_factory=dict)  # why (the answer is not JSON…)
     failed: int = 0  # requests that failed (timeouts); a failed batch waits for the next run
-    prompt_tokens: int = 0
-    eval_tokens: int = 0
+    requests: int = 0  # to the model, all kinds
+    prompt_tokens: int = 0  # tokens read (the server's prompt_eval_count)
+    eval_tokens: int = 0  # tokens written
     elapsed: float = 0.0
     left: int = 0  # episodes still waiting
     stopped: str | None = None  # "budget" or "stopped" when the run ended early

@@ -1,5 +1,6 @@
 """One reflection run: the episodes waiting (or all of them, or those since a date) read in
-batches; for each batch the model proposes beliefs, their evidence is policed, each survivor
+batches; for each batch the model asks the salient questions it raises about the person,
+answers each from the whole memory with beliefs (``step``), their evidence is policed, each survivor
 is folded into the belief it repeats or judged against what might disagree with it and kept,
 the beliefs the batch's notes touch are judged against them, and everything the batch
 decided is committed at once with the episodes marked as reflected. A run killed at any
@@ -30,9 +31,10 @@ from ..reasoners.offline import offline_reason
 from ..reasoners.rates import Rates
 from ..store import reflection as store
 from ..store.ids import new_id, now
-from .batches import batch_chars, pack
+from .batches import RECALL_CHARS, RECALL_PASSAGES, batch_chars, pack
 from .figures import check_records
 from .learn import Learner
+from .recall import recall_for
 from .report import ReflectReport
 from .step import Step
 
@@ -123,7 +125,8 @@ async def reflect(
         store.start_run(db, report.run_id, reasoner.model, now())
     learner = Learner.of(db, report.run_id, reasoner.model, encode)
     rates: Rates = getattr(reasoner, "rates", None) or Rates()
-    step = Step(reasoner, learner, encode, rates, wait, report)
+    recall = recall_for(memory, RECALL_PASSAGES, RECALL_CHARS)
+    step = Step(reasoner, learner, encode, rates, wait, report, recall)
     done_episodes = 0
     notify("reflecting", 0, len(episodes))
     spent: list[float] = []

@@ -1,11 +1,22 @@
-"""One batch of a reflection run: the model proposes, the evidence is policed, each survivor
-is folded into the belief it repeats or judged and kept, and the beliefs the batch's notes
-speak to are judged against them. The writes wait in the ``Learner`` for the run's commit.
+"""One batch of a reflection run: the model asks the salient questions the batch raises about
+the person, each is answered from what retrieval finds across the whole memory (``recall``),
+the evidence is policed, plans and one-day events are set aside (``plans``), each survivor is
+folded into the belief it repeats or judged and kept, and the beliefs the batch's notes speak
+to are judged against them. A batch the model raises no question about is read directly
+(``propose_messages``), as is every batch when there is no retrieval. The writes wait in the
+``Learner`` for the run's commit.
+
+The requests go in the order that keeps the server's prompt cache warm: the questions and
+every answer first (they open with the same system prompt and the same batch), the verdicts
+after.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -14,14 +25,32 @@ import numpy.typing as npt
 from ..errors import ModelTimeout
 from ..prompt import Briefing
 from ..reasoners.rates import Budget, Rates
+from ..reply.backing import stems
 from ..store import reflection as store
 from . import judge
-from .batches import ANSWER_TOKENS
-from .evidence import police_answer
+from .batches import ANSWER_TOKENS, RECALL_PASSAGES
+from .evidence import Candidate, police_answer
 from .judge import MUTABLE, RELATED_NOTE, Verdict
 from .learn import Learner
-from .prompt import Item, Shown, propose_messages, propose_schema
+from .plans import not_a_belief
+from .prompt import (
+    Item,
+    Shown,
+    answer_messages,
+    propose_messages,
+    propose_schema,
+    questions_messages,
+    questions_schema,
+)
+from .recall import Recall
 from .report import ReflectReport
+
+# The words of an answer that repeats the instruction (or Park et al.'s question) rather than
+# asking about the person: the request's own words, and its list of topics as a list.
+_INSTRUCTION = stems(
+    "salient high-level questions answer excerpts notes months concrete person habits people "
+    "life values things"
+)
 
 if TYPE_CHECKING:
     from ..jsonvalue import JSONObject
@@ -30,6 +59,17 @@ if TYPE_CHECKING:
     from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
+# Asked of one batch. Park et al. ask three; two here: each costs an answer, and a 1.5B model
+# on a loaded 2-core CPU wrote 0.3-0.5 structured tokens a second (2026-12-05, the server's
+# log), some 200 tokens an answer.
+MAX_QUESTIONS = 2
+# A question with at least ECHO_WORDS of the instruction's words, half its own or more,
+# repeats the instruction.
+ECHO_WORDS = 3
+PER_ANSWER = 2  # beliefs one question's answer may give
+# Two short questions are some 40 tokens; a run-on answer is cut here (its finished strings
+# still count, ``_questions_of``).
+QUESTION_TOKENS = 100
 
 
 @dataclass
@@ -42,6 +82,7 @@ class Step:
     rates: Rates
     wait: float
     report: ReflectReport
+    recall: Recall | None = field(default=None)  # None: every batch is read directly
 
     @property
     def cap(self) -> float:
@@ -68,39 +109,27 @@ class Step:
             self._tokens()
 
     def _tokens(self) -> None:
+        self.report.requests += 1
         self.report.prompt_tokens += int(getattr(self.reasoner, "last_prompt_count", 0) or 0)
         self.report.eval_tokens += int(getattr(self.reasoner, "last_eval_count", 0) or 0)
 
     async def batch(self, shown: list[Shown]) -> bool:
-        """Propose, police, fold in and judge one batch; True when its episodes count as
-        reflected (a request that timed out leaves them waiting)."""
-        by_handle = {s.handle: s for s in shown}
+        """Ask and answer (or propose), police, fold in and judge one batch; True when its
+        episodes count as reflected (a request that timed out leaves them waiting)."""
         dates = {s.episode_id: s.date for s in shown}
         try:
-            text = await self._ask(
-                propose_messages(shown), propose_schema(list(by_handle)), ANSWER_TOKENS
-            )
+            answers = await self._answers(shown, dates)
         except ModelTimeout:
             self.report.failed += 1
             return False
-        policed = police_answer(text, by_handle, self.encode)
-        report = self.report
-        report.proposed += policed.proposed
-        report.all_verbatim += policed.all_verbatim
-        report.dropped += policed.dropped
-        for reason, count in policed.quotes_dropped.items():
-            report.quotes_dropped[reason] = report.quotes_dropped.get(reason, 0) + count
-        if policed.unusable:
-            report.unusable += 1
-            why = report.unusable_why
-            why[policed.unusable] = why.get(policed.unusable, 0) + 1
+        candidates = [c for text, handles in answers for c in self._policed(text, handles)]
         learner = self.learner
         judged: set[str] = set()
         successors: dict[str, list[str]] = {}
         pending: list[tuple[str, list[Verdict]]] = []
-        if policed.candidates:
-            vectors = _unit(self.encode([c.statement for c in policed.candidates]))
-            for candidate, vector in zip(policed.candidates, vectors, strict=True):
+        if candidates:
+            vectors = _unit(self.encode([c.statement for c in candidates]))
+            for candidate, vector in zip(candidates, vectors, strict=True):
                 target = learner.match(candidate.statement, vector)
                 if target is not None:
                     learner.absorb(target, candidate, dates)
@@ -132,6 +161,71 @@ class Step:
             learner.apply(belief_id, verdicts, successors)
         await self._touched(shown, judged, successors)
         return True
+
+    async def _answers(
+        self, shown: list[Shown], dates: dict[str, str]
+    ) -> list[tuple[str, dict[str, Shown]]]:
+        """The model's answers for the batch, each with the excerpts its handles name (as
+        policed: a recalled passage's whole chunk); ``dates`` gains the recalled notes'."""
+        by_handle = {s.handle: s for s in shown}
+        questions = await self._questions(shown) if self.recall is not None else []
+        if not questions:
+            text = await self._ask(
+                propose_messages(shown), propose_schema(list(by_handle)), ANSWER_TOKENS
+            )
+            return [(text, by_handle)]
+        answers: list[tuple[str, dict[str, Shown]]] = []
+        inside = set(dates)
+        for question in questions:
+            found = self.recall(question, inside) if self.recall is not None else []
+            shown_found: list[Shown] = []
+            handles = dict(by_handle)
+            for n, r in enumerate(found[:RECALL_PASSAGES], len(shown) + 1):
+                shown_found.append(Shown(f"E{n}", r.episode_id, r.date, r.title, r.text))
+                handles[f"E{n}"] = Shown(f"E{n}", r.episode_id, r.date, r.title, r.whole)
+                dates.setdefault(r.episode_id, r.date)
+            self.report.recalled += len(shown_found)
+            text = await self._ask(
+                answer_messages(shown, shown_found, question, PER_ANSWER),
+                propose_schema(list(handles), PER_ANSWER),
+                ANSWER_TOKENS,
+            )
+            answers.append((text, handles))
+        return answers
+
+    async def _questions(self, shown: list[Shown]) -> list[str]:
+        """The salient questions the batch raises (none when the answer cannot be read)."""
+        text = await self._ask(
+            questions_messages(shown, MAX_QUESTIONS),
+            questions_schema(MAX_QUESTIONS),
+            QUESTION_TOKENS,
+        )
+        questions = _questions_of(text)
+        self.report.questions += len(questions)
+        return questions
+
+    def _policed(self, text: str, handles: Mapping[str, Shown]) -> list[Candidate]:
+        """One answer's beliefs, their quotes policed, plans and one-day events set aside;
+        the counts go to the report."""
+        policed = police_answer(text, handles, self.encode)
+        report = self.report
+        report.proposed += policed.proposed
+        report.all_verbatim += policed.all_verbatim
+        report.dropped += policed.dropped
+        for reason, count in policed.quotes_dropped.items():
+            report.quotes_dropped[reason] = report.quotes_dropped.get(reason, 0) + count
+        if policed.unusable:
+            report.unusable += 1
+            why = report.unusable_why
+            why[policed.unusable] = why.get(policed.unusable, 0) + 1
+        kept: list[Candidate] = []
+        for candidate in policed.candidates:
+            why_not = not_a_belief(candidate.statement)
+            if why_not is None:
+                kept.append(candidate)
+            else:
+                report.not_beliefs[why_not] = report.not_beliefs.get(why_not, 0) + 1
+        return kept
 
     async def _judge(self, statement: str, items: list[Item]) -> list[Verdict]:
         self.report.judged += 1
@@ -177,26 +271,87 @@ class Step:
                 seen.add(belief)
                 picked.append((near[0][1], belief, near))
         picked.sort(key=lambda t: -t[0])
-        for _, belief, near in picked[:TOUCHED]:
-            items = judge.handled(
-                [
-                    Item(
-                        "",
-                        "note",
-                        chunks[j].episode_id,
-                        chunks[j].date,
-                        chunks[j].title,
-                        chunks[j].text,
-                        score,
-                    )
-                    for j, score in near
-                ]
+        picked = picked[:TOUCHED]
+        if not picked:
+            return
+        # One request for all of them (``judge.ask_many``), against the union of their notes;
+        # each belief takes only the verdicts on its own notes. One belief: the one-belief
+        # request, as for a new belief.
+        rows = sorted({j for _, _, near in picked for j, _ in near})
+        best = {j: max(s for _, _, near in picked for k, s in near if k == j) for j in rows}
+        items = judge.handled(
+            [
+                Item(
+                    "",
+                    "note",
+                    chunks[j].episode_id,
+                    chunks[j].date,
+                    chunks[j].title,
+                    chunks[j].text,
+                    best[j],
+                )
+                for j in rows
+            ]
+        )
+        handle_of = dict(zip(rows, (i.handle for i in items), strict=True))
+        if len(picked) == 1:
+            _, belief, _ = picked[0]
+            answers = [await self._judge(learner.beliefs[belief].statement, items)]
+        else:
+            answers = await self._judge_many(
+                [learner.beliefs[b].statement for _, b, _ in picked], items
             )
-            state = learner.beliefs[belief]
-            if state.status not in MUTABLE:
-                continue
-            verdicts = await self._judge(state.statement, items)
-            learner.apply(belief, verdicts, successors)
+        for (_, belief, near), verdicts in zip(picked, answers, strict=True):
+            if learner.beliefs[belief].status not in MUTABLE:
+                continue  # an earlier verdict of this batch retired it
+            own = {handle_of[j] for j, _ in near}
+            learner.apply(belief, [v for v in verdicts if v.item.handle in own], successors)
+
+    async def _judge_many(self, statements: list[str], items: list[Item]) -> list[list[Verdict]]:
+        self.report.judged += 1
+        try:
+            answers, reason = await judge.ask_many(self.reasoner, statements, items, self.budget)
+        finally:
+            self._tokens()
+        if reason:
+            self.report.failed += 1
+        return answers
+
+
+# A JSON string, for an answer cut at its token limit: its finished strings still stand.
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def _questions_of(text: str) -> list[str]:
+    """The questions of the model's answer, once each: each string split after its question
+    marks (the 1.5B model ran a dozen questions into one string, measured), blank ones and
+    those repeating the instruction left out. An answer cut at its token limit (not JSON)
+    keeps the strings it finished."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        found = [json.loads(f'"{m}"') for m in _STRING.findall(text.split("[", 1)[-1])]
+        value = {"questions": found if "[" in text else []}
+    items = value.get("questions") if isinstance(value, dict) else value
+    if not isinstance(items, list):
+        return []
+    seen: dict[str, str] = {}
+    for item in items:
+        if not isinstance(item, str):
+            continue
+        for piece in re.findall(r"[^?]+\?|[^?]+$", item):
+            question = " ".join(piece.split())
+            if len(question) >= 8 and not echoes(question):
+                seen.setdefault(question.casefold(), question)
+    return list(seen.values())[:MAX_QUESTIONS]
+
+
+def echoes(question: str) -> bool:
+    """Whether ``question`` repeats the instruction instead of asking about the person: at
+    least ``ECHO_WORDS`` of its content words, and half of them, are the instruction's."""
+    words = stems(question)
+    shared = len(words & _INSTRUCTION)
+    return shared >= ECHO_WORDS and 2 * shared >= len(words)
 
 
 def _known(learner: Learner) -> Known:
