@@ -12,6 +12,7 @@ import pytest
 from textual.widgets import Input
 
 from sadie_tui.engine.errors import ExitCode
+from sadie_tui.engine.operations import GetStats
 from sadie_tui.engine.privacy.convert import encrypt
 from sadie_tui.engine.store import keycard
 from sadie_tui.tui.screens.passphrase import PassphraseScreen
@@ -56,7 +57,7 @@ async def test_the_passphrase_typed_in_the_dialog_opens_the_memory(
         assert not app.memory_ready.is_set()  # nothing is opened before the answer
         await pilot.press("enter")
         await ready(pilot)
-        assert app.session is not None and app.session.stats().counts["episodes"] > 0
+        assert app.session is not None and app.session.call(GetStats()).counts["episodes"] > 0
 
 
 async def test_a_wrong_passphrase_ends_the_app_with_the_key_exit_code(
