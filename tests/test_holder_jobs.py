@@ -21,6 +21,7 @@ from sadie_tui.config import Settings
 from sadie_tui.engine.doctor import check_holder
 from sadie_tui.engine.errors import LockedError, ModelUnreachable, SadieError
 from sadie_tui.engine.operations import ListBeliefs, SearchMemory
+from sadie_tui.engine.requests import ReflectJob
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.holder import Holder, hold
 from sadie_tui.serve.remote import RemoteSession
@@ -144,7 +145,7 @@ def test_reflect_through_the_holder_with_progress(holding, server) -> None:
     client = _client(session)
     seen: list[tuple[str, int, int]] = []
 
-    report = client.reflect(progress=lambda *step: seen.append(step))
+    report = client.reflect(ReflectJob(progress=lambda *step: seen.append(step)))
 
     assert report.new == 3 and report.left == 0
     assert {b.statement for b in session.call(ListBeliefs(origin="derived"))} == {

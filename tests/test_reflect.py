@@ -22,6 +22,7 @@ from sadie_tui.engine.operations import (
     RejectBelief,
     ShowBelief,
 )
+from sadie_tui.engine.requests import ReflectJob
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply
 from tests.support.reflect_model import ReflectModel, Rule, Scripted
@@ -177,7 +178,7 @@ def test_duplicates_merge_and_a_second_run_adds_nothing(session, model) -> None:
     asked = model.proposals
     second = session.reflect()
     assert (second.batches, second.new, model.proposals) == (0, 0, asked)
-    again = session.reflect(everything=True)
+    again = session.reflect(ReflectJob(everything=True))
     assert again.new == 0 and again.merged == 0 and again.repeated == 3
     assert len(session.call(ShowBelief(belief.id)).evidence) == 3
 
@@ -328,7 +329,7 @@ def test_accept_reject_and_edit_survive_re_runs(session, model, tmp_path) -> Non
             )
         ]
     )
-    report = session.reflect(everything=True)
+    report = session.reflect(ReflectJob(everything=True))
     assert report.new == 0 and report.rejected_before == 2
     after = {b.id: b for b in session.call(ListBeliefs(origin="derived"))}
     assert len(after) == 3
@@ -387,7 +388,9 @@ def test_a_stop_cancels_the_batch_in_flight(session, model, server) -> None:
 
     server.responder = slow
     done: list = []
-    runner = threading.Thread(target=lambda: done.append(session.reflect(stop=stop.is_set)))
+    runner = threading.Thread(
+        target=lambda: done.append(session.reflect(ReflectJob(stop=stop.is_set)))
+    )
     runner.start()
     assert asked.wait(60)
     stop.set()
@@ -409,7 +412,7 @@ def small_context(home: Path, tmp_home: Path, server) -> Session:  # type: ignor
 def test_budget_stops_between_batches(many_home, tmp_home, server, model) -> None:
     session = small_context(many_home, tmp_home, server)
     try:
-        first = session.reflect(budget_minutes=1e-6)
+        first = session.reflect(ReflectJob(budget_minutes=1e-6))
         assert first.stopped == "budget" and first.batches == 0 and first.left == 15
         committed: list[int] = []  # progress is told after each batch is committed
 
@@ -417,7 +420,7 @@ def test_budget_stops_between_batches(many_home, tmp_home, server, model) -> Non
             if stage == "reflecting" and done:
                 committed.append(done)
 
-        stopped = session.reflect(progress=told, stop=lambda: bool(committed))
+        stopped = session.reflect(ReflectJob(progress=told, stop=lambda: bool(committed)))
         assert stopped.stopped == "stopped" and stopped.batches == 1
         assert 0 < stopped.left < 15
         rest = session.reflect()

@@ -13,6 +13,7 @@ from datetime import date, datetime
 import click
 from rich.table import Table
 
+from ..engine.requests import ReflectJob
 from .context import Context
 from .output import console, print_json
 from .progress import progress_bar
@@ -57,11 +58,15 @@ def command(
     day = _date(since)
     session = ctx.session(hold=True)
     if quiet or as_json:
-        report = session.reflect(everything=everything, since=day, budget_minutes=minutes)
+        report = session.reflect(
+            ReflectJob(everything=everything, since=day, budget_minutes=minutes)
+        )
     else:
         with progress_bar("Reflecting") as progress:
             report = session.reflect(
-                everything=everything, since=day, budget_minutes=minutes, progress=progress
+                ReflectJob(
+                    everything=everything, since=day, budget_minutes=minutes, progress=progress
+                )
             )
     data = report.as_dict()
     if as_json:

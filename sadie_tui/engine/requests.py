@@ -1,10 +1,13 @@
-"""What a turn is asked: the requests of the door's streamed operations, declared once and
-handed whole to ``SessionProtocol.chat`` (the session in process, the client of a holder,
-the tests' fake), so the door's members share one signature instead of restating it."""
+"""What a turn or a job is asked: the requests of the door's streamed operations, declared
+once and handed whole to ``SessionProtocol.chat`` and ``reflect`` (the session in process, the
+client of a holder, the tests' fake), so the door's members share one signature instead of
+restating it."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,3 +30,18 @@ class ChatTurn:
     regenerate: bool = False
     model: str | None = None
     chips: tuple[NewChip, ...] = ()
+
+
+@dataclass(frozen=True)
+class ReflectJob:
+    """One run of reflection: on the episodes waiting (``everything``: on all of them;
+    ``since``: on all dated that day or later), bounded by ``budget_minutes``; ``progress`` is
+    told (stage, done, total) as batches go, and ``stop`` is asked between them (True ends the
+    run early, the batches done kept). Through a holder, ``stop`` is not sent: hanging up
+    stops its run between batches the same way."""
+
+    everything: bool = False
+    since: date | None = None
+    budget_minutes: float | None = None
+    progress: Callable[[str, int, int], None] | None = None
+    stop: Callable[[], bool] | None = None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import AsyncGenerator, Callable, Sequence
-from datetime import date, datetime, time
+from datetime import datetime, time
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .reasoners.choose import ServerSource
     from .reasoners.ollama import ModelInfo
     from .reflect.report import ReflectReport
-    from .requests import ChatTurn
+    from .requests import ChatTurn, ReflectJob
     from .store.db import Database
     from .turns.ask import AskResult
 
@@ -101,15 +101,7 @@ class SessionProtocol(Protocol):
     def close(self) -> None: ...
 
     # -- the learning loop -------------------------------------------------------------------
-    def reflect(
-        self,
-        *,
-        everything: bool = False,
-        since: date | None = None,
-        budget_minutes: float | None = None,
-        progress: Progress | None = None,
-        stop: Stop | None = None,
-    ) -> ReflectReport: ...
+    def reflect(self, job: ReflectJob | None = None) -> ReflectReport: ...
 
 
 class Session:
@@ -253,29 +245,21 @@ class Session:
         self.memory.close()
 
     # -- the learning loop -------------------------------------------------------------------
-    def reflect(
-        self,
-        *,
-        everything: bool = False,
-        since: date | None = None,
-        budget_minutes: float | None = None,
-        progress: Progress | None = None,
-        stop: Stop | None = None,
-    ) -> ReflectReport:
-        """Reflect on the episodes waiting (``everything``: on all of them; ``since``: on all
-        dated that day or later) with the configured model, in batches committed one by one
-        (blocking, and it runs its own event loop: call it from a worker thread). ``stop`` is
-        asked between batches; ``budget_minutes`` bounds the run the same way."""
+    def reflect(self, job: ReflectJob | None = None) -> ReflectReport:
+        """Reflect with the configured model (``ReflectJob`` says on what, and how it is
+        bounded), in batches committed one by one (blocking, and it runs its own event loop:
+        call it from a worker thread)."""
         # lazy: reflect.run loads only when reflect runs, off the start-up path
         from .reflect.run import reflect_memory
 
+        job = job or ReflectJob()
         return asyncio.run(
             reflect_memory(
                 self.context,
-                everything=everything,
-                since=datetime.combine(since, time()) if since is not None else None,
-                budget_seconds=budget_minutes * 60 if budget_minutes is not None else None,
-                progress=progress,
-                stop=stop,
+                everything=job.everything,
+                since=datetime.combine(job.since, time()) if job.since is not None else None,
+                budget_seconds=job.budget_minutes * 60 if job.budget_minutes is not None else None,
+                progress=job.progress,
+                stop=job.stop,
             )
         )

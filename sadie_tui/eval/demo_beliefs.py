@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from ..engine.jsonvalue import JSON, JSONObject
 from ..engine.operations import ListBeliefs, ShowBelief
+from ..engine.requests import ReflectJob
 from ..paths import demo_source
 
 if TYPE_CHECKING:
@@ -162,11 +163,13 @@ def generate(
                 memory.ingest([source])
                 print(f"reflecting on the notes since {since} with {model}", file=sys.stderr)
                 report = session.reflect(
-                    since=since,
-                    budget_minutes=budget,
-                    progress=lambda stage, done, total: print(
-                        f"{stage} {done}/{total}", file=sys.stderr, flush=True
-                    ),
+                    ReflectJob(
+                        since=since,
+                        budget_minutes=budget,
+                        progress=lambda stage, done, total: print(
+                            f"{stage} {done}/{total}", file=sys.stderr, flush=True
+                        ),
+                    )
                 )
                 print(json.dumps(report.as_dict()), file=sys.stderr)
             lines = export(session, source, made_by_of(session, since))

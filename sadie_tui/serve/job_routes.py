@@ -25,6 +25,7 @@ from ..engine.errors import NeedsModel, SadieError
 from ..engine.ingest.pipeline import IngestReport
 from ..engine.jsonvalue import JSON
 from ..engine.reflect.report import ReflectReport
+from ..engine.requests import ReflectJob
 from ..engine.session import Progress, SessionProtocol, Stop
 from ..engine.wire import dump
 from .body import body_as
@@ -183,11 +184,7 @@ async def reflect(request: Request) -> Response:
     def job(progress: Progress, stop: Stop) -> ReflectReport:
         try:
             report = session.reflect(
-                everything=body.everything,
-                since=body.since,
-                budget_minutes=body.budget_minutes,
-                progress=progress,
-                stop=stop,
+                ReflectJob(body.everything, body.since, body.budget_minutes, progress, stop)
             )
         except NeedsModel as exc:  # this process's model server, not the client's
             raise exc.in_holder(os.getpid()) from exc

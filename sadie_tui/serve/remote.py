@@ -17,7 +17,6 @@ import os
 import time
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import replace
-from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 from urllib.parse import quote
@@ -60,8 +59,8 @@ if TYPE_CHECKING:
     from ..engine.personas import Personas
     from ..engine.reasoners.choose import ServerSource
     from ..engine.reflect.report import ReflectReport
-    from ..engine.requests import ChatTurn
-    from ..engine.session import Progress, Stop
+    from ..engine.requests import ChatTurn, ReflectJob
+    from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
 
 T = TypeVar("T")
@@ -430,20 +429,14 @@ class RemoteSession:
         self._client.close()
 
     # -- the learning loop -------------------------------------------------------------------
-    def reflect(
-        self,
-        *,
-        everything: bool = False,
-        since: date | None = None,
-        budget_minutes: float | None = None,
-        progress: Progress | None = None,
-        stop: Stop | None = None,
-    ) -> ReflectReport:
+    def reflect(self, job: ReflectJob | None = None) -> ReflectReport:
         """Through the holder, with its model; ``stop`` is not sent: hanging up (ctrl+c)
         stops the holder's run between batches, as ``stop`` would."""
         # lazy: the reflection's shapes load only when a client reflects, not at its start
+        from ..engine.requests import ReflectJob
         from .job_shapes import ReflectDone, ReflectLine, ReflectRequest
 
-        body = dump(ReflectRequest(everything, since, budget_minutes))
-        done = self._job("/v1/reflect", body, ReflectLine, ReflectDone, progress)
+        job = job or ReflectJob()
+        body = dump(ReflectRequest(job.everything, job.since, job.budget_minutes))
+        done = self._job("/v1/reflect", body, ReflectLine, ReflectDone, job.progress)
         return done.report

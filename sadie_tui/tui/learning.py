@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from ..engine.errors import SadieError
 from ..engine.operations import ListBeliefs
+from ..engine.requests import ReflectJob
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -217,7 +218,7 @@ class Learning:
 
         try:
             if session is not None:
-                report = session.reflect(progress=progress, stop=self.stopping.is_set)
+                report = session.reflect(ReflectJob(progress=progress, stop=self.stopping.is_set))
         except SadieError as exc:
             app.call_from_thread(self._failed, exc.one_line())
         finally:

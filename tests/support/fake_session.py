@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
@@ -41,7 +41,7 @@ from sadie_tui.engine.operations import (
     Unpin,
 )
 from sadie_tui.engine.personas import Personas, load_personas
-from sadie_tui.engine.requests import ChatTurn
+from sadie_tui.engine.requests import ChatTurn, ReflectJob
 from sadie_tui.engine.stats import Stats
 
 if TYPE_CHECKING:
@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from sadie_tui.engine.reasoners.ollama import ModelInfo
     from sadie_tui.engine.reflect.beliefs import BeliefDetail
     from sadie_tui.engine.reflect.report import ReflectReport
-    from sadie_tui.engine.session import Progress, Stop
+    from sadie_tui.engine.session import Progress
     from sadie_tui.engine.turns.ask import AskResult
 
 A = TypeVar("A")
@@ -132,15 +132,7 @@ class FakeSession:
     def close(self) -> None:
         pass
 
-    def reflect(
-        self,
-        *,
-        everything: bool = False,
-        since: date | None = None,
-        budget_minutes: float | None = None,
-        progress: Progress | None = None,
-        stop: Stop | None = None,
-    ) -> ReflectReport:
+    def reflect(self, job: ReflectJob | None = None) -> ReflectReport:
         raise NotImplementedError
 
     def call(self, op: Op[A]) -> A:
