@@ -91,6 +91,7 @@ def test_eval_reflect_json_keeps_its_keys() -> None:
         "tokens_per_100_episodes",
         "run",
         "beliefs",
+        "contested_from_records",
         "plans_or_events",
         "set_aside_as_plans_or_events",
     ]

@@ -251,6 +251,7 @@ class Session:
         call it from a worker thread)."""
         # lazy: reflect.run loads only when reflect runs, off the start-up path
         from .reflect.run import reflect_memory
+        from .requests import ReflectJob
 
         job = job or ReflectJob()
         return asyncio.run(
