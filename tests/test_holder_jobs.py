@@ -21,7 +21,7 @@ from sadie_tui.config import Settings
 from sadie_tui.engine.doctor import check_holder
 from sadie_tui.engine.errors import LockedError, ModelUnreachable, SadieError
 from sadie_tui.engine.operations import ListBeliefs, SearchMemory
-from sadie_tui.engine.requests import ReflectJob
+from sadie_tui.engine.requests import IngestJob, ReflectJob
 from sadie_tui.engine.session import Session
 from sadie_tui.serve.holder import Holder, hold
 from sadie_tui.serve.remote import RemoteSession
@@ -68,7 +68,7 @@ def test_ingest_through_the_holder_with_progress(holding, tmp_path, monkeypatch)
     client = _client(session)
     seen: list[tuple[str, int, int]] = []
 
-    report = client.ingest([Path("trip")], lambda *step: seen.append(step))
+    report = client.ingest([Path("trip")], IngestJob(lambda *step: seen.append(step)))
 
     assert (report.added, report.unchanged) == (3, 0)
     # The file it could not read is named as given here, as a local ingest names it.
@@ -112,7 +112,7 @@ def test_a_csv_mapping_and_a_bad_one_through_the_holder(holding, tmp_path) -> No
     bank = tmp_path / "bank.csv"
     bank.write_text("Date,Memo\n2026-04-01,Bakery\n2026-04-02,Bike shop\n", encoding="utf-8")
     client = _client(session)
-    report = client.ingest([bank], None, parse_map("date=Date,text=Memo,source=bank"))
+    report = client.ingest([bank], IngestJob(csv_map=parse_map("date=Date,text=Memo,source=bank")))
     assert report.derived.get("observations") == 2, report
     # Without the mapping a CSV is skipped with the flag to use, as it is locally.
     plain = client.ingest([bank])

@@ -16,6 +16,7 @@ from ..display import safe_line
 from ..engine.errors import ExitCode, UsageError
 from ..engine.ingest.csvmap import MAP_HINT, CsvMap, parse_map
 from ..engine.ingest.pipeline import IngestReport
+from ..engine.requests import IngestJob
 from ..engine.wire import dump
 from .context import Context
 from .output import console, print_json
@@ -34,9 +35,9 @@ def run_ingest(
     csv_map: CsvMap | None = None,
 ) -> IngestReport:
     if quiet:
-        return session.ingest(paths, None, csv_map)
+        return session.ingest(paths, IngestJob(csv_map=csv_map))
     with progress_bar(title) as progress:
-        return session.ingest(paths, progress, csv_map)
+        return session.ingest(paths, IngestJob(progress, csv_map))
 
 
 def summary(report: IngestReport) -> Table:

@@ -1,5 +1,5 @@
 """What a turn or a job is asked: the requests of the door's streamed operations, declared
-once and handed whole to ``SessionProtocol.chat`` and ``reflect`` (the session in process, the
+once and handed whole to ``SessionProtocol.chat``, ``ingest`` and ``reflect`` (the session in process, the
 client of a holder, the tests' fake), so the door's members share one signature instead of
 restating it."""
 
@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .chips import NewChip
+    from .ingest.reader import CsvMap
 
 
 @dataclass(frozen=True)
@@ -45,3 +46,12 @@ class ReflectJob:
     budget_minutes: float | None = None
     progress: Callable[[str, int, int], None] | None = None
     stop: Callable[[], bool] | None = None
+
+
+@dataclass(frozen=True)
+class IngestJob:
+    """How an ingest runs beyond its paths: ``progress`` told (stage, done, total) as files
+    are read, and the column ``csv_map`` for CSV files (``sadie ingest --map``)."""
+
+    progress: Callable[[str, int, int], None] | None = None
+    csv_map: CsvMap | None = None

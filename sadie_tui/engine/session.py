@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from .context import ModelStatus
     from .door import Op
     from .events import Event
-    from .ingest.csvmap import CsvMap
     from .ingest.pipeline import IngestReport
     from .memory import Memory
     from .personas import Personas
@@ -32,7 +31,7 @@ if TYPE_CHECKING:
     from .reasoners.choose import ServerSource
     from .reasoners.ollama import ModelInfo
     from .reflect.report import ReflectReport
-    from .requests import ChatTurn, ReflectJob
+    from .requests import ChatTurn, IngestJob, ReflectJob
     from .store.db import Database
     from .turns.ask import AskResult
 
@@ -91,12 +90,7 @@ class SessionProtocol(Protocol):
     # -- the memory --------------------------------------------------------------------------
     def compact(self) -> tuple[int, int]: ...
     def personas(self) -> Personas: ...
-    def ingest(
-        self,
-        paths: Sequence[Path],
-        progress: Progress | None = None,
-        csv_map: CsvMap | None = None,
-    ) -> IngestReport: ...
+    def ingest(self, paths: Sequence[Path], job: IngestJob | None = None) -> IngestReport: ...
     def remove_notes(self, paths: Sequence[Path]) -> int: ...
     def close(self) -> None: ...
 
@@ -228,13 +222,12 @@ class Session:
 
         return load_personas(config_dir() / "personas")
 
-    def ingest(
-        self,
-        paths: Sequence[Path],
-        progress: Progress | None = None,
-        csv_map: CsvMap | None = None,
-    ) -> IngestReport:
-        return self.memory.ingest(paths, progress, csv_map)
+    def ingest(self, paths: Sequence[Path], job: IngestJob | None = None) -> IngestReport:
+        """Read ``paths`` (files or folders) into the memory (``IngestJob``: its progress and
+        CSV mapping)."""
+        return self.memory.ingest(
+            paths, job.progress if job else None, job.csv_map if job else None
+        )
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take deleted files (or folders) out of the memory; how many episodes left. A

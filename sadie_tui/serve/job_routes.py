@@ -25,9 +25,9 @@ from ..engine.errors import NeedsModel, SadieError
 from ..engine.ingest.pipeline import IngestReport
 from ..engine.jsonvalue import JSON
 from ..engine.reflect.report import ReflectReport
-from ..engine.requests import ReflectJob
+from ..engine.requests import IngestJob, ReflectJob
 from ..engine.session import Progress, SessionProtocol, Stop
-from ..engine.wire import dump
+from ..engine.wire import Shape, dump
 from .body import body_as
 from .errors import json_response, kind_of
 from .guard import socket_only
@@ -48,6 +48,7 @@ from .streams import NDJSONResponse, dumps
 
 api = Api()
 R = TypeVar("R")
+B = TypeVar("B")  # a job's request body
 Job = Callable[[Progress, Stop], R]  # runs in a thread; its result becomes the last line
 
 
@@ -125,23 +126,32 @@ def _streamed(job: Job[R], finish: Callable[[R], object]) -> Response:
     return NDJSONResponse(_lines(job, finish), headers={"Cache-Control": "no-store"})
 
 
+def _streams(line: Shape) -> tuple[Answer, ...]:
+    """A job's answer: NDJSON progress lines, then its report (or its error)."""
+    return (Answer(line, media=NDJSON, text="progress lines, then the report (or the error)"),)
+
+
+async def _asked(request: Request, what: str, shape: type[B]) -> tuple[B, SessionProtocol]:
+    """A job's request read as ``shape``, from the socket only, and the session it runs on."""
+    socket_only(request, what)
+    return await body_as(request, shape), _session(request)
+
+
 @api.route(
     "POST",
     "/v1/ingest",
     "Read files and folders on this machine into the memory (the Unix socket only)",
-    (Answer(IngestLine, media=NDJSON, text="progress lines, then the report (or the error)"),),
+    _streams(IngestLine),
     request=IngestRequest,
     errors=(400, 413),
 )
 async def ingest(request: Request) -> Response:
     """``sadie ingest`` from another terminal: the holder reads the files itself."""
-    socket_only(request, "ingest")
-    body = await body_as(request, IngestRequest)
-    session = _session(request)
+    body, session = await _asked(request, "ingest", IngestRequest)
     paths = [Path(p) for p in body.paths]
 
     def job(progress: Progress, stop: Stop) -> IngestReport:
-        report = session.ingest(paths, progress, body.csv_map)
+        report = session.ingest(paths, IngestJob(progress, body.csv_map))
         _tell(request, ingest_notice(report))
         return report
 
@@ -158,9 +168,7 @@ async def ingest(request: Request) -> Response:
 )
 async def remove_notes(request: Request) -> Response:
     """``sadie ingest --watch`` from another terminal, when a note is deleted."""
-    socket_only(request, "ingest")
-    body = await body_as(request, RemoveNotesRequest)
-    session = _session(request)
+    body, session = await _asked(request, "ingest", RemoveNotesRequest)
     removed = await asyncio.to_thread(session.remove_notes, [Path(p) for p in body.paths])
     if removed:
         _tell(request, f"{_plural(removed, 'note')} removed from another terminal")
@@ -171,15 +179,13 @@ async def remove_notes(request: Request) -> Response:
     "POST",
     "/v1/reflect",
     "Reflect on the notes waiting, with progress (the Unix socket only)",
-    (Answer(ReflectLine, media=NDJSON, text="progress lines, then the report (or the error)"),),
+    _streams(ReflectLine),
     request=ReflectRequest,
     errors=(400, 413),
 )
 async def reflect(request: Request) -> Response:
     """``sadie reflect`` from another terminal; hanging up stops it between batches."""
-    socket_only(request, "reflect")
-    body = await body_as(request, ReflectRequest)
-    session = _session(request)
+    body, session = await _asked(request, "reflect", ReflectRequest)
 
     def job(progress: Progress, stop: Stop) -> ReflectReport:
         try:

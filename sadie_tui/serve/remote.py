@@ -54,12 +54,11 @@ if TYPE_CHECKING:
     from ..config import Settings
     from ..engine.context import ModelStatus
     from ..engine.events import Event
-    from ..engine.ingest.csvmap import CsvMap
     from ..engine.ingest.pipeline import IngestReport
     from ..engine.personas import Personas
     from ..engine.reasoners.choose import ServerSource
     from ..engine.reflect.report import ReflectReport
-    from ..engine.requests import ChatTurn, ReflectJob
+    from ..engine.requests import ChatTurn, IngestJob, ReflectJob
     from ..engine.session import Progress
     from ..engine.turns.ask import AskResult
 
@@ -360,21 +359,18 @@ class RemoteSession:
 
         return Personas.from_json(self._get("/v1/personas"))
 
-    def ingest(
-        self,
-        paths: Sequence[Path],
-        progress: Progress | None = None,
-        csv_map: CsvMap | None = None,
-    ) -> IngestReport:
+    def ingest(self, paths: Sequence[Path], job: IngestJob | None = None) -> IngestReport:
         """Through the holder, which reads the files itself (the socket is on this machine,
         so the paths are the same there, made absolute here); its progress drives
-        ``progress``, and the report names files as they were given here."""
+        the job's ``progress``, and the report names files as they were given here."""
         # lazy: the ingest's shapes load only when a client ingests, not at its start
+        from ..engine.requests import IngestJob
         from .job_shapes import IngestDone, IngestLine, IngestRequest
 
         given = [(str(p), os.path.abspath(p)) for p in paths]
-        body = dump(IngestRequest([sent for _, sent in given], csv_map))
-        done = self._job("/v1/ingest", body, IngestLine, IngestDone, progress)
+        job = job or IngestJob()
+        body = dump(IngestRequest([sent for _, sent in given], job.csv_map))
+        done = self._job("/v1/ingest", body, IngestLine, IngestDone, job.progress)
         report = done.report
         for found in (report.skipped, report.ignored):
             found[:] = [replace(s, name=_as_given(s.name, given)) for s in found]

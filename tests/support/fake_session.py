@@ -41,17 +41,15 @@ from sadie_tui.engine.operations import (
     Unpin,
 )
 from sadie_tui.engine.personas import Personas, load_personas
-from sadie_tui.engine.requests import ChatTurn, ReflectJob
+from sadie_tui.engine.requests import ChatTurn, IngestJob, ReflectJob
 from sadie_tui.engine.stats import Stats
 
 if TYPE_CHECKING:
-    from sadie_tui.engine.ingest.csvmap import CsvMap
     from sadie_tui.engine.ingest.pipeline import IngestReport
     from sadie_tui.engine.reasoners.choose import ServerSource
     from sadie_tui.engine.reasoners.ollama import ModelInfo
     from sadie_tui.engine.reflect.beliefs import BeliefDetail
     from sadie_tui.engine.reflect.report import ReflectReport
-    from sadie_tui.engine.session import Progress
     from sadie_tui.engine.turns.ask import AskResult
 
 A = TypeVar("A")
@@ -118,12 +116,7 @@ class FakeSession:
     def personas(self) -> Personas:
         return load_personas(self.home / "no-personas-of-its-own")  # the shipped four
 
-    def ingest(
-        self,
-        paths: Sequence[Path],
-        progress: Progress | None = None,
-        csv_map: CsvMap | None = None,
-    ) -> IngestReport:
+    def ingest(self, paths: Sequence[Path], job: IngestJob | None = None) -> IngestReport:
         raise NotImplementedError
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
