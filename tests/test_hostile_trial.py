@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
@@ -51,6 +50,7 @@ from sadie_tui.engine.operations import (
     ListConversations,
     ShowConversation,
 )
+from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.conftest import write_notes
 from tests.support.fake_session import FakeSession
@@ -291,8 +291,8 @@ def test_a_lone_surrogate_in_a_body_is_400_and_leaves_nothing(offline_api) -> No
 
 
 class _Failing(FakeSession):
-    async def chat(self, message: str, **_: Any) -> AsyncIterator[Event]:
-        yield Meta("f" * 32, "fake:1b", "friend", False, "m2", "m1", message)
+    async def chat(self, request: ChatTurn) -> AsyncIterator[Event]:
+        yield Meta("f" * 32, "fake:1b", "friend", False, "m2", "m1", request.message)
         yield EmotionEvent("curious")
         await asyncio.sleep(0)  # the engine's next step runs in a thread: the stream has begun
         raise TypeError("TextEncodeInput must be Union[TextInputSequence, …]")

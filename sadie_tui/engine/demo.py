@@ -162,14 +162,12 @@ def _link(
         if record:
             file, _, line = record.partition("#")
             target = episode_id(f"{(path.parent / file).resolve()}#{line}")
-            if db.fetchone("SELECT 1 FROM observations WHERE id = ?::UUID", [target]):
+            if store.source_of(db, "observations", target) is not None:
                 store.add_link(
                     db, belief_id, kind, target, "observation", quote=quote, run_id=None, at=at
                 )
             continue
-        row = db.fetchone(
-            "SELECT CAST(id AS VARCHAR) FROM beliefs WHERE statement = ?", [str(link.get("belief"))]
-        )
-        if row is not None:
-            for one, other in ((belief_id, row[0]), (row[0], belief_id)):
+        found = store.belief_id_by_statement(db, str(link.get("belief")))
+        if found is not None:
+            for one, other in ((belief_id, found), (found, belief_id)):
                 store.add_link(db, one, kind, other, "belief", quote=quote, run_id=None, at=at)

@@ -35,6 +35,8 @@ from typing import TYPE_CHECKING
 from ..engine.jsonvalue import JSON, JSONObject
 from ..engine.operations import ListBeliefs, ShowBelief
 from ..engine.requests import ReflectJob
+from ..engine.store.beliefs import source_of
+from ..engine.store.reflection import last_run
 from ..paths import demo_source
 
 if TYPE_CHECKING:
@@ -59,13 +61,10 @@ def _links(session: Session, links: Sequence[Link], root: Path) -> list[JSON]:
     for link in links:
         item: JSONObject = {"kind": link.kind, "quote": link.quote}
         if link.target_kind == "observation":
-            row = session.db.fetchone(
-                "SELECT source_key FROM observations WHERE id = TRY_CAST(? AS UUID)",
-                [link.target_id],
-            )
-            if row is None:
+            source = source_of(session.db, "observations", link.target_id)
+            if source is None:
                 continue
-            item["record"] = relative_source(row[0], root)
+            item["record"] = relative_source(source, root)
         else:
             item["belief"] = link.text
         kept.append(item)
@@ -82,14 +81,12 @@ def export(session: Session, root: Path, made_by: JSONObject) -> list[JSONObject
         detail = session.call(ShowBelief(belief.id))
         quotes: list[JSON] = []
         for e in detail.evidence:
-            row = session.db.fetchone(
-                "SELECT source_key FROM episodes WHERE id = TRY_CAST(? AS UUID)", [e.episode_id]
-            )
-            if row is None or not e.quote:
+            source = source_of(session.db, "episodes", e.episode_id)
+            if source is None or not e.quote:
                 continue
             quotes.append(
                 {
-                    "source": relative_source(row[0], root),
+                    "source": relative_source(source, root),
                     "quote": e.quote,
                     "stance": "for" if e.stance == "supports" else "against",
                     "verbatim": e.verbatim,
@@ -115,21 +112,18 @@ def export(session: Session, root: Path, made_by: JSONObject) -> list[JSONObject
 
 def made_by_of(session: Session, since: date) -> JSONObject:
     """How the memory's last reflection run was made: model, slice, notes read, seconds."""
-    row = session.db.fetchone(
-        "SELECT model, strftime(started_at, '%Y-%m-%d'), counts FROM reflection_runs"
-        " ORDER BY started_at DESC LIMIT 1"
-    )
-    if row is None:
+    run = last_run(session.db)
+    if run is None:
         raise SystemExit("no reflection run in that memory")
-    counts = json.loads(row[2] or "{}")
+    model, made_on, counts = run
     return {
-        "model": row[0],
+        "model": model,
         "since": since.isoformat(),
         "notes_read": counts.get("episodes"),
         "batches": counts.get("batches"),
-        "seconds": round(float(counts.get("elapsed") or 0)),
+        "seconds": round(float(str(counts.get("elapsed") or 0))),
         "stopped": counts.get("stopped"),
-        "made_on": row[1],
+        "made_on": made_on,
     }
 
 

@@ -402,3 +402,18 @@ def belief_states(db: Database) -> list[tuple[str, str, str, str, float, list[st
         " FROM beliefs b"
     )
     return [(r[0], r[1], r[2], r[3], float(r[4]), list(r[5] or []), r[6]) for r in rows]
+
+
+def belief_id_by_statement(db: Database, statement: str) -> str | None:
+    """The id of the belief worded ``statement`` exactly, if there is one."""
+    row = db.fetchone("SELECT CAST(id AS VARCHAR) FROM beliefs WHERE statement = ?", [statement])
+    return None if row is None else str(row[0])
+
+
+def source_of(db: Database, table: str, row_id: str) -> str | None:
+    """The source key (file, or file#line) of an episode or observation by its id."""
+    if table not in ("episodes", "observations"):
+        raise ValueError(f"no source keys in {table!r}")
+    sql = f"SELECT source_key FROM {table} WHERE id = TRY_CAST(? AS UUID)"  # noqa: S608 - a fixed table name
+    row = db.fetchone(sql, [row_id])
+    return None if row is None else str(row[0])

@@ -239,3 +239,15 @@ def chunks_of(db: Database, episode_ids: Sequence[str]) -> list[ChunkVector]:
         ChunkVector(cols["episode"][i], cols["title"][i], cols["date"][i], cols["text"][i], row)
         for i, row in enumerate(matrix)
     ]
+
+
+def last_run(db: Database) -> tuple[str, str, JSONObject] | None:
+    """The latest reflection run: its model, the day it started and its counts."""
+    row = db.fetchone(
+        "SELECT model, strftime(started_at, '%Y-%m-%d'), counts FROM reflection_runs"
+        " ORDER BY started_at DESC LIMIT 1"
+    )
+    if row is None:
+        return None
+    counts = json.loads(row[2] or "{}")
+    return str(row[0]), str(row[1]), counts if isinstance(counts, dict) else {}
