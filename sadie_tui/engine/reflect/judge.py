@@ -30,7 +30,7 @@ from .prompt import (
 from .sameness import SAME
 
 if TYPE_CHECKING:
-    from ..jsonvalue import JSON
+    from ..jsonvalue import JSON, JSONObject
     from ..reasoners.base import StructuredReasoner
     from ..reasoners.rates import Budget
     from ..store.beliefs import Known
@@ -118,6 +118,22 @@ class Asked:
     reason: str = ""  # why there are none, when the model could not be read
 
 
+async def _request(
+    reasoner: StructuredReasoner,
+    messages: list[dict[str, str]],
+    schema: JSONObject,
+    budget_for: Callable[[int], Budget],
+    max_tokens: int,
+) -> str:
+    """One judging request: ``budget_for(prompt characters)`` gives its budget; a timeout is
+    raised as ``ModelTimeout`` for the caller to turn into its reason."""
+    budget = budget_for(sum(len(m["content"]) for m in messages))
+    briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
+    return await reasoner.structured(
+        briefing, messages, schema, budget=budget, max_tokens=max_tokens
+    )
+
+
 async def ask(
     reasoner: StructuredReasoner,
     statement: str,
@@ -127,16 +143,9 @@ async def ask(
     """The model's verdict on each item; ``budget_for(prompt characters)`` gives the request's
     budget (a timeout is the reason, not an exception: the belief stands unjudged)."""
     messages = judge_messages(statement, items)
-    budget = budget_for(sum(len(m["content"]) for m in messages))
-    briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
+    schema = judge_schema([i.handle for i in items])
     try:
-        text = await reasoner.structured(
-            briefing,
-            messages,
-            judge_schema([i.handle for i in items]),
-            budget=budget,
-            max_tokens=JUDGE_TOKENS,
-        )
+        text = await _request(reasoner, messages, schema, budget_for, JUDGE_TOKENS)
     except ModelTimeout as exc:
         return Asked((), exc.one_line())
     return Asked(tuple(resolve(text, items)))
@@ -151,16 +160,10 @@ async def ask_many(
     """The model's verdicts for several beliefs against one set of items, in one request: a
     list per belief (in ``statements``' order), and why there are none when it timed out."""
     messages = judge_many_messages(statements, items)
-    budget = budget_for(sum(len(m["content"]) for m in messages))
-    briefing = Briefing(system=messages[0]["content"], messages=messages, excerpts=[], shown={})
+    schema = judge_many_schema(len(statements), [i.handle for i in items])
+    tokens = JUDGE_TOKENS * len(statements)
     try:
-        text = await reasoner.structured(
-            briefing,
-            messages,
-            judge_many_schema(len(statements), [i.handle for i in items]),
-            budget=budget,
-            max_tokens=JUDGE_TOKENS * len(statements),
-        )
+        text = await _request(reasoner, messages, schema, budget_for, tokens)
     except ModelTimeout as exc:
         return [[] for _ in statements], exc.one_line()
     return resolve_many(text, len(statements), items), ""
