@@ -286,7 +286,7 @@ def state_and_vector_hits(
 def exact_hits(index: KeywordIndex, vector: np.ndarray, depth: int) -> list[VectorHit] | None:
     """The ``depth`` chunks nearest ``vector`` by cosine, best first, from the index's copy of
     the embeddings (None when it keeps none)."""
-    sims = index.cosines(np.arange(index.size), vector) if index.size else None
+    sims = index.cosines(None, vector) if index.size else None
     if sims is None:
         return None
     top = np.argpartition(-sims, depth - 1)[:depth] if sims.size > depth else np.arange(sims.size)

@@ -61,11 +61,13 @@ class KeywordIndex:
         scores = self.bm25.scores(query_tokens(query))
         return [(int(self.chunk_ids[r]), s) for r, s in top_rows(scores, limit)]
 
-    def cosines(self, rows: np.ndarray, vector: np.ndarray) -> np.ndarray | None:
-        """Cosine of ``rows``' embeddings to a normalised ``vector`` (None: none are kept)."""
+    def cosines(self, rows: np.ndarray | None, vector: np.ndarray) -> np.ndarray | None:
+        """Cosine of ``rows``' embeddings (every row's when None: the kept matrix is read in
+        place, not copied) to a normalised ``vector`` (None: none are kept)."""
         if self.vectors is None:
             return None
-        return np.asarray(self.vectors[rows], dtype=np.float32) @ vector.astype(np.float32)
+        kept = self.vectors if rows is None else self.vectors[rows]
+        return np.asarray(kept, dtype=np.float32) @ vector.astype(np.float32)
 
 
 def build_index(
