@@ -186,6 +186,33 @@ def test_the_right_person_on_another_day_is_doubted(server, claims_memory):
     assert "2026-06-10" in result.citations[0].doubt
 
 
+def test_an_uncited_first_answer_before_a_true_quote_is_doubted(server, claims_memory):
+    # "Kyoto guesthouse garden." then a true, cited sentence about crying there: the answer
+    # is the first sentence, and nothing quoted says it.
+    choir = episode(claims_memory, "Choir")
+    server.queue(
+        reply(
+            "The Brahms Requiem. You left the choir after the summer concert.",
+            (choir, "Left the choir after the summer concert."),
+        ),
+        reply(
+            "The Brahms Requiem. You left the choir after the summer concert.",
+            (choir, "Left the choir after the summer concert."),
+        ),
+    )
+    result = ask(claims_memory, "Which piece did I sing at my last choir concert?")
+    assert result.answer.startswith(DOUBT), result.answer
+    assert result.grounding["doubt"].startswith(DOUBT)
+
+
+def test_an_uncited_first_answer_that_the_quote_says_is_not_doubted(server, claims_memory):
+    choir = episode(claims_memory, "Choir")
+    answer = "It was the Fauré. You sang the Fauré one last time, then left the choir."
+    server.queue(reply(answer, (choir, "Sang the Fauré one last time.")))
+    result = ask(claims_memory, "Which piece did I sing at my last choir concert?")
+    assert result.answer == answer and not result.grounding["doubt"]
+
+
 def test_a_right_answer_keeps_its_full_score(server, claims_memory):
     fund = episode(claims_memory, "Jar count")
     server.queue(
@@ -414,6 +441,20 @@ def test_one_name_beside_what_the_quote_says_doubts_the_citation_not_the_answer(
     other = "You sailed to Porto with Tomás."
     wrong = judge(q, other, "Two surf lessons at Ribeira d'Ilhas", ericeira)
     assert not wrong.ok and not wrong.minor
+
+
+def test_close_in_meaning_but_not_one_answer_word_of_the_quote_is_not_support():
+    # The embedding model finds "a big moment for Lena" near "Lena said in front of
+    # everyone …": the same topic, another claim (how it felt is not in the quote).
+    q = asked("How did it feel when Lena backed the design in front of everyone?", TODAY)
+    said = note("In the postmortem, Lena said in front of everyone that the design was right.")
+    quote = "Lena said in front of everyone that the design was right."
+    near = lambda a, b: 0.9  # noqa: E731
+    felt = "It was a significant moment, the first time anyone publicly supported it."
+    verdict = judge(q, felt, quote, said, near=near)
+    assert not verdict.ok and "does not say" in verdict.reason
+    # Other words for what the quote says, with one of its own: still support.
+    assert judge(q, "She told the postmortem it was right, openly.", quote, said, near=near).ok
 
 
 def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, memory):

@@ -392,7 +392,10 @@ def judge(
     if details and _share(terms, source) >= MIN_SHARE_WITH_DETAILS:
         # Its numbers and names are the note's, and some of its words are the quote's.
         return ESTABLISHED
-    if near is not None and near(sentence, window_text) >= NEAR_SENTENCE:
+    if near is not None and terms & source and near(sentence, window_text) >= NEAR_SENTENCE:
+        # In other words, but not in none of the quote's: a sentence that shares not one of
+        # its answer words with the quote says something else about the same thing ("it
+        # felt like a big moment for Lena" for "Lena said in front of everyone …").
         return ESTABLISHED
     return Verdict(False, "the quote does not say what this sentence says")
 
@@ -544,6 +547,10 @@ def assess(
         j.span for j in judged if (j.verdict.ok or j.verdict.minor) and j.support != "inference"
     }
     cited = [j.span for j in sorted(judged, key=lambda j: j.span) if j.span in spans]
-    if not established & set(spans) or (cited and cited[0] not in established):
+    if (
+        not established & set(spans)
+        or (cited and cited[0] not in established)
+        or spans[0] not in established
+    ):
         return Assessment(doubt=doubt_line(question, notes))
     return Assessment()

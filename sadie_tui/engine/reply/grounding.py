@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -434,6 +434,33 @@ def _near(encode: Encode | None) -> Callable[[str, str], float] | None:
     return near
 
 
+def _lead(
+    question: claims.Asked,
+    text: str,
+    judged: list[claims.Judged],
+    by_id: Mapping[str, claims.Note],
+    notes: Sequence[claims.Note],
+    answering: Sequence[tuple[int, int]],
+    near: Callable[[str, str], float] | None,
+) -> None:
+    """The answer's first sentence with no citation of its own ("Kyoto guesthouse garden.",
+    then a cited sentence about crying) is established only by a quote of the reply that
+    says it; when one does, it joins ``judged`` as established (``claims.assess`` doubts a
+    reply whose first answering sentence is not)."""
+    if not answering or any(j.span == answering[0] for j in judged):
+        return
+    first = answering[0]
+    sentence = text[first[0] : first[1]]
+    for j in list(judged):
+        note = by_id.get(j.episode_id.lower())
+        if note is None or j.support == "inference" or not (j.verdict.ok or j.verdict.minor):
+            continue
+        verdict = claims.judge(question, sentence, j.quote, note, notes, near=near)
+        if verdict.ok or verdict.minor:
+            judged.append(claims.Judged(first, j.episode_id, j.quote, j.support, verdict))
+            return
+
+
 def establish(
     briefing: Briefing,
     grounded: Grounded,
@@ -489,6 +516,7 @@ def establish(
                 judged.append(
                     claims.Judged(span, note.episode_id, sentence, "verbatim", claims.ESTABLISHED)
                 )
+    _lead(question, grounded.text, judged, by_id, notes, answering, near)
     outcome = claims.assess(question, grounded.text, judged, notes)
     grounded.doubt, grounded.answered = outcome.doubt, outcome.answer
     if outcome.answered_by is not None:
