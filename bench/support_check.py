@@ -50,13 +50,13 @@ def prompt(variant: str, question: str, claim: str, quote: str, title: str, date
     if variant == "quote":
         return (
             f"Question: {question}\n"
-            f"Sentence{where}: \"{quote}\"\n"
+            f'Sentence{where}: "{quote}"\n'
             "Does this sentence itself answer the question? Answer yes or no."
         )
     return (
         f"Question: {question}\n"
         f"Answer given: {claim}\n"
-        f"Sentence{where}: \"{quote}\"\n"
+        f'Sentence{where}: "{quote}"\n'
         "Does this sentence itself say what the answer gives, as the answer to this question? "
         "Answer yes or no."
     )

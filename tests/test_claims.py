@@ -457,6 +457,53 @@ def test_close_in_meaning_but_not_one_answer_word_of_the_quote_is_not_support():
     assert judge(q, "She told the postmortem it was right, openly.", quote, said, near=near).ok
 
 
+def test_a_now_answer_is_stale_against_a_newer_note_retrieved_but_not_read():
+    # A small model reads four passages; retrieval found more. The quote is the March
+    # figure, with no "for March" in it to give it away; a November note retrieval found
+    # (not among the passages read) speaks to the question: the answer is doubted, and the
+    # closest line is the newer sentence.
+    from sadie_tui.engine.prompt import Excerpt, build_briefing
+    from sadie_tui.engine.reply.citations import police
+    from sadie_tui.engine.reply.grounding import Grounded, settle
+
+    march = Excerpt(
+        "a" * 8 + "-0000-0000-0000-000000000001",
+        "2026-03-02",
+        "Kiln jar",
+        "Counted the jar. Saved 100 euros for the kiln.",
+    )
+    november = Excerpt(
+        "b" * 8 + "-0000-0000-0000-000000000002",
+        "2026-11-15",
+        "Jar count",
+        "So far saved 420 euros for the kiln.",
+    )
+    question = "How much have I saved for the kiln?"
+    text = "You have saved 100 euros for the kiln."
+    tail = json.dumps(
+        [
+            {
+                "episode": march.episode_id,
+                "quote": "Saved 100 euros for the kiln.",
+                "support": "verbatim",
+            }
+        ]
+    )
+
+    def checked(unshown):
+        briefing = build_briefing(message=question, excerpts=[march], unshown=unshown)
+        grounded = Grounded(text, police(tail, briefing.shown), "ok")
+        settle(briefing, grounded)
+        return grounded
+
+    stale = checked([november])
+    assert stale.doubt.startswith(DOUBT) and "420 euros" in stale.doubt
+    assert "newer note (2026-11-15, Jar count)" in stale.policed.citations[0].doubt
+    # With nothing newer found, the same quote answers "now".
+    alone = checked([])
+    assert alone.doubt == "" and alone.policed.citations[0].doubt == ""
+
+
 def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, memory):
     # The page is no episode to cite; the answer's words and details are the page's.
     race = memory.db.fetchone("SELECT id::VARCHAR FROM episodes WHERE title = 'Race day'")[0]

@@ -193,6 +193,10 @@ class Briefing:
     version: str = PROMPT_VERSION
     extra: BriefingExtra = field(default_factory=lambda: BriefingExtra())
     attached: list[Attached] = field(default_factory=list)
+    # What retrieval found that the model was not given to read (a small model reads the few
+    # passages that answer): the claim check still weighs it, so that a "now" answer quoting
+    # an old figure is doubted when a newer note retrieved beside it speaks to the question.
+    unshown: list[Excerpt] = field(default_factory=list)
 
     @property
     def message(self) -> str:
@@ -339,6 +343,7 @@ def build_briefing(
     people: Sequence[str] = (),
     person: str = "",
     wholes: Mapping[str, str] | None = None,
+    unshown: Sequence[Excerpt] = (),
 ) -> Briefing:
     """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first.
 
@@ -420,4 +425,5 @@ def build_briefing(
             "people": list(people),
         },
         attached=list(attached),
+        unshown=list(unshown),
     )

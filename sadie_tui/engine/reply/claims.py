@@ -516,11 +516,17 @@ def _answers(question: Asked, quote: str, note: Note) -> str:
 
 
 def assess(
-    question: Asked, reply: str, judged: Sequence[Judged], notes: Sequence[Note]
+    question: Asked,
+    reply: str,
+    judged: Sequence[Judged],
+    notes: Sequence[Note],
+    found: Sequence[Note] = (),
 ) -> Assessment:
     """The reply-level conclusion (module docstring): for a question about the person's
     life, doubt when the reply's answer is not established by what it cites; and a reply
-    that declines while it cites the sentence that answers is answered from that sentence."""
+    that declines while it cites the sentence that answers is answered from that sentence.
+    ``found``: every note retrieval found, read by the model or not: for "now", the doubt's
+    closest sentence is looked for there (a newer note the model did not read)."""
     if not question.factual:
         return Assessment()
     by_id = {n.episode_id.lower(): n for n in notes}
@@ -552,5 +558,7 @@ def assess(
         or (cited and cited[0] not in established)
         or spans[0] not in established
     ):
-        return Assessment(doubt=doubt_line(question, notes))
+        # For "now", the closest may be a newer note the model did not read; otherwise it is
+        # among what the model read (and the person can open in the sources).
+        return Assessment(doubt=doubt_line(question, found if question.now and found else notes))
     return Assessment()

@@ -421,6 +421,21 @@ def notes_of(briefing: Briefing) -> list[claims.Note]:
     return list(by_id.values())
 
 
+def _unshown_notes(briefing: Briefing, shown: Mapping[str, claims.Note]) -> list[claims.Note]:
+    """The notes retrieval found that the model did not read, one per episode."""
+    by_id: dict[str, claims.Note] = {}
+    for e in briefing.unshown:
+        key = e.episode_id.lower()
+        if key in shown:
+            continue
+        if key in by_id:
+            old = by_id[key]
+            by_id[key] = replace(old, texts=(*old.texts, e.text))
+        else:
+            by_id[key] = claims.Note(e.episode_id, e.date, e.title, (e.text,), e.outside)
+    return list(by_id.values())
+
+
 def _near(encode: Encode | None) -> Callable[[str, str], float] | None:
     if encode is None:
         return None
@@ -478,6 +493,8 @@ def establish(
     )
     notes = notes_of(briefing)
     by_id = {n.episode_id.lower(): n for n in notes}
+    # Every note retrieval found, read or not: a newer one makes a "now" answer stale.
+    found_notes = [*notes, *_unshown_notes(briefing, by_id)]
     near = _near(encode)
     kept = []
     judged: list[claims.Judged] = []
@@ -487,7 +504,7 @@ def establish(
             kept.append(c)
             continue
         sentence = grounded.text[span[0] : span[1]]
-        verdict = claims.judge(question, sentence, c.quote, note, notes, near=near)
+        verdict = claims.judge(question, sentence, c.quote, note, found_notes, near=near)
         kept.append(replace(c, doubt=verdict.reason))
         judged.append(claims.Judged(span, c.episode_id, c.quote, c.support, verdict))
     policed = PolicedCitations(tuple(kept), backed.policed.dropped, backed.policed.parse_error)
@@ -500,7 +517,7 @@ def establish(
             continue
         for span in answering:
             sentence = grounded.text[span[0] : span[1]]
-            if claims.judge(question, sentence, m.quote, note, notes, near=near).ok and (
+            if claims.judge(question, sentence, m.quote, note, found_notes, near=near).ok and (
                 claims.answer_terms(sentence, question) & stems(m.quote)
             ):
                 judged.append(
@@ -516,8 +533,8 @@ def establish(
                 judged.append(
                     claims.Judged(span, note.episode_id, sentence, "verbatim", claims.ESTABLISHED)
                 )
-    _lead(question, grounded.text, judged, by_id, notes, answering, near)
-    outcome = claims.assess(question, grounded.text, judged, notes)
+    _lead(question, grounded.text, judged, by_id, found_notes, answering, near)
+    outcome = claims.assess(question, grounded.text, judged, notes, found_notes)
     grounded.doubt, grounded.answered = outcome.doubt, outcome.answer
     if outcome.answered_by is not None:
         # The quote the answer now comes from establishes it.

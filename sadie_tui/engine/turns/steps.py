@@ -123,7 +123,7 @@ def briefing_for(
     named = {(a.kind, a.title) for a in attached}
     wiki = [w for w in wiki_for(memory, wiki_query or message) if (w.kind, w.title) not in named]
     people = people_named(memory.db, _word_runs(message))
-    excerpts = excerpts_of(result)
+    excerpts = retrieved = excerpts_of(result)
     beliefs, observations, blocks = list(result.beliefs), list(result.observations), list(extra)
     whole_soul = soul = memory.soul()
     if fit is not None:
@@ -159,6 +159,7 @@ def briefing_for(
         people=people,
         person=person_name(whole_soul),
         wholes=episode_texts(memory.db, [e.episode_id for e in excerpts]),
+        unshown=[e for e in retrieved if e.episode_id not in {x.episode_id for x in excerpts}],
     )
 
 
