@@ -190,18 +190,14 @@ def test_an_uncited_first_answer_before_a_true_quote_is_doubted(server, claims_m
     # "Kyoto guesthouse garden." then a true, cited sentence about crying there: the answer
     # is the first sentence, and nothing quoted says it.
     choir = episode(claims_memory, "Choir")
-    server.queue(
-        reply(
-            "The Brahms Requiem. You left the choir after the summer concert.",
-            (choir, "Left the choir after the summer concert."),
-        ),
-        reply(
-            "The Brahms Requiem. You left the choir after the summer concert.",
-            (choir, "Left the choir after the summer concert."),
-        ),
+    made_up = reply(
+        "The Brahms Requiem. You left the choir after the summer concert.",
+        (choir, "Left the choir after the summer concert."),
     )
+    server.queue(made_up, made_up)  # the draft, and its revision (no better)
     result = ask(claims_memory, "Which piece did I sing at my last choir concert?")
     assert result.answer.startswith(DOUBT), result.answer
+    assert "The Brahms Requiem." in result.answer  # shown, after the doubt
     assert result.grounding["doubt"].startswith(DOUBT)
 
 
