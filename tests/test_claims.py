@@ -458,46 +458,105 @@ def test_a_now_answer_is_stale_against_a_newer_note_retrieved_but_not_read():
     # figure, with no "for March" in it to give it away; a November note retrieval found
     # (not among the passages read) speaks to the question: the answer is doubted, and the
     # closest line is the newer sentence.
-    from sadie_tui.engine.prompt import Excerpt, build_briefing
-    from sadie_tui.engine.reply.citations import police
-    from sadie_tui.engine.reply.grounding import Grounded, settle
-
-    march = Excerpt(
-        "a" * 8 + "-0000-0000-0000-000000000001",
-        "2026-03-02",
-        "Kiln jar",
-        "Counted the jar. Saved 100 euros for the kiln.",
-    )
-    november = Excerpt(
-        "b" * 8 + "-0000-0000-0000-000000000002",
-        "2026-11-15",
-        "Jar count",
-        "So far saved 420 euros for the kiln.",
-    )
+    march = _excerpt(6, "2026-03-02", "Kiln jar", "Counted the jar. Saved 100 euros for the kiln.")
+    november = _excerpt(7, "2026-11-15", "Jar count", "So far saved 420 euros for the kiln.")
     question = "How much have I saved for the kiln?"
     text = "You have saved 100 euros for the kiln."
-    tail = json.dumps(
-        [
-            {
-                "episode": march.episode_id,
-                "quote": "Saved 100 euros for the kiln.",
-                "support": "verbatim",
-            }
-        ]
-    )
-
-    def checked(unshown):
-        briefing = build_briefing(message=question, excerpts=[march], unshown=unshown)
-        grounded = Grounded(text, police(tail, briefing.shown), "ok")
-        settle(briefing, grounded)
-        return grounded
-
-    stale = checked([november])
+    quote = [(march, "Saved 100 euros for the kiln.")]
+    stale = _settled(question, text, quote, [march], [november])
     assert stale.doubt.startswith(DOUBT) and "420 euros" in stale.doubt
     assert "newer note (2026-11-15, Jar count)" in stale.policed.citations[0].doubt
     # With nothing newer found, the same quote answers "now".
-    alone = checked([])
+    alone = _settled(question, text, quote, [march])
     assert alone.doubt == "" and alone.policed.citations[0].doubt == ""
+
+
+def _settled(question, reply_text, cites, shown, unshown=(), people=()):
+    """The reply checked as a turn checks it: the briefing, its citations policed, settled."""
+    from sadie_tui.engine.prompt import build_briefing
+    from sadie_tui.engine.reply.citations import police
+    from sadie_tui.engine.reply.grounding import Grounded, settle
+
+    briefing = build_briefing(
+        message=question, excerpts=list(shown), unshown=list(unshown), people=list(people)
+    )
+    tail = json.dumps(
+        [{"episode": e.episode_id, "quote": q, "support": "verbatim"} for e, q in cites]
+    )
+    grounded = Grounded(reply_text, police(tail, briefing.shown), "ok")
+    settle(briefing, grounded)
+    return grounded
+
+
+def _excerpt(n, date, title, text):
+    from sadie_tui.engine.prompt import Excerpt
+
+    return Excerpt(f"{n:08x}-0000-0000-0000-000000000000", date, title, text)
+
+
+HENRIK = _excerpt(
+    1,
+    "2026-02-24",
+    "1:1 with Henrik",
+    'Henrik said sorry, sort of: "sorry if it came across that way." The non-apology, classic '
+    "edition. Still, I said the thing.",
+)
+KNEE = _excerpt(
+    2,
+    "2026-02-28",
+    "The knee",
+    "Long run with the group, eighteen kilometres. A sharp pain outside the left knee from 14 km.",
+)
+
+
+def test_a_true_sentence_about_something_else_is_no_answer():
+    # Copied word for word from a shown note, about another matter: verbatim, and not what
+    # was asked. The closest line comes from the note that does speak to it.
+    copied = "The non-apology, classic edition. Still, I said the thing."
+    checked = _settled(
+        "What went wrong on my long run?",
+        copied,
+        [(HENRIK, "The non-apology, classic edition.")],
+        [HENRIK, KNEE],
+    )
+    assert checked.doubt.startswith(DOUBT) and "(2026-02-28, The knee)" in checked.doubt
+
+
+def test_an_apology_copied_from_a_note_is_no_abstention():
+    # "I'm sorry …" reads as a reply that declines; copied from the note, it is checked as
+    # any answer is.
+    copied = "I'm sorry if it came across that way. The non-apology, classic edition."
+    checked = _settled(
+        "What went wrong on my long run?",
+        copied,
+        [(HENRIK, "The non-apology, classic edition.")],
+        [HENRIK, KNEE],
+    )
+    assert checked.doubt.startswith(DOUBT)
+
+
+def test_the_latest_session_is_found_by_its_notes_title():
+    # "First monthly session." says little by itself; under its title "Therapy — Carla (first
+    # monthly)" it is a newer session than the May note the answer quotes.
+    may = _excerpt(
+        3, "2026-05-21", "Therapy — Carla", "Talked about Ryoan-ji and the fourteen rocks."
+    )
+    november = _excerpt(
+        4,
+        "2026-11-05",
+        "Therapy — Carla (first monthly)",
+        "First monthly session. Reviewed the year.",
+    )
+    question = "What did Carla and I talk about in my most recent therapy session?"
+    answer = "You and Carla talked about Ryoan-ji and the fourteen rocks."
+    quote = [(may, "Talked about Ryoan-ji and the fourteen rocks.")]
+    stale = _settled(question, answer, quote, [may], [november], people=["Carla"])
+    assert stale.doubt.startswith(DOUBT)
+    assert "newer note (2026-11-05" in stale.policed.citations[0].doubt
+    # A newer note that only names Carla says nothing newer about the sessions.
+    lunch = _excerpt(5, "2026-11-20", "Lunch", "Carla waved from the other table.")
+    kept = _settled(question, answer, quote, [may], [lunch], people=["Carla"])
+    assert kept.doubt == "" and kept.policed.citations[0].doubt == ""
 
 
 def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, memory):

@@ -38,7 +38,7 @@ from datetime import datetime
 
 from ..retrieval.recency import asks_now
 from ..retrieval.timewords import MONTHS, TimeWindow, parse_time_window
-from .backing import SENTENCE_BREAK, declines, sentence_spans, stems
+from .backing import SENTENCE_BREAK, content_words, declines, sentence_spans, stems
 from .citations import find_at_words, normalise
 from .unsupported import SourceIndex, Span, find_details
 
@@ -187,6 +187,88 @@ class Verdict:
 ESTABLISHED = Verdict(True)
 
 
+# Past forms a reply writes for the question's "did I …" ("felt" for "feel").
+_PAST = {
+    past: verb
+    for verb, forms in {
+        "feel": "felt",
+        "go": "went gone",
+        "bring": "brought",
+        "take": "took taken",
+        "see": "saw seen",
+        "tell": "told",
+        "think": "thought",
+        "say": "said",
+        "make": "made",
+        "give": "gave given",
+        "get": "got gotten",
+        "meet": "met",
+        "run": "ran",
+        "eat": "ate eaten",
+        "drink": "drank drunk",
+        "spend": "spent",
+        "pay": "paid",
+        "buy": "bought",
+        "leave": "left",
+        "begin": "began begun",
+        "write": "wrote written",
+        "come": "came",
+        "know": "knew known",
+        "find": "found",
+        "keep": "kept",
+        "send": "sent",
+        "sleep": "slept",
+        "win": "won",
+        "lose": "lost",
+        "sing": "sang sung",
+        "swim": "swam swum",
+        "drive": "drove driven",
+        "ride": "rode ridden",
+        "fly": "flew flown",
+        "wear": "wore worn",
+        "teach": "taught",
+        "catch": "caught",
+        "hear": "heard",
+        "hold": "held",
+        "stand": "stood",
+        "sit": "sat",
+        "understand": "understood",
+        "break": "broke broken",
+        "choose": "chose chosen",
+        "forget": "forgot forgotten",
+        "grow": "grew grown",
+        "speak": "spoke spoken",
+        "steal": "stole stolen",
+        "throw": "threw thrown",
+        "wake": "woke woken",
+    }.items()
+    for past in forms.split()
+}
+
+
+def _topic(text: str) -> set[str]:
+    return {_PAST.get(w, w)[:5] for w in content_words(text) if len(w) >= 3 or w.isdigit()}
+
+
+def _asked_topic(question: Asked) -> set[str]:
+    """What the question is about: its content words less the time it names ("at the end of
+    February" says when, not what) and the framing words."""
+    when = _topic(question.window.phrase) if question.window is not None else set()
+    return _topic(question.text) - _FRAMING - when
+
+
+def speaks_to(question: Asked, sentence: str, notes: Sequence[Note] = ()) -> bool:
+    """Whether a sentence of the reply is about what was asked: it shares a content word with
+    the question (a past form read as its verb: "felt" for "feel"; the time it names aside),
+    gives a number, date, amount or name the question does not hold, or is established by a
+    quote from a note about it (``notes``: the notes of the quotes that establish it; "You
+    cried at the finish." for "How did my marathon go?", from the note of the race)."""
+    topic = _asked_topic(question)
+    if topic & _topic(sentence) or _answer_details(sentence, question):
+        return True
+    return any(topic & _topic(" ".join([n.title, *n.texts])) for n in notes)
+
+
 def answer_terms(sentence: str, question: Asked) -> set[str]:
     """The sentence's own answer: its content stems less the question's and the framing words
     ("your notes say")."""
@@ -302,6 +384,11 @@ def _names_a_day_inside(text: str, window: TimeWindow, year: int) -> bool:
     return False
 
 
+def _names_all(people: Sequence[str], text: str) -> bool:
+    hay = normalise(text)
+    return all(find_at_words(normalise(name), hay) >= 0 for name in people)
+
+
 def _mentions(note: Note, name: str) -> bool:
     key = normalise(name)
     hay = normalise(" ".join([note.title, *note.texts]))
@@ -406,20 +493,39 @@ def _coverage(question: Asked, text: str) -> float:
     return _share(terms, stems(text)) if terms else 0.0
 
 
+# Words that say "now" or "the latest", not what is asked about.
+_NOW_WORDS = frozenset(
+    stems("now currently current these days moment most recent recently latest last still anymore")
+)
+
+
 def _newer(question: Asked, note: Note, window_text: str, shown: Sequence[Note]) -> Note | None:
     """A note dated after ``note`` with a sentence that speaks to the question at least as
-    well as the quoted one (and at least half of its words)."""
-    mine = _coverage(question, window_text)
-    if not note.date:
+    well as the quoted one (and at least half of its words). A note's title counts with each
+    of its sentences ("Therapy — Carla (first monthly)": "First monthly session."), and the
+    question's words for "now" ("most recent", "these days") do not."""
+    terms = set(question.terms) - _FRAMING - _NOW_WORDS
+    if not note.date or not terms:
         return None
+
+    # What is asked of the people it names: a sentence that only names them says nothing new.
+    asked_of = terms - stems(" ".join(question.people))
+
+    def cover(title: str, text: str) -> float:
+        held = stems(title) | stems(text)
+        return _share(terms, held) if not asked_of or asked_of & held else 0.0
+
+    mine = cover(note.title, window_text)
     best: Note | None = None
     for other in shown:
         if other.episode_id == note.episode_id or other.date <= note.date:
             continue
         for text in other.texts:
             for sentence in _sentences(text):
-                cover = _coverage(question, sentence)
-                if cover >= 0.5 and cover >= mine and (best is None or other.date > best.date):
+                if not _names_all(question.people, f"{other.title} {sentence}"):
+                    continue  # a newer word on what was asked names whom it was asked of
+                found = cover(other.title, sentence)
+                if found >= 0.5 and found >= mine and (best is None or other.date > best.date):
                     best = other
     return best
 
@@ -542,13 +648,23 @@ def assess(
                     answer=FROM_QUOTE.format(date=note.date, title=title, sentence=sentence),
                     answered_by=(j.episode_id, j.quote),
                 )
-        return Assessment()
+        # Its sentences that do answer are checked as any reply's: an apology copied from a
+        # note ("I'm sorry if it came across that way.") is no abstention.
     spans = answer_spans(reply, question)
     if not spans:
         return Assessment()
     if not judged and not any(_answer_details(reply[a:b], question) for a, b in spans):
         # Nothing cited and no detail claimed (a remark, a question back): nothing to doubt.
         return Assessment()
+    backing: dict[tuple[int, int], list[Note]] = {}
+    for j in judged:
+        note = by_id.get(j.episode_id.lower())
+        if note is not None and (j.verdict.ok or j.verdict.minor):
+            backing.setdefault(j.span, []).append(note)
+    if not any(speaks_to(question, reply[a:b], backing.get((a, b), ())) for a, b in spans[:2]):
+        # It opens with a true sentence of a note about something else ("The non-apology,
+        # classic edition." for "What went wrong on my long run?"): verbatim, and no answer.
+        return Assessment(doubt=doubt_line(question, notes))
     established = {
         j.span for j in judged if (j.verdict.ok or j.verdict.minor) and j.support != "inference"
     }
