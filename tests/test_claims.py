@@ -559,6 +559,21 @@ def test_the_latest_session_is_found_by_its_notes_title():
     assert kept.doubt == "" and kept.policed.citations[0].doubt == ""
 
 
+def test_the_other_side_of_the_event_asked_about_is_doubted():
+    # "The evening before the marathon", answered from a note of four days after it.
+    hollow = _excerpt(
+        8, "2026-10-15", "Post-race hollow", "Four days after the marathon and I feel hollow."
+    )
+    quote = [(hollow, "Four days after the marathon and I feel hollow.")]
+    before = _settled(
+        "How was I feeling the evening before the marathon?", "You felt hollow.", quote, [hollow]
+    )
+    assert before.doubt.startswith(DOUBT)
+    assert "after the marathon, not before it" in before.policed.citations[0].doubt
+    after = _settled("How was I feeling after the marathon?", "You felt hollow.", quote, [hollow])
+    assert after.doubt == "" and after.policed.citations[0].doubt == ""
+
+
 def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, memory):
     # The page is no episode to cite; the answer's words and details are the page's.
     race = memory.db.fetchone("SELECT id::VARCHAR FROM episodes WHERE title = 'Race day'")[0]

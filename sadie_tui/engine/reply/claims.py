@@ -389,6 +389,25 @@ def _names_all(people: Sequence[str], text: str) -> bool:
     return all(find_at_words(normalise(name), hay) >= 0 for name in people)
 
 
+_SIDE = re.compile(r"\b(before|after)\s+(?:the\s+|my\s+|our\s+)?([^\W\d_]{3,})", re.IGNORECASE)
+_OPPOSITE_SIDE = {"before": "after", "after": "before"}
+
+
+def _other_side(question: str, note: Note) -> str:
+    """Why the note is about the other side of the event the question names ("the evening
+    before the marathon", a note of "four days after the marathon"): "" when it is not, or
+    when the note speaks of both sides."""
+    for m in _SIDE.finditer(question):
+        side, event = m[1].casefold(), m[2].casefold()
+        said = {
+            s.casefold() for s, e in _SIDE.findall(" ".join(note.texts)) if e.casefold() == event
+        }
+        other = _OPPOSITE_SIDE[side]
+        if other in said and side not in said:
+            return f"this note speaks of {other} the {event}, not {side} it"
+    return ""
+
+
 def _mentions(note: Note, name: str) -> bool:
     key = normalise(name)
     hay = normalise(" ".join([note.title, *note.texts]))
@@ -438,6 +457,9 @@ def judge(
             return Verdict(False, f"this note is from {note.date}, not {question.window.phrase}")
     elif note.outside:
         return Verdict(False, f"this note is from {note.date}, outside {note.outside}")
+    other_side = _other_side(question.text, note)
+    if other_side:
+        return Verdict(False, other_side)
     # people: what someone said, wrote or thought must come from a note that has them in it
     # (a record of a dinner need not name who came)
     for name in question.people if question.quotes else ():
