@@ -9,8 +9,10 @@ person asked (``Asked``):
 * **time**: the question names a time ("in March") and the note is from that time, or the
   quoted sentence itself names a day inside it;
 * **now**: the question asks how things are now ("how much have I saved", "these days") and
-  the quote does not speak of a past period ("for April", "last year"), and no newer shown
-  note speaks to the question as well or better;
+  the quote does not speak of a past period ("for April", "last year"), and no newer note
+  retrieval found (read by the model or not) speaks to the question as well or better;
+* **side**: the note is not of the other side of an event the question names ("four days
+  after the marathon" for "the evening before the marathon");
 * **people**: every person the question names is in the note (its text or its title);
 * **polarity**: the quote was not cut out of a negated sentence ("like my manager" from
   "I don't like my manager") unless the reply keeps the negation;
@@ -22,9 +24,10 @@ person asked (``Asked``):
 
 A citation that fails says why (``Verdict.reason``); it stays visible with that reason and
 weighs nothing in the grounding score. ``doubt`` is the reply-level conclusion: when the
-answer's first claim is not established, the person reads "Your notes don't say this
-directly. The closest they come: …" before the answer, with the shown sentence that best
-answers the question.
+answer's first claim is not established (its first answering sentence, cited or not), or its
+opening sentences speak to nothing asked (``speaks_to``), the person reads "Your notes don't
+say this directly. The closest they come: …" before the answer, with the shown sentence that
+best answers the question.
 
 Pure: no I/O and no UI imports.
 """
@@ -502,9 +505,9 @@ def judge(
         # Its numbers and names are the note's, and some of its words are the quote's.
         return ESTABLISHED
     if near is not None and terms & source and near(sentence, window_text) >= NEAR_SENTENCE:
-        # In other words, but not in none of the quote's: a sentence that shares not one of
-        # its answer words with the quote says something else about the same thing ("it
-        # felt like a big moment for Lena" for "Lena said in front of everyone …").
+        # Other words may say the same thing, but a sentence that shares not one of its
+        # answer words with the quote says something else about it ("it felt like a big
+        # moment for Lena" for "Lena said in front of everyone …").
         return ESTABLISHED
     return Verdict(False, "the quote does not say what this sentence says")
 
