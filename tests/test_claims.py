@@ -509,30 +509,27 @@ KNEE = _excerpt(
 )
 
 
-def test_a_true_sentence_about_something_else_is_no_answer():
-    # Copied word for word from a shown note, about another matter: verbatim, and not what
-    # was asked. The closest line comes from the note that does speak to it.
-    copied = "The non-apology, classic edition. Still, I said the thing."
+@pytest.mark.parametrize(
+    "copied",
+    [
+        # Copied word for word from a shown note, about another matter: verbatim, and not
+        # what was asked.
+        "The non-apology, classic edition. Still, I said the thing.",
+        # "I'm sorry …" reads as a reply that declines; copied from the note, it is checked
+        # as any answer is.
+        "I'm sorry if it came across that way. The non-apology, classic edition.",
+    ],
+    ids=["about-something-else", "an-apology-copied"],
+)
+def test_a_true_sentence_about_something_else_is_no_answer(copied):
     checked = _settled(
         "What went wrong on my long run?",
         copied,
         [(HENRIK, "The non-apology, classic edition.")],
         [HENRIK, KNEE],
     )
+    # The closest line comes from the note that does speak to it.
     assert checked.doubt.startswith(DOUBT) and "(2026-02-28, The knee)" in checked.doubt
-
-
-def test_an_apology_copied_from_a_note_is_no_abstention():
-    # "I'm sorry …" reads as a reply that declines; copied from the note, it is checked as
-    # any answer is.
-    copied = "I'm sorry if it came across that way. The non-apology, classic edition."
-    checked = _settled(
-        "What went wrong on my long run?",
-        copied,
-        [(HENRIK, "The non-apology, classic edition.")],
-        [HENRIK, KNEE],
-    )
-    assert checked.doubt.startswith(DOUBT)
 
 
 def test_the_latest_session_is_found_by_its_notes_title():

@@ -225,9 +225,10 @@ class Session:
     def ingest(self, paths: Sequence[Path], job: IngestJob | None = None) -> IngestReport:
         """Read ``paths`` (files or folders) into the memory (``IngestJob``: its progress and
         CSV mapping)."""
-        return self.memory.ingest(
-            paths, job.progress if job else None, job.csv_map if job else None
-        )
+        from .requests import IngestJob  # lazy: as reflect's ReflectJob, made when none is given
+
+        job = job or IngestJob()
+        return self.memory.ingest(paths, job.progress, job.csv_map)
 
     def remove_notes(self, paths: Sequence[Path]) -> int:
         """Take deleted files (or folders) out of the memory; how many episodes left. A

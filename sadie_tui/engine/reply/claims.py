@@ -388,6 +388,7 @@ def _names_a_day_inside(text: str, window: TimeWindow, year: int) -> bool:
 
 
 def _names_all(people: Sequence[str], text: str) -> bool:
+    """Every one of ``people`` is named in ``text`` (on word boundaries, case folded)."""
     hay = normalise(text)
     return all(find_at_words(normalise(name), hay) >= 0 for name in people)
 
@@ -412,9 +413,7 @@ def _other_side(question: str, note: Note) -> str:
 
 
 def _mentions(note: Note, name: str) -> bool:
-    key = normalise(name)
-    hay = normalise(" ".join([note.title, *note.texts]))
-    return find_at_words(key, hay) >= 0
+    return _names_all([name], " ".join([note.title, *note.texts]))
 
 
 def _answer_details(sentence: str, question: Asked) -> list[Span]:

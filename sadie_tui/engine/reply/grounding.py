@@ -466,7 +466,7 @@ def _lead(
         return
     first = answering[0]
     sentence = text[first[0] : first[1]]
-    for j in list(judged):
+    for j in judged:  # it returns as soon as it appends
         note = by_id.get(j.episode_id.lower())
         if note is None or j.support == "inference" or not (j.verdict.ok or j.verdict.minor):
             continue

@@ -159,8 +159,14 @@ def briefing_for(
         people=people,
         person=person_name(whole_soul),
         wholes=episode_texts(memory.db, [e.episode_id for e in excerpts]),
-        unshown=[e for e in retrieved if e.episode_id not in {x.episode_id for x in excerpts}],
+        unshown=_unread(retrieved, excerpts),
     )
+
+
+def _unread(retrieved: Sequence[Excerpt], read: Sequence[Excerpt]) -> list[Excerpt]:
+    """The retrieved excerpts of notes the model reads nothing of."""
+    shown = {e.episode_id for e in read}
+    return [e for e in retrieved if e.episode_id not in shown]
 
 
 def _word_runs(text: str, longest: int = 3) -> list[str]:
