@@ -471,14 +471,33 @@ def test_a_now_answer_is_stale_against_a_newer_note_retrieved_but_not_read():
     assert alone.doubt == "" and alone.policed.citations[0].doubt == ""
 
 
-def _settled(question, reply_text, cites, shown, unshown=(), people=()):
+def test_the_persons_own_name_for_you_is_not_a_detail_missing_from_the_note():
+    # A small model writes "you" as the name the soul summary opens with; no note of theirs
+    # need hold it. Another name beside the answer still is checked.
+    fee = _excerpt(8, "2026-01-13", "Lisbon Marathon registration",
+                   "Lisbon Marathon 2026 entry fee, €75.00, paid by card.")
+    question = "How much was the marathon entry fee?"
+    quote = [(fee, "Lisbon Marathon 2026 entry fee, €75.00, paid by card.")]
+    text = "The marathon entry fee for Maya Okafor was €75.00, paid by card."
+    own = _settled(question, text, quote, [fee], person="Maya Okafor")
+    assert own.doubt == "" and own.policed.citations[0].doubt == ""
+    other = _settled(question, text.replace("Maya Okafor", "Ines"), quote, [fee],
+                     person="Maya Okafor")
+    assert "“Ines” is not in this note" in other.policed.citations[0].doubt
+
+
+def _settled(question, reply_text, cites, shown, unshown=(), people=(), person=""):
     """The reply checked as a turn checks it: the briefing, its citations policed, settled."""
     from sadie_tui.engine.prompt import build_briefing
     from sadie_tui.engine.reply.citations import police
     from sadie_tui.engine.reply.grounding import Grounded, settle
 
     briefing = build_briefing(
-        message=question, excerpts=list(shown), unshown=list(unshown), people=list(people)
+        message=question,
+        excerpts=list(shown),
+        unshown=list(unshown),
+        people=list(people),
+        person=person,
     )
     tail = json.dumps(
         [{"episode": e.episode_id, "quote": q, "support": "verbatim"} for e, q in cites]

@@ -20,6 +20,7 @@ from sadie_tui.engine.reply.grounding import (
     candidates,
     match_sentences,
     pass_schema,
+    resolve,
     sentences_of,
 )
 from sadie_tui.engine.session import Session
@@ -38,7 +39,7 @@ def shown_ids(body: dict) -> list[str]:
 
 def handles(schema: dict) -> list[str]:
     """The sentence handles a pass schema allows."""
-    return schema["properties"]["citations"]["items"]["properties"]["s"]["enum"]
+    return schema["properties"]["s"]["items"]["enum"]
 
 
 def full_ids(memory) -> list[str]:
@@ -150,12 +151,19 @@ def test_the_pass_offers_handles_of_the_shown_sentences_closest_to_the_reply():
     ]
     schema = pass_schema(offered)
     assert handles(schema) == ["S1"]
-    items = schema["properties"]["citations"]
+    items = schema["properties"]["s"]
     assert items["minItems"] == 1 and items["maxItems"] == 4
-    props = items["items"]["properties"]
-    assert props["support"]["enum"] == ["verbatim", "paraphrase", "inference"]
-    # The grammar is small: no excerpt text, no ids in it.
-    assert len(json.dumps(schema)) < 500
+    assert schema["required"] == ["s"]
+    # The grammar is small: handles only, no labels, no excerpt text, no ids in it.
+    assert len(json.dumps(schema)) < 200
+    # The answer is a list of handles; the quote is the offered sentence, cited verbatim.
+    (entry,) = resolve({"s": ["S1"]}, offered)
+    assert entry == {"episode": other, "quote": "Ran 18 km along the Tagus with Ines.",
+                     "support": "verbatim"}
+    # The earlier shape is still read; what is neither is not.
+    (old,) = resolve({"citations": [{"s": "S1", "support": "paraphrase"}]}, offered)
+    assert old["quote"] == entry["quote"] and old["support"] == "paraphrase"
+    assert resolve({"sentences": ["S1"]}, offered) is None
 
 
 def test_sentences_of_cuts_long_sentences_at_a_word():
@@ -379,7 +387,7 @@ def test_tokens_per_second_is_the_models_own(server, memory):
 def test_ask_without_tail_is_repaired_and_flags_details(server, memory):
     # The draft and its revision both plant a time and a name: the revision is no better
     # supported, so the draft stays, with its pass citations and its details flagged.
-    passed = '{"citations": [{"s": "S1", "support": "verbatim"}]}'
+    passed = '{"s": ["S1"]}'
     server.queue(Reply(PLANTED), Reply(passed), Reply(PLANTED))
     result = asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
     assert not result.abstained
@@ -401,7 +409,7 @@ def test_ask_revision_shares_the_briefing_prefix(server, memory):
     # the draft and the note naming the detail after them.
     server.queue(
         Reply("You ran it in 3:15.\n@@CITATIONS@@\n[]"),
-        Reply('{"citations": [{"s": "S1", "support": "verbatim"}]}', stream=False),
+        Reply('{"s": ["S1"]}', stream=False),
     )
     asyncio.run(Session(memory, load_settings()).ask("How did my marathon go?"))
     draft, _, revision = server.requests[:3]
@@ -435,13 +443,13 @@ def test_a_long_sentence_is_listed_short_but_cited_whole():
     long = "Ran 18 km along the Tagus with Ines " + "and then some more words " * 12 + "at dusk."
     excerpts = [Excerpt(UUID_A, "2026-03-15", "Long run", long)]
     (offered,) = candidates("You ran 18 km by the Tagus.", excerpts)
-    from sadie_tui.engine.reply.grounding import pass_messages, resolve
+    from sadie_tui.engine.reply.grounding import pass_messages
 
     briefing = build_briefing(message="q", excerpts=excerpts)
     request = pass_messages(briefing, "You ran 18 km by the Tagus.", [offered])[-1]["content"]
     listed = next(line for line in request.splitlines() if line.startswith("S1. "))
     assert len(listed) < 160 and listed.endswith(" …")
-    (entry,) = resolve({"citations": [{"s": "S1", "support": "verbatim"}]}, [offered])
+    (entry,) = resolve({"s": ["S1"]}, [offered])
     assert entry["quote"] == offered.sentence and entry["episode"] == UUID_A
 
 

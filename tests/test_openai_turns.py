@@ -135,7 +135,7 @@ def test_the_pass_on_a_server_without_response_format(monkeypatch, memory):
     of the prose around it, is policed as the schema-bound one is."""
     ep, _ = episode_of(memory, "Warden retro")
     said = "You shipped the auth refactor. It felt slower than it should."
-    handles = '{"citations": [{"s": "S1", "support": "verbatim"}]}'
+    handles = '{"s": ["S1"]}'
     with served("ollama", monkeypatch) as srv:
         srv.queue(Reply(split_pieces(said, 4)), Reply([handles]))
         ollama = summary(run_chat(session(memory), "Warden?"))

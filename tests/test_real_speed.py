@@ -28,7 +28,7 @@ REFUSAL = (
     "I'm sorry, but I cannot provide the requested information without additional context "
     "or citations."
 )
-PASS = json.dumps({"citations": [{"s": "S1", "support": "verbatim"}]})
+PASS = json.dumps({"s": ["S1"]})
 
 
 @pytest.fixture
@@ -76,7 +76,7 @@ def test_a_pass_naming_an_unrelated_sentence_does_not_sink_a_right_answer(cpu_se
     # the pass's only choice shares nothing with the reply and is dropped; the detail the
     # excerpt holds (3:58) is evidence, so the answer stands and is not sent back.
     cpu_server.queue(
-        Reply(DRAFT), Reply(json.dumps({"citations": [{"s": "S3", "support": "verbatim"}]}))
+        Reply(DRAFT), Reply(json.dumps({"s": ["S3"]}))
     )
     result = asyncio.run(Session(memory, load_settings()).ask("How long did the marathon take?"))
     # With four passages (issue 33) the handle may now name a sentence of another shown note:

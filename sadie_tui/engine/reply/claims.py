@@ -118,6 +118,9 @@ class Asked:
     now: bool
     why: bool
     quotes: bool = False  # it asks what someone said, wrote, asked or thought
+    # The person's own name (their soul summary's opening words): "you" in a reply is often
+    # written as the name, which no note of theirs need hold.
+    person: str = ""
 
     @property
     def factual(self) -> bool:
@@ -132,9 +135,9 @@ class Asked:
         )
 
 
-def asked(question: str, today: datetime, people: Iterable[str] = ()) -> Asked:
+def asked(question: str, today: datetime, people: Iterable[str] = (), person: str = "") -> Asked:
     """What ``question`` names. ``people``: the memory's people (names the question holds
-    are kept; kinship words such as "Mum" always count)."""
+    are kept; kinship words such as "Mum" always count). ``person``: the person's own name."""
     window = parse_time_window(question, today)
     folded = normalise(question)
     named: list[str] = []
@@ -151,6 +154,7 @@ def asked(question: str, today: datetime, people: Iterable[str] = ()) -> Asked:
         now=now,
         why=bool(_WHY.search(question)),
         quotes=bool(_SAID.search(question)),
+        person=person,
     )
 
 
@@ -417,8 +421,9 @@ def _mentions(note: Note, name: str) -> bool:
 
 
 def _answer_details(sentence: str, question: Asked) -> list[Span]:
-    """The numbers, dates, amounts and names of ``sentence`` that the question does not hold."""
-    asked_index = SourceIndex([question.text])
+    """The numbers, dates, amounts and names of ``sentence`` that the question does not hold
+    (nor the person's own name)."""
+    asked_index = SourceIndex([question.text, question.person])
     return [d for d in find_details(sentence) if not asked_index.supports(d)]
 
 
