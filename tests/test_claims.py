@@ -486,6 +486,23 @@ def test_the_persons_own_name_for_you_is_not_a_detail_missing_from_the_note():
     assert "“Ines” is not in this note" in other.policed.citations[0].doubt
 
 
+def test_a_part_of_a_total_does_not_answer_how_much_in_all():
+    # Asked what was paid up front, the model gave one of the sums the quote adds up.
+    paid = note(
+        "Transfer to Maria de Lurdes Antunes: 2× €1,350 caução + €1,350 first month (June) "
+        "= €4,050.",
+        "2026-03-28",
+    )
+    quote = paid.texts[0]
+    q = asked("How much did we pay up front for the new flat?", TODAY)
+    part = judge(q, "We paid €1,350 upfront for the new flat.", quote, paid)
+    assert not part.ok and part.reason == "this is part of a total: the note gives €4,050"
+    assert judge(q, "You paid €4,050 up front.", quote, paid).ok
+    # Asked for the part the sum names, the part answers.
+    month = asked("How much was the first month's rent on the new flat?", TODAY)
+    assert judge(month, "The first month was €1,350.", quote, paid).ok
+
+
 def _settled(question, reply_text, cites, shown, unshown=(), people=(), person=""):
     """The reply checked as a turn checks it: the briefing, its citations policed, settled."""
     from sadie_tui.engine.prompt import build_briefing

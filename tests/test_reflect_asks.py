@@ -17,6 +17,7 @@ from sadie_tui.cli import main_group
 from sadie_tui.config import Settings
 from sadie_tui.engine.operations import ListBeliefs, ShowBelief
 from sadie_tui.engine.reflect.plans import not_a_belief
+from sadie_tui.engine.reflect.prompt import QUESTION_CHARS
 from sadie_tui.engine.reflect.report import ReflectReport
 from sadie_tui.engine.reflect.step import echoes
 from sadie_tui.engine.requests import ReflectJob
@@ -299,3 +300,9 @@ def test_run_on_and_cut_off_questions_are_read(session, model, server) -> None:
         Reply('{"questions": ["How often does the person run?", "How much time does the per')
     )
     assert session.reflect(ReflectJob(everything=True)).questions == 1
+    # The grammar closes a string at QUESTION_CHARS: the words after its last question mark
+    # are not a question ("How much time does the per" was one, kept as asked).
+    server.queue(Reply('{"questions": ["How often does the person run? How much time does the per"]}'))
+    assert session.reflect(ReflectJob(everything=True)).questions == 1
+    asked = [b["format"] for b in server.format_requests if "questions" in b["format"]["properties"]]
+    assert asked[-1]["properties"]["questions"]["items"]["maxLength"] == QUESTION_CHARS

@@ -158,6 +158,12 @@ def questions_messages(shown: Sequence[Shown], most: int) -> list[dict[str, str]
     ]
 
 
+# The longest question the grammar lets the model write: one question, not a dozen run into one
+# string until the token limit cut it (the 1.5B model did, on every batch of a quiet run:
+# 99 tokens written of 100, 2026-12-05).
+QUESTION_CHARS = 120
+
+
 def questions_schema(most: int) -> JSONObject:
     return {
         "type": "object",
@@ -165,7 +171,7 @@ def questions_schema(most: int) -> JSONObject:
             "questions": {
                 "type": "array",
                 "maxItems": most,
-                "items": {"type": "string", "minLength": 12},
+                "items": {"type": "string", "minLength": 12, "maxLength": QUESTION_CHARS},
             }
         },
         "required": ["questions"],

@@ -67,9 +67,9 @@ MAX_QUESTIONS = 2
 # repeats the instruction.
 ECHO_WORDS = 3
 PER_ANSWER = 2  # beliefs one question's answer may give
-# Two short questions are some 40 tokens; a run-on answer is cut here (its finished strings
-# still count, ``_questions_of``).
-QUESTION_TOKENS = 100
+# Two questions of at most ``QUESTION_CHARS`` are some 70 tokens with their JSON; an answer
+# cut here still keeps the strings it finished (``_questions_of``).
+QUESTION_TOKENS = 80
 
 
 @dataclass
@@ -325,8 +325,9 @@ _STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
 def _questions_of(text: str) -> list[str]:
     """The questions of the model's answer, once each: each string split after its question
     marks (the 1.5B model ran a dozen questions into one string, measured), blank ones and
-    those repeating the instruction left out. An answer cut at its token limit (not JSON)
-    keeps the strings it finished."""
+    those repeating the instruction left out; the words after a string's last question mark
+    (a question the grammar's ``QUESTION_CHARS`` cut) are not one. An answer cut at its
+    token limit (not JSON) keeps the strings it finished."""
     try:
         value = json.loads(text)
     except ValueError:
@@ -339,7 +340,7 @@ def _questions_of(text: str) -> list[str]:
     for item in items:
         if not isinstance(item, str):
             continue
-        for piece in re.findall(r"[^?]+\?|[^?]+$", item):
+        for piece in re.findall(r"[^?]+\?", item) or [item]:
             question = " ".join(piece.split())
             if len(question) >= 8 and not echoes(question):
                 seen.setdefault(question.casefold(), question)

@@ -16,6 +16,9 @@ person asked (``Asked``):
 * **people**: every person the question names is in the note (its text or its title);
 * **polarity**: the quote was not cut out of a negated sentence ("like my manager" from
   "I don't like my manager") unless the reply keeps the negation;
+* **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
+  total ("2× €1,350 caução + €1,350 first month = €4,050") and not the total, when the
+  question names nothing that part is for ("up front" is not "first month");
 * **content**: the sentence's answer (its words that are not the question's) is taken from
   the quoted sentence: each number, date, amount or name the sentence adds is in it (or the
   note's title and date), and a reason ("because …", or any sentence answering "why") has
@@ -487,6 +490,9 @@ def judge(
         newer = _newer(question, note, window_text, shown)
         if newer is not None:
             return Verdict(False, f"a newer note ({newer.date}, {newer.title}) speaks to this")
+    part = _part_of_total(question, sentence, window_text)
+    if part:
+        return Verdict(False, part)
     # content: the details the sentence adds are in the note (its title and date too); its
     # words, in the quoted sentence
     source = stems(window_text) | stems(note.header)
@@ -514,6 +520,45 @@ def judge(
         # moment for Lena" for "Lena said in front of everyone …").
         return ESTABLISHED
     return Verdict(False, "the quote does not say what this sentence says")
+
+
+_HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
+_TOTAL = re.compile(r"=\s*")
+
+
+def _amount(text: str) -> str:
+    """An amount's digits ("€1,350" → "1350")."""
+    return re.sub(r"\D", "", text)
+
+
+def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
+    """Why the sentence gives a part of the quote's total for "how much" (module rules), or
+    "" when it does not."""
+    if not _HOW_MUCH.search(question.text):
+        return ""
+    given = {_amount(d.text) for d in find_details(sentence) if d.kind == "amount"}
+    if not given:
+        return ""
+    for line in _sentences(window_text):
+        equals = _TOTAL.search(line)
+        if equals is None:
+            continue
+        after = [d for d in find_details(line[equals.end() :]) if d.kind == "amount"]
+        if not after or after[0].start > 2:
+            continue
+        total = after[0]
+        if _amount(total.text) in given:
+            return ""
+        left = line[: equals.start()]
+        parts = [d for d in find_details(left) if d.kind == "amount"]
+        if not any(_amount(d.text) in given for d in parts):
+            continue
+        # What the parts are for: the words of the left side (not its amounts and names).
+        for_what = stems(left) - stems(" ".join(d.text for d in find_details(left)))
+        if set(question.terms) - _FRAMING & for_what:
+            return ""
+        return f"this is part of a total: the note gives {total.text}"
+    return ""
 
 
 def _coverage(question: Asked, text: str) -> float:
