@@ -56,6 +56,8 @@ def test_grounded_answer(server, memory):
     assert memory.db.fetchone("SELECT count(*) FROM messages")[0] == 0
     turn = memory.db.fetchone("SELECT kind, abstained, grounding FROM turns")
     assert turn == ("ask", False, 1.0)
+    # A one-shot answer is written greedily: the same question, the same answer.
+    assert server.requests[0]["options"]["temperature"] == 0.0
 
 
 def test_revise_when_a_detail_is_unsupported(server, memory):

@@ -74,7 +74,7 @@ def test_event_order_and_rows(server, memory):
     # the id cut to its shortest unique prefix (policing maps it back)
     assert f"episode {ep[:8]} (2026-03-14) Warden retro\n" in system
     assert "@@CITATIONS@@" in system and "thoughtful confidant" in system
-    assert body["options"]["num_ctx"] >= 4096
+    assert body["options"]["num_ctx"] >= 4096 and body["options"]["temperature"] == 0.4
     # telemetry: one turn, one retrieval row per chunk, the cited one marked
     turn = memory.db.fetchone(
         "SELECT kind, persona, prompt_version, grounding FROM turns WHERE kind='chat'"

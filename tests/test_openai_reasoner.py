@@ -42,7 +42,8 @@ BRIEFING = SimpleNamespace(
             "We walked past the old mill and Anna said she is moving to Leeds.\n",
         },
         {"role": "user", "content": "What did Anna say?"},
-    ]
+    ],
+    temperature=0.4,
 )
 SCHEMA = {
     "type": "object",

@@ -153,7 +153,7 @@ class OllamaReasoner:
         # The same num_ctx for every request of this model (a different one makes Ollama
         # reload it): the largest asked for so far, grown only when a briefing needs more.
         num_ctx = self.rates.context(self.model, max(self.num_ctx, briefing.num_ctx()))
-        options: dict[str, float] = {"num_ctx": num_ctx, "temperature": 0.4}
+        options: dict[str, float] = {"num_ctx": num_ctx, "temperature": briefing.temperature}
         if self.reply_tokens:
             options["num_predict"] = self.reply_tokens
         options.update(extra)

@@ -301,7 +301,9 @@ class OpenAIReasoner:
             self.base_url, self.api_key, self.connect_timeout, self.first_token_timeout, on_sent
         )
         self.last_eval_count, self.last_eval_seconds, self.last_done_reason = 0, 0.0, ""
-        chunks = self._chunks(client, reading, self._request(chosen))
+        chunks = self._chunks(
+            client, reading, self._request(chosen, temperature=briefing.temperature)
+        )
         try:
             first = True
             while True:
