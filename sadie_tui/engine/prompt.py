@@ -201,10 +201,10 @@ class Briefing:
     # passages that answer): the claim check still weighs it, so that a "now" answer quoting
     # an old figure is doubted when a newer note retrieved beside it speaks to the question.
     unshown: list[Excerpt] = field(default_factory=list)
-    # How freely the model writes: a chat reply a little (0.4), a one-shot answer not at all
+    # How freely the model writes: a chat reply a little, a one-shot answer not at all
     # (``ASK_TEMPERATURE``): the same question gets the same answer, and on the 40 demo
     # questions the 1.5B model's greedy drafts were as often right (30) as sampled ones.
-    temperature: float = 0.4
+    temperature: float = CHAT_TEMPERATURE
 
     @property
     def message(self) -> str:

@@ -555,7 +555,7 @@ def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
             continue
         # What the parts are for: the words of the left side (not its amounts and names).
         for_what = stems(left) - stems(" ".join(d.text for d in find_details(left)))
-        if set(question.terms) - _FRAMING & for_what:
+        if (set(question.terms) - _FRAMING) & for_what:
             return ""
         return f"this is part of a total: the note gives {total.text}"
     return ""
