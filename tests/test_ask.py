@@ -12,6 +12,7 @@ import pytest
 
 from sadie_tui.config import load_settings
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.prompt import TONE
 from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.ask import reframe, split_opinion
 from tests.support.ollama_server import Reply, split_pieces
@@ -56,8 +57,11 @@ def test_grounded_answer(server, memory):
     assert memory.db.fetchone("SELECT count(*) FROM messages")[0] == 0
     turn = memory.db.fetchone("SELECT kind, abstained, grounding FROM turns")
     assert turn == ("ask", False, 1.0)
-    # A one-shot answer is written greedily: the same question, the same answer.
+    # A one-shot answer is written greedily: the same question, the same answer; in the
+    # persona's lens alone, with no register's tone.
     assert server.requests[0]["options"]["temperature"] == 0.0
+    system = server.requests[0]["messages"][0]["content"]
+    assert not any(tone in system for tone in TONE.values())
 
 
 def test_revise_when_a_detail_is_unsupported(server, memory):

@@ -24,6 +24,7 @@ from sadie_tui.engine.events import (
     Token,
 )
 from sadie_tui.engine.memory import Memory
+from sadie_tui.engine.prompt import TONE
 from sadie_tui.engine.requests import ChatTurn
 from sadie_tui.engine.session import Session
 from tests.support.ollama_server import Reply, split_pieces
@@ -75,6 +76,7 @@ def test_event_order_and_rows(server, memory):
     assert f"episode {ep[:8]} (2026-03-14) Warden retro\n" in system
     assert "@@CITATIONS@@" in system and "thoughtful confidant" in system
     assert body["options"]["num_ctx"] >= 4096 and body["options"]["temperature"] == 0.4
+    assert TONE[events[1].value] in system  # the register's tone, in chat
     # telemetry: one turn, one retrieval row per chunk, the cited one marked
     turn = memory.db.fetchone(
         "SELECT kind, persona, prompt_version, grounding FROM turns WHERE kind='chat'"
