@@ -523,38 +523,31 @@ def judge(
 
 
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
-_TOTAL = re.compile(r"=\s*")
-
-
-def _amount(text: str) -> str:
-    """An amount's digits ("€1,350" → "1350")."""
-    return re.sub(r"\D", "", text)
 
 
 def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
     """Why the sentence gives a part of the quote's total for "how much" (module rules), or
-    "" when it does not."""
+    "" when it does not. Amounts are compared by value (``SourceIndex``: "€4,050" is "4050
+    euros")."""
     if not _HOW_MUCH.search(question.text):
         return ""
-    given = {_amount(d.text) for d in find_details(sentence) if d.kind == "amount"}
+    given = [d for d in find_details(sentence) if d.kind == "amount"]
     if not given:
         return ""
     for line in _sentences(window_text):
-        equals = _TOTAL.search(line)
-        if equals is None:
-            continue
-        after = [d for d in find_details(line[equals.end() :]) if d.kind == "amount"]
-        if not after or after[0].start > 2:
+        left, equals, right = line.partition("=")
+        after = [d for d in find_details(right.lstrip()) if d.kind == "amount"]
+        if not equals or not after or after[0].start > 0:
             continue
         total = after[0]
-        if _amount(total.text) in given:
+        if SourceIndex([sentence]).supports(total):
             return ""
-        left = line[: equals.start()]
-        parts = [d for d in find_details(left) if d.kind == "amount"]
-        if not any(_amount(d.text) in given for d in parts):
+        on_left = find_details(left)
+        parts = SourceIndex([" ".join(d.text for d in on_left if d.kind == "amount")])
+        if not any(parts.supports(d) for d in given):
             continue
         # What the parts are for: the words of the left side (not its amounts and names).
-        for_what = stems(left) - stems(" ".join(d.text for d in find_details(left)))
+        for_what = stems(left) - stems(" ".join(d.text for d in on_left))
         if (set(question.terms) - _FRAMING) & for_what:
             return ""
         return f"this is part of a total: the note gives {total.text}"

@@ -497,7 +497,7 @@ def establish(
         briefing.message,
         today or datetime.now(),
         briefing.extra.get("people", ()),
-        str(briefing.extra.get("person", "")),
+        briefing.extra.get("person", ""),
     )
     notes = notes_of(briefing)
     by_id = {n.episode_id.lower(): n for n in notes}
