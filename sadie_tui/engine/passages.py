@@ -15,8 +15,8 @@ often as from the best four alone, at three times the tokens (issue 33), so the 
 
 A chunk longer than ``Fit.chars`` is cut around its answer-bearing sentence (the one that
 holds most of the question's weighted words), with its neighbours while they fit, and "…"
-where it was cut. The chosen passages keep retrieval's order (or date order, for "the last
-time"). Citation policing still grades a quote against the whole chunk.
+where it was cut. The chosen passages keep retrieval's order (or date order, newest or oldest
+first, for "the last / first time", as the briefing's header says). Citation policing still grades a quote against the whole chunk.
 
 Side blocks are shown only when they bear on the question (``bears_on``); the soul summary is
 reduced to who the person is (its first sentence) unless the question is about the person
@@ -170,13 +170,14 @@ def choose(
     fit: Fit,
     people: Sequence[str] = (),
     *,
-    dated: bool = False,
+    dated: str = "",
 ) -> list[Excerpt]:
     """The ``fit.passages`` excerpts that answer ``question`` best, in their given order,
     each cut to ``fit.chars`` around what answers (module docstring). Chunks of one episode
-    count once: its best chunk stands for it. ``dated``: the excerpts come newest (or oldest)
-    first because the question asks for the last (or first) time: the first of those on its
-    topic (scoring at least ``ON_TOPIC`` of the best) are chosen, in that order."""
+    count once: its best chunk stands for it. ``dated`` ("newest" | "oldest"): the question asks
+    for the last (or first) time: the first excerpts on its topic (scoring at least
+    ``ON_TOPIC`` of the best) in their given order are chosen, and shown by date that way, as
+    the briefing's header says (notes outside the asked time last)."""
     if fit.passages <= 0 or not excerpts:
         return list(excerpts)
     wanted = question_terms(question)
@@ -197,7 +198,16 @@ def choose(
         picked.append(i)
         if len(picked) >= fit.passages:
             break
-    return [cut(excerpts[i], wanted, weight, fit.chars) for i in sorted(picked)]
+    if dated:
+        # Retrieval puts the relevant notes in date order and the rest after them in rank
+        # order; a small model reads the first excerpt as the answer to "when did I first",
+        # so what it is shown is in the order its header names (2026-04-06 came before
+        # 2026-03-20's "first iron tablet", measured).
+        picked.sort(key=lambda i: excerpts[i].date, reverse=dated == "newest")
+        picked.sort(key=lambda i: bool(excerpts[i].outside))
+    else:
+        picked.sort()
+    return [cut(excerpts[i], wanted, weight, fit.chars) for i in picked]
 
 
 # -- side blocks and the soul summary ------------------------------------------------------

@@ -127,9 +127,7 @@ def briefing_for(
     beliefs, observations, blocks = list(result.beliefs), list(result.observations), list(extra)
     whole_soul = soul = memory.soul()
     if fit is not None:
-        excerpts = choose(
-            excerpts, message, fit, people, dated=excerpt_order(result) in ("newest", "oldest")
-        )
+        excerpts = choose(excerpts, message, fit, people, dated=excerpt_order(result))
         lens = persona.observation_weight > 1.0
         beliefs = [b for b in beliefs if lens or bears_on(b.statement, message)]
         observations = [o for o in observations if lens or bears_on(o.text, message)]
