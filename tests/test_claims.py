@@ -474,15 +474,20 @@ def test_a_now_answer_is_stale_against_a_newer_note_retrieved_but_not_read():
 def test_the_persons_own_name_for_you_is_not_a_detail_missing_from_the_note():
     # A small model writes "you" as the name the soul summary opens with; no note of theirs
     # need hold it. Another name beside the answer still is checked.
-    fee = _excerpt(8, "2026-01-13", "Lisbon Marathon registration",
-                   "Lisbon Marathon 2026 entry fee, €75.00, paid by card.")
+    fee = _excerpt(
+        8,
+        "2026-01-13",
+        "Lisbon Marathon registration",
+        "Lisbon Marathon 2026 entry fee, €75.00, paid by card.",
+    )
     question = "How much was the marathon entry fee?"
     quote = [(fee, "Lisbon Marathon 2026 entry fee, €75.00, paid by card.")]
     text = "The marathon entry fee for Maya Okafor was €75.00, paid by card."
     own = _settled(question, text, quote, [fee], person="Maya Okafor")
     assert own.doubt == "" and own.policed.citations[0].doubt == ""
-    other = _settled(question, text.replace("Maya Okafor", "Ines"), quote, [fee],
-                     person="Maya Okafor")
+    other = _settled(
+        question, text.replace("Maya Okafor", "Ines"), quote, [fee], person="Maya Okafor"
+    )
     assert "“Ines” is not in this note" in other.policed.citations[0].doubt
 
 
@@ -590,6 +595,49 @@ def test_the_latest_session_is_found_by_its_notes_title():
     lunch = _excerpt(5, "2026-11-20", "Lunch", "Carla waved from the other table.")
     kept = _settled(question, answer, quote, [may], [lunch], people=["Carla"])
     assert kept.doubt == "" and kept.policed.citations[0].doubt == ""
+
+
+def test_a_first_time_answer_is_doubted_by_an_older_note_retrieved_but_not_read():
+    # "My first Saturday session", answered with the date of a June training plan made "after
+    # the Saturday group run"; retrieval also found January's note titled "…, first Saturday",
+    # which the model did not read.
+    june = _excerpt(
+        9,
+        "2026-06-20",
+        "Marathon block planning with Rui",
+        "Attendees: Maya, Rui (after the Saturday group run, café in Campo Grande).",
+    )
+    january = _excerpt(
+        10,
+        "2026-01-10",
+        "Maré Runners, first Saturday",
+        "First session with Maré Runners. Met at 8am at the Jardim do Campo Grande.",
+    )
+    question = "When was my first Saturday session with the running club?"
+    answer = "Your first Saturday session with the running club was on 20 June 2026."
+    quote = [(june, "Attendees: Maya, Rui (after the Saturday group run, café in Campo Grande).")]
+    early = _settled(question, answer, quote, [june], [january])
+    assert early.doubt.startswith(DOUBT) and "(2026-01-10, Maré Runners" in early.doubt
+    assert "older note (2026-01-10" in early.policed.citations[0].doubt
+    # Asked for the last one, the older note changes nothing; nor does it without "first".
+    for later in (
+        "When did I last have a Saturday session with the running club?",
+        "What did we plan after the Saturday session with the running club?",
+    ):
+        kept = _settled(later, answer, quote, [june], [january])
+        assert "older note" not in kept.policed.citations[0].doubt
+    # And for the last time, a newer note does what an older one does for the first.
+    hills = _excerpt(
+        11, "2026-11-28", "Maré Runners", "Saturday session with the club: hills in Monsanto."
+    )
+    last = _settled(
+        "When did I last have a Saturday session with the running club?",
+        "Your last Saturday session with the running club was on 10 January.",
+        [(january, "First session with Maré Runners.")],
+        [january],
+        [hills],
+    )
+    assert "newer note (2026-11-28" in last.policed.citations[0].doubt
 
 
 def test_the_other_side_of_the_event_asked_about_is_doubted():

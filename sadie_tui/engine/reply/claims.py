@@ -11,6 +11,10 @@ person asked (``Asked``):
 * **now**: the question asks how things are now ("how much have I saved", "these days") and
   the quote does not speak of a past period ("for April", "last year"), and no newer note
   retrieval found (read by the model or not) speaks to the question as well or better;
+* **first and last**: the question asks for the first time ("when did I start", "my first
+  Saturday session") and no older note retrieval found speaks to it as well or better (a
+  training plan made "after the Saturday group run" in June is not the first Saturday, when
+  a January note is titled "Maré Runners, first Saturday"); for the last time, no newer one;
 * **side**: the note is not of the other side of an event the question names ("four days
   after the marathon" for "the evening before the marathon");
 * **people**: every person the question names is in the note (its text or its title);
@@ -42,7 +46,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..retrieval.recency import asks_now
+from ..retrieval.recency import asks_now, parse_recency
 from ..retrieval.timewords import MONTHS, TimeWindow, parse_time_window
 from .backing import SENTENCE_BREAK, content_words, declines, sentence_spans, stems
 from .citations import find_at_words, normalise
@@ -124,6 +128,8 @@ class Asked:
     # The person's own name (their soul summary's opening words): "you" in a reply is often
     # written as the name, which no note of theirs need hold.
     person: str = ""
+    # "oldest" for the first time ("when did I start"), "newest" for the last; "" otherwise.
+    order: str = ""
 
     @property
     def factual(self) -> bool:
@@ -149,6 +155,7 @@ def asked(question: str, today: datetime, people: Iterable[str] = (), person: st
         if key and find_at_words(key, folded) >= 0 and name not in named:
             named.append(name)
     now = window is None and asks_now(question)
+    recency = parse_recency(question) if window is None else None
     return Asked(
         text=question,
         terms=frozenset(stems(question)),
@@ -158,6 +165,7 @@ def asked(question: str, today: datetime, people: Iterable[str] = (), person: st
         why=bool(_WHY.search(question)),
         quotes=bool(_SAID.search(question)),
         person=person,
+        order=recency.order if recency is not None else "",
     )
 
 
@@ -487,9 +495,12 @@ def judge(
         if period is not None and not _PERIOD.search(sentence):
             said = _as_written(period.group(0).strip(), note.texts)
             return Verdict(False, f"this speaks of {said}, not of now")
-        newer = _newer(question, note, window_text, shown)
-        if newer is not None:
-            return Verdict(False, f"a newer note ({newer.date}, {newer.title}) speaks to this")
+    if question.now or question.order:
+        later = question.order != "oldest"
+        other = _beyond(question, note, window_text, shown, later=later)
+        if other is not None:
+            which = "a newer" if later else "an older"
+            return Verdict(False, f"{which} note ({other.date}, {other.title}) speaks to this")
     part = _part_of_total(question, sentence, window_text)
     if part:
         return Verdict(False, part)
@@ -560,17 +571,22 @@ def _coverage(question: Asked, text: str) -> float:
     return _share(terms, stems(text)) if terms else 0.0
 
 
-# Words that say "now" or "the latest", not what is asked about.
+# Words that say "now", "the latest" or "the first", not what is asked about.
 _NOW_WORDS = frozenset(
-    stems("now currently current these days moment most recent recently latest last still anymore")
+    stems(
+        "now currently current these days moment most recent recently latest last still anymore "
+        "first earliest start started begin began time"
+    )
 )
 
 
-def _newer(question: Asked, note: Note, window_text: str, shown: Sequence[Note]) -> Note | None:
-    """A note dated after ``note`` with a sentence that speaks to the question at least as
-    well as the quoted one (and at least half of its words). A note's title counts with each
-    of its sentences ("Therapy — Carla (first monthly)": "First monthly session."), and the
-    question's words for "now" ("most recent", "these days") do not."""
+def _beyond(
+    question: Asked, note: Note, window_text: str, shown: Sequence[Note], *, later: bool = True
+) -> Note | None:
+    """A note dated after ``note`` (before it, when not ``later``) with a sentence that speaks
+    to the question at least as well as the quoted one (and at least half of its words). A
+    note's title counts with each of its sentences ("Therapy — Carla (first monthly)": "First
+    monthly session."), and the question's words for "now", "last" and "first" do not."""
     terms = set(question.terms) - _FRAMING - _NOW_WORDS
     if not note.date or not terms:
         return None
@@ -585,22 +601,27 @@ def _newer(question: Asked, note: Note, window_text: str, shown: Sequence[Note])
     mine = cover(note.title, window_text)
     best: Note | None = None
     for other in shown:
-        if other.episode_id == note.episode_id or other.date <= note.date:
+        if other.episode_id == note.episode_id or not other.date:
+            continue
+        if (other.date <= note.date) if later else (other.date >= note.date):
             continue
         for text in other.texts:
             for sentence in _sentences(text):
                 if not _names_all(question.people, f"{other.title} {sentence}"):
                     continue  # a newer word on what was asked names whom it was asked of
                 found = cover(other.title, sentence)
-                if found >= 0.5 and found >= mine and (best is None or other.date > best.date):
+                if found < 0.5 or found < mine:
+                    continue
+                if best is None or (other.date > best.date if later else other.date < best.date):
                     best = other
     return best
 
 
 def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
     """The shown sentence that speaks most to the question (its content words, the newest
-    first for "now"), for "The closest they come: …"; None when none shares a word."""
-    best: tuple[float, str, Note, str] | None = None
+    first for "now" and "the last time", the oldest for "the first"), for "The closest they
+    come: …"; None when none shares a word."""
+    best: tuple[float, int, Note, str] | None = None
     for note in notes:
         for text in note.texts:
             for sentence in _sentences(text):
@@ -609,7 +630,10 @@ def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
                 cover = _coverage(question, sentence)
                 if cover <= 0:
                     continue
-                tie = note.date if question.now else ""
+                day = note.day()
+                tie = day.toordinal() if day is not None and (question.now or question.order) else 0
+                if question.order == "oldest":
+                    tie = -tie
                 key = (cover, tie)
                 if best is None or key > (best[0], best[1]):
                     best = (cover, tie, note, sentence[:300])
@@ -741,7 +765,9 @@ def assess(
         or (cited and cited[0] not in established)
         or spans[0] not in established
     ):
-        # For "now", the closest may be a newer note the model did not read; otherwise it is
-        # among what the model read (and the person can open in the sources).
-        return Assessment(doubt=doubt_line(question, found if question.now and found else notes))
+        # For "now" (and the first or last time), the closest may be a newer (older) note the
+        # model did not read; otherwise it is among what the model read (and the person can
+        # open in the sources).
+        timed = question.now or question.order
+        return Assessment(doubt=doubt_line(question, found if timed and found else notes))
     return Assessment()
