@@ -640,6 +640,52 @@ def test_a_first_time_answer_is_doubted_by_an_older_note_retrieved_but_not_read(
     assert "newer note (2026-11-28" in last.policed.citations[0].doubt
 
 
+def test_the_same_person_on_another_occasion_is_doubted():
+    # What Kofi said the day of the bathroom, answered with what he said over lunch in
+    # November: verbatim, his name and "told" shared, another occasion.
+    news = _excerpt(
+        12,
+        "2026-11-12",
+        "Kofi's news",
+        "Kofi told me over lunch, on the river steps, that he's moving back to Porto. Lena has "
+        "agreed he'll work remotely.",
+    )
+    bathroom = _excerpt(
+        13,
+        "2026-03-31",
+        "The bathroom on the second floor",
+        "I cried in the second-floor bathroom at work today. When I came out Kofi was standing "
+        'by the water cooler. He said "go home." He said "you\'re polishing a spoon."',
+    )
+    question = "What did Kofi tell me by the water cooler the day I cried in the bathroom at work?"
+    wrong = _settled(
+        question,
+        "Kofi told me over lunch, on the river steps, that he's moving back to Porto.",
+        [(news, "Kofi told me over lunch, on the river steps, that he's moving back to Porto.")],
+        [news, bathroom],
+        people=["Kofi"],
+    )
+    assert wrong.doubt.startswith(DOUBT)
+    assert "another note (2026-03-31, The bathroom" in wrong.policed.citations[0].doubt
+    right = _settled(
+        question,
+        "He told you to go home: you're polishing a spoon.",
+        [(bathroom, 'He said "you\'re polishing a spoon."')],
+        [news, bathroom],
+        people=["Kofi"],
+    )
+    assert right.doubt == "" and right.policed.citations[0].doubt == ""
+    # Asked only what Kofi said, any note of his words may answer.
+    said = _settled(
+        "What did Kofi tell me?",
+        "Kofi told me over lunch, on the river steps, that he's moving back to Porto.",
+        [(news, "Kofi told me over lunch, on the river steps, that he's moving back to Porto.")],
+        [news, bathroom],
+        people=["Kofi"],
+    )
+    assert "another note" not in said.policed.citations[0].doubt
+
+
 def test_the_other_side_of_the_event_asked_about_is_doubted():
     # "The evening before the marathon", answered from a note of four days after it.
     hollow = _excerpt(

@@ -18,6 +18,10 @@ person asked (``Asked``):
 * **side**: the note is not of the other side of an event the question names ("four days
   after the marathon" for "the evening before the marathon");
 * **people**: every person the question names is in the note (its text or its title);
+* **occasion**: when the question names an occasion in three words or more beyond whom it
+  names ("by the water cooler the day I cried in the bathroom at work"), the note is not one
+  that speaks of it less than half as much as another note retrieval found (Kofi's news over
+  lunch in November, for what he said that day in March);
 * **polarity**: the quote was not cut out of a negated sentence ("like my manager" from
   "I don't like my manager") unless the reply keeps the negation;
 * **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
@@ -427,6 +431,50 @@ def _other_side(question: str, note: Note) -> str:
     return ""
 
 
+# Words for saying something: "what did Kofi tell me …" asks what he said, not about telling.
+_SAYING = (
+    "say said says tell told text texted write wrote ask asked reply replied think thought call "
+    "called suggest suggested promise promised mean meant"
+)
+# A note about what was asked holds at least this share of the occasion's words, and one
+# holding under ``OCCASION_SHARE`` of the best one's is about something else.
+OCCASION_SHARE = 0.5
+OCCASION_WORDS = 3  # a question naming fewer words of an occasion names none
+
+
+def _occasion(question: Asked) -> set[str]:
+    """The words of what the question asks about beyond whom it names, how it asks (said,
+    told) and "now", "first" or "last"."""
+    return (
+        _asked_topic(question)
+        - _topic(" ".join([*question.people, question.person, _SAYING]))
+        - _NOW_WORDS
+    )
+
+
+def _better_note(question: Asked, note: Note, notes: Sequence[Note]) -> Note | None:
+    """Another note that speaks of the occasion the question names at least twice as much as
+    ``note`` does (and of half its words or more), or None."""
+    terms = _occasion(question)
+    if len(terms) < OCCASION_WORDS:
+        return None
+
+    def cover(n: Note) -> float:
+        return len(terms & _topic(" ".join([n.title, *n.texts]))) / len(terms)
+
+    mine = cover(note)
+    best, most = None, 0.0
+    for other in notes:
+        if other.episode_id.lower() == note.episode_id.lower():
+            continue
+        c = cover(other)
+        if c > most:
+            best, most = other, c
+    if best is not None and most >= OCCASION_SHARE and mine < OCCASION_SHARE * most:
+        return best
+    return None
+
+
 def _mentions(note: Note, name: str) -> bool:
     return _names_all([name], " ".join([note.title, *note.texts]))
 
@@ -483,6 +531,10 @@ def judge(
     for name in question.people if question.quotes else ():
         if not _mentions(note, name):
             return Verdict(False, f"this note does not mention {name}")
+    # occasion: the note of what was asked, not another day with the same person
+    other = _better_note(question, note, shown)
+    if other is not None:
+        return Verdict(False, f"another note ({other.date}, {other.title}) is about what was asked")
     # polarity
     if before and _negated(before) and not _has_negation(quote) and not _has_negation(sentence):
         return Verdict(False, "the note says the opposite: it is negated there")
