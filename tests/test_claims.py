@@ -686,6 +686,26 @@ def test_the_same_person_on_another_occasion_is_doubted():
     assert "another note" not in said.policed.citations[0].doubt
 
 
+def test_a_when_answer_says_when_in_its_notes_words():
+    # "The day before the race" is nowhere in the note it cites (a breakfast in October);
+    # the note's date, a day it names, or the month of its date say when.
+    dog = note(
+        "Tomás showed me, over breakfast, the Instagram of a shelter. Less busy after the race.",
+        date="2026-10-05",
+    )
+    quote = "Tomás showed me, over breakfast, the Instagram of a shelter."
+    q = asked("When did Tomás first show me Bolacha?", TODAY, ["Tomás", "Bolacha"])
+    made_up = judge(q, "Tomás showed you Bolacha the day before the race.", quote, dog)
+    assert not made_up.ok and "does not say when" in made_up.reason
+    assert judge(q, "Tomás showed you Bolacha over breakfast on 5 October.", quote, dog).ok
+    assert judge(q, "He showed you her in October, over breakfast.", quote, dog).ok
+    unsaid = judge(q, "Tomás showed you Bolacha over breakfast.", quote, dog)
+    assert not unsaid.ok and unsaid.reason == "this does not say when"
+    # Not asked when: no time is wanted.
+    how = asked("How did Tomás show me Bolacha?", TODAY, ["Tomás", "Bolacha"])
+    assert judge(how, "Tomás showed you Bolacha over breakfast.", quote, dog).ok
+
+
 def test_the_other_side_of_the_event_asked_about_is_doubted():
     # "The evening before the marathon", answered from a note of four days after it.
     hollow = _excerpt(

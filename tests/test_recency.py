@@ -30,6 +30,8 @@ NOW = datetime(2026, 11, 30, 9, 0)
         ("Where did we last eat out?", "newest", "we last"),
         ("the first time I ran 10k", "oldest", "the first time"),
         ("When did I first meet Rui?", "oldest", "When did I first"),
+        ("When did Tomás first show me Bolacha?", "oldest", "When did Tomás first"),
+        ("When did Ines last run with me?", "newest", "When did Ines last"),
         ("when did I start running", "oldest", "when did I start"),
         ("When did we begin the Warden project?", "oldest", "When did we begin"),
         ("my first marathon", "oldest", "my first"),

@@ -27,6 +27,9 @@ person asked (``Asked``):
 * **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
   total ("2× €1,350 caução + €1,350 first month = €4,050") and not the total, when the
   question names nothing that part is for ("up front" is not "first month");
+* **when**: asked when, a sentence that gives no date, time or number says when in words its
+  note holds ("the day before the race" is not in a note that says "over breakfast"), or
+  in the month of the note's date; one with no word of time at all does not say when;
 * **content**: the sentence's answer (its words that are not the question's) is taken from
   the quoted sentence: each number, date, amount or name the sentence adds is in it (or the
   note's title and date), and a reason ("because …", or any sentence answering "why") has
@@ -566,6 +569,9 @@ def judge(
         rest = answer_terms(sentence, question) - stems(" ".join(missing))
         beside = len(missing) == 1 and bool(rest) and _share(rest, source) >= MINOR_SHARE
         return Verdict(False, f"“{missing[0]}” is not in this note", minor=beside)
+    unsaid = _when_unsaid(question, sentence, note)
+    if unsaid:
+        return Verdict(False, unsaid)
     if reason:
         terms = answer_terms(reason, question)
         if terms and _share(terms, source) < MIN_REASON_SHARE:
@@ -586,6 +592,40 @@ def judge(
 
 
 _HOW_MUCH = re.compile(r"\bhow (?:much|many)\b", re.IGNORECASE)
+_WHEN = re.compile(
+    r"^\W*(?:when|what (?:day|date|time|year|month)|which (?:day|date|year|month))\b",
+    re.IGNORECASE,
+)
+# The words a sentence says when in, beside dates and times (``find_details``).
+_TIME_WORD = re.compile(
+    r"\b(?:"
+    + "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True))
+    + r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|spring|summer|autumn|"
+    r"winter|morning|afternoon|evening|night|midnight|noon|day|week|month|year|yesterday|today|"
+    r"tonight|tomorrow|before|after|ago|later|earlier|christmas|easter|birthday)s?\b",
+    re.IGNORECASE,
+)
+
+
+def _when_unsaid(question: Asked, sentence: str, note: Note) -> str:
+    """Why the sentence does not say when from its note, asked when (module rules), or "".
+    Dates, times and numbers are details, checked as the others are."""
+    if not _WHEN.search(question.text):
+        return ""
+    if any(d.kind in ("date", "time", "number") for d in find_details(sentence)):
+        return ""
+    asked_words = {w.casefold() for w in _TIME_WORD.findall(question.text)}
+    said = [w.casefold() for w in _TIME_WORD.findall(sentence)]
+    said = [w for w in dict.fromkeys(said) if w not in asked_words]
+    if not said:
+        return "this does not say when"
+    day = note.day()
+    month = f"{day:%B}".casefold() if day is not None else ""
+    held = normalise(" ".join([note.title, *note.texts]))
+    for word in said:
+        if word != month and not word.startswith(month or "\0") and find_at_words(word, held) < 0:
+            return f"this note does not say when: “{word}” is not in it"
+    return ""
 
 
 def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:

@@ -56,10 +56,13 @@ _TIME_NOUNS = (
     r"thurs|fri|sat|sun|" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")s?(?![\w])"
 )
 
+# Who did it: a pronoun or a name ("when did Tomás first show me …").
+_WHO = r"(?:i|we|you|he|she|they|[^\W\d_][\w'’.-]*)"
+
 _NEWEST = re.compile(
     r"(?<![\w-])(?:"
     r"how\s+long\s+(?:has\s+it\s+been\s+|is\s+it\s+|was\s+it\s+)?since"
-    r"|when\s+did\s+(?:i|we|you|he|she|they)\s+(?:last|stop|quit|give\s+up|finish)"
+    r"|when\s+did\s+" + _WHO + r"\s+(?:last|stop|quit|give\s+up|finish)"
     r"|(?:the\s+|my\s+|our\s+)?most\s+recent(?:ly)?"
     r"|(?:the\s+|my\s+|our\s+)?latest"
     r"|(?:the\s+)?last\s+time"
@@ -70,7 +73,7 @@ _NEWEST = re.compile(
 )
 _OLDEST = re.compile(
     r"(?<![\w-])(?:"
-    r"when\s+did\s+(?:i|we|you|he|she|they)\s+(?:first|start|begin|get\s+into|take\s+up)"
+    r"when\s+did\s+" + _WHO + r"\s+(?:first|start|begin|get\s+into|take\s+up)"
     r"|(?:the\s+|my\s+|our\s+)?(?:very\s+)?first\s+time"
     r"|(?:i|we|you|he|she|they)\s+first"
     r"|(?:the|my|our)\s+(?:very\s+)?(?:first|earliest)(?!\s+(?:of\s+)?(?:"
