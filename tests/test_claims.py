@@ -706,6 +706,41 @@ def test_a_when_answer_says_when_in_its_notes_words():
     assert judge(how, "Tomás showed you Bolacha over breakfast.", quote, dog).ok
 
 
+def test_a_later_mention_is_not_a_later_time():
+    # A year's review mentions the dentist; the visit itself is the December record.
+    visit = _excerpt(14, "2025-12-16", "Dentist", "Dentist, Clínica Dentária Arroios. Cleaning.")
+    review = _excerpt(
+        15, "2025-12-31", "The year, honestly", "Teeth ground down, the dentist said."
+    )
+    kept = _settled(
+        "When did I last go to the dentist?",
+        "You last went to the dentist on 16 December 2025.",
+        [(visit, "Dentist, Clínica Dentária Arroios.")],
+        [visit],
+        [review],
+    )
+    assert kept.doubt == "" and kept.policed.citations[0].doubt == ""
+
+
+def test_words_quoted_across_sentence_ends_are_one_sentence():
+    # 'Callum posted "All ok.' alone was the answer's first sentence, and no quote backed it.
+    night = _excerpt(
+        16,
+        "2026-07-15",
+        "The night Ife was born",
+        "Callum's first message to the family WhatsApp, sent at 23:58: \"All ok. Both sleeping. "
+        'I have eaten a second banana."',
+    )
+    checked = _settled(
+        "What did Callum post in the family WhatsApp the night Ife was born?",
+        'Callum posted "All ok. Both sleeping. I have eaten a second banana." at 23:58.',
+        [(night, "Callum's first message to the family WhatsApp, sent at 23:58")],
+        [night],
+        people=["Callum"],
+    )
+    assert checked.doubt == ""
+
+
 def test_the_other_side_of_the_event_asked_about_is_doubted():
     # "The evening before the marathon", answered from a note of four days after it.
     hollow = _excerpt(

@@ -57,11 +57,32 @@ def stems(text: str) -> set[str]:
     return {w[:5] for w in content_words(text) if len(w) >= 3 or w.isdigit()}
 
 
+# Words quoted across sentence ends ("All ok. Both sleeping.") stay one sentence while their
+# closing mark comes within this many characters on the same line.
+QUOTED_REACH = 240
+
+
+def _inside_quote(text: str, start: int, at: int) -> bool:
+    """Whether ``at`` falls inside words quoted in ``text[start:at]`` that close later on
+    the same line (within ``QUOTED_REACH``)."""
+    piece = text[start:at]
+    straight = piece.count('"') % 2 == 1
+    curly = piece.count("“") > piece.count("”")
+    if not (straight or curly):
+        return False
+    ahead = text[at : at + QUOTED_REACH].split("\n", 1)[0]
+    return ('"' in ahead) if straight else ("”" in ahead)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of each sentence of ``text`` (no surrounding whitespace)."""
+    """``(start, end)`` of each sentence of ``text`` (no surrounding whitespace); words
+    quoted across sentence ends are one sentence with the words around them ('He posted "All
+    ok. Both sleeping." at 23:58.')."""
     spans: list[tuple[int, int]] = []
     at = 0
     for m in [*SENTENCE_BREAK.finditer(text), None]:
+        if m is not None and "\n" not in m.group(0) and _inside_quote(text, at, m.start()):
+            continue
         end = m.start() if m is not None else len(text)
         piece = text[at:end]
         lead = len(piece) - len(piece.lstrip())

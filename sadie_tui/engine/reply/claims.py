@@ -676,7 +676,8 @@ def _beyond(
     question: Asked, note: Note, window_text: str, shown: Sequence[Note], *, later: bool = True
 ) -> Note | None:
     """A note dated after ``note`` (before it, when not ``later``) with a sentence that speaks
-    to the question at least as well as the quoted one (and at least half of its words). A
+    to the question at least as well as the quoted one (better, for the first or last time
+    rather than "now"), and to at least half of its words. A
     note's title counts with each of its sentences ("Therapy — Carla (first monthly)": "First
     monthly session."), and the question's words for "now", "last" and "first" do not."""
     terms = set(question.terms) - _FRAMING - _NOW_WORDS
@@ -691,6 +692,10 @@ def _beyond(
         return _share(terms, held) if not asked_of or asked_of & held else 0.0
 
     mine = cover(note.title, window_text)
+    # For the first or last time (not "now"), a note that only mentions it as well ("teeth
+    # ground to dust, the dentist said" in a year's review) is no other time: it must speak
+    # to it better.
+    strict = not question.now
     best: Note | None = None
     for other in shown:
         if other.episode_id == note.episode_id or not other.date:
@@ -702,7 +707,7 @@ def _beyond(
                 if not _names_all(question.people, f"{other.title} {sentence}"):
                     continue  # a newer word on what was asked names whom it was asked of
                 found = cover(other.title, sentence)
-                if found < 0.5 or found < mine:
+                if found < 0.5 or found < mine or (strict and found == mine):
                     continue
                 if best is None or (other.date > best.date if later else other.date < best.date):
                     best = other
