@@ -59,17 +59,17 @@ if TYPE_CHECKING:
     from ..store.beliefs import Known
 
 TOUCHED = 3  # existing beliefs a batch's notes are checked against, at most
-# Asked of one batch. Park et al. ask three; two here: each costs an answer, and a 1.5B model
-# on a loaded 2-core CPU wrote 0.3-0.5 structured tokens a second (2026-12-05, the server's
-# log), some 200 tokens an answer.
-MAX_QUESTIONS = 2
+# Asked of one batch. Park et al. ask three; one here: each costs an answer request (~50 s of
+# a 1.5B model on 2 CPU cores), and two a batch took the demo's 26 episodes from 1,532 s to
+# 2,175 s per 100 episodes with no belief more recovered (2026-12-05, README).
+MAX_QUESTIONS = 1
 # A question with at least ECHO_WORDS of the instruction's words, half its own or more,
 # repeats the instruction.
 ECHO_WORDS = 3
 PER_ANSWER = 2  # beliefs one question's answer may give
-# Two questions of at most ``QUESTION_CHARS`` are some 70 tokens with their JSON; an answer
-# cut here still keeps the strings it finished (``_questions_of``).
-QUESTION_TOKENS = 80
+# A question of at most ``QUESTION_CHARS`` is some 35 tokens with its JSON; an answer cut
+# here still keeps the strings it finished (``_questions_of``).
+QUESTION_TOKENS = 48
 
 
 @dataclass
