@@ -16,7 +16,8 @@ often as from the best four alone, at three times the tokens (issue 33), so the 
 A chunk longer than ``Fit.chars`` is cut around its answer-bearing sentence (the one that
 holds most of the question's weighted words), with its neighbours while they fit, and "…"
 where it was cut. The chosen passages keep retrieval's order (or date order, newest or oldest
-first, for "the last / first time", as the briefing's header says). Citation policing still grades a quote against the whole chunk.
+first, for "the last / first time", as the briefing's header says). Citation policing still
+grades a quote against the whole chunk.
 
 Side blocks are shown only when they bear on the question (``bears_on``); the soul summary is
 reduced to who the person is (its first sentence) unless the question is about the person

@@ -12,7 +12,7 @@ person asked (``Asked``):
   the quote does not speak of a past period ("for April", "last year"), and no newer note
   retrieval found (read by the model or not) speaks to the question as well or better;
 * **first and last**: the question asks for the first time ("when did I start", "my first
-  Saturday session") and no older note retrieval found speaks to it as well or better (a
+  Saturday session") and no older note retrieval found speaks to it better (a
   training plan made "after the Saturday group run" in June is not the first Saturday, when
   a January note is titled "Maré Runners, first Saturday"); for the last time, no newer one;
 * **side**: the note is not of the other side of an event the question names ("four days
@@ -623,7 +623,7 @@ def _when_unsaid(question: Asked, sentence: str, note: Note) -> str:
     month = f"{day:%B}".casefold() if day is not None else ""
     held = normalise(" ".join([note.title, *note.texts]))
     for word in said:
-        if word != month and not word.startswith(month or "\0") and find_at_words(word, held) < 0:
+        if word != month and find_at_words(word, held) < 0:
             return f"this note does not say when: “{word}” is not in it"
     return ""
 
@@ -677,9 +677,9 @@ def _beyond(
 ) -> Note | None:
     """A note dated after ``note`` (before it, when not ``later``) with a sentence that speaks
     to the question at least as well as the quoted one (better, for the first or last time
-    rather than "now"), and to at least half of its words. A
-    note's title counts with each of its sentences ("Therapy — Carla (first monthly)": "First
-    monthly session."), and the question's words for "now", "last" and "first" do not."""
+    rather than "now"), and to at least half of its words. A note's title counts with each of
+    its sentences ("Therapy — Carla (first monthly)": "First monthly session."), and the
+    question's words for "now", "last" and "first" do not."""
     terms = set(question.terms) - _FRAMING - _NOW_WORDS
     if not note.date or not terms:
         return None
