@@ -12,7 +12,8 @@ reasoner does it too.
    to the rows it is computed from.
 3. Self-reports: each belief (stated or derived) that matches a claim pattern (``CLAIMS``), and
    one the notes state in the first person when no belief does, is compared with the figure
-   over the window ending on each day it was said. Where the records contradict it beyond the
+   over the window ending on each day it was said (said before its records began, the first
+   window after it, within ``LEAD_DAYS``). Where the records contradict it beyond the
    claim's threshold, it becomes ``contested``, linked (``contradicts``) to those rows, and
    says the numbers in words.
 """
@@ -45,6 +46,9 @@ Encode = Callable[[Sequence[str]], "np.ndarray"]
 
 #: Days a window needs figures on before it says anything.
 MIN_DAYS = 7
+# A self-report said before its records began is checked against the first window after it
+# when that window begins within this many days of the day it was said.
+LEAD_DAYS = 30
 _WORD_NUMBERS = {
     w: n
     for n, w in enumerate(
@@ -221,11 +225,19 @@ _FIGURE_WORDS = {
 _SPAN_WORDS = {"sleep": "nights", "phone_night": "nights", "runs": "days", "takeaway": "days"}
 
 
-def figure_words(measure: str, value: float, days: int, end: date, covered: int) -> str:
+def figure_words(
+    measure: str, value: float, days: int, end: date, covered: int, start: date | None = None
+) -> str:
     """ "the tracker averaged 5 h 48 m asleep a night over the 90 nights to 4 Jan 2026 (9
-    recorded)"."""
+    with a figure)"; with ``start``, the window after the day it was said: "… over the 90
+    nights from 27 Dec 2025, the first it recorded after you said it (…)"."""
     what = _FIGURE_WORDS[measure].format(v=said(measure, value))
     span = _SPAN_WORDS[measure]
+    if start is not None:
+        return (
+            f"{what} over the {days} {span} from {_day(start)}, the first it recorded after"
+            f" you said it ({covered} with a figure)"
+        )
     return f"{what} over the {days} {span} to {_day(end)} ({covered} with a figure)"
 
 
@@ -415,13 +427,23 @@ def contradiction(db: Database, statement: str, days_said: Sequence[date]) -> Co
     claimed = claim.claimed(m)
     for end in ends:
         w = store.window(db, claim.measure, end - timedelta(days=claim.days - 1), end)
+        start: date | None = None
         if w.mean is None or w.days < MIN_DAYS:
-            continue
+            # Said before the records began ("seven hours or so" eleven days before the ring
+            # came): a habit is checked against the first window after it, when that begins
+            # within LEAD_DAYS of the day it was said.
+            first = store.first_day(db, claim.measure, end)
+            if first is None or (first - end).days > LEAD_DAYS:
+                continue
+            start = first
+            w = store.window(db, claim.measure, start, start + timedelta(days=claim.days - 1))
+            if w.mean is None or w.days < MIN_DAYS:
+                continue
         value = per_unit(claim.measure, w.mean)
         gap = value - claimed if claim.above else abs(value - claimed)
         if gap < claim.threshold or (best is not None and gap <= best.gap):
             continue
-        figure = figure_words(claim.measure, value, claim.days, end, w.days)
+        figure = figure_words(claim.measure, value, claim.days, end, w.days, start)
         lead = claim.said(m)
         best = Contradiction(f"you say {lead}; {figure}", w.rows, gap)
     return best

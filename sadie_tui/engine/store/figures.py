@@ -53,6 +53,16 @@ def window(db: Database, measure: str, start: date, end: date) -> Window:
     return Window(float(row[0]), int(row[1]), tuple(row[2] or ()))
 
 
+def first_day(db: Database, measure: str, since: date) -> date | None:
+    """The first day on or after ``since`` that an observation of ``measure`` covers."""
+    row = db.fetchone(
+        "SELECT min(greatest(period_start, ?)) FROM observations"
+        " WHERE measure = ? AND period_end >= ?",
+        [since, measure, since],
+    )
+    return row[0] if row else None
+
+
 def last_day(db: Database, measure: str) -> date | None:
     """The last day any observation of ``measure`` covers."""
     row = db.fetchone("SELECT max(period_end) FROM observations WHERE measure = ?", [measure])
