@@ -95,6 +95,13 @@ async def test_the_first_run_can_keep_the_memory_plain(tmp_path: Path, tui_env, 
     app = make_app(make_context(home, ollama.url))
     async with app.run_test(size=(60, 20)) as pilot:
         await dialog(pilot)
+        # Under load the dialog can be on screen before its buttons are laid out: a click
+        # then lands on nothing (a CI run waited 600 s for the memory to open).
+        await wait_until(
+            pilot,
+            lambda: pilot.app.screen.query_one("#plain").region.area > 0,
+            what="the plain button laid out",
+        )
         await pilot.click("#plain")
         await ready(pilot)
     assert keycard.read_card(home) is None and (home / "sadie.duckdb").exists()
