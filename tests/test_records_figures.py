@@ -128,56 +128,43 @@ def test_sixty_nights_contest_the_self_report_with_no_model(
         session.close()
 
 
+def _contested_when_said_on(day: str, home: Path, root: Path, embedder) -> list[list[str]]:
+    """Each contested belief's "contested" reasons after the records check (offline) on a
+    memory of the sixty tracked nights (from 1 January 2026) and one self-report dated
+    ``day``, before them."""
+    notes = root / day
+    _sleep_notes(notes)
+    for dated in notes.glob("2026-*.md"):
+        dated.unlink()
+    (notes / f"{day}.md").write_text(
+        f"---\ndate: {day}\n---\nI think I sleep about seven hours a night, most nights.\n"
+    )
+    with Memory.open(home, embedder=embedder) as memory:
+        memory.ingest([notes])
+    session = Session.open(home, Settings(reasoner="offline"))
+    try:
+        with pytest.raises(ModelUnreachable):
+            session.reflect()
+        return [
+            [c.reason for c in session.call(ShowBelief(b.id)).changes if c.action == "contested"]
+            for b in session.call(ListBeliefs(status="contested"))
+        ]
+    finally:
+        session.close()
+
+
 def test_a_habit_said_before_the_records_began_is_checked_by_the_first_window_after(
     tmp_home: Path, tmp_path: Path, embedder
 ) -> None:
     """Said eleven days before the tracker's first night: no window ending that day holds a
     figure, the first 90 nights after it do."""
-    notes = tmp_path / "notes"
-    _sleep_notes(notes)
-    for dated in notes.glob("2026-*.md"):
-        dated.unlink()
-    (notes / "2025-12-21.md").write_text(
-        "---\ndate: 2025-12-21\n---\nI think I sleep about seven hours a night, most nights.\n"
-    )
-    with Memory.open(tmp_home, embedder=embedder) as memory:
-        memory.ingest([notes])
-    session = Session.open(tmp_home, Settings(reasoner="offline"))
-    try:
-        with pytest.raises(ModelUnreachable):
-            session.reflect()
-        contested = session.call(ListBeliefs(status="contested"))
-        assert len(contested) == 1
-        said = [
-            c.reason
-            for c in session.call(ShowBelief(contested[0].id)).changes
-            if c.action == "contested"
-        ]
-        assert (
-            said
-            and "over the 90 nights from 1 Jan 2026, the first it recorded after you" in said[0]
-        )
-        assert "(60 with a figure)" in said[0]
-    finally:
-        session.close()
+    contested = _contested_when_said_on("2025-12-21", tmp_home, tmp_path, embedder)
+    assert len(contested) == 1
+    said = contested[0]
+    assert said and "over the 90 nights from 1 Jan 2026, the first it recorded after you" in said[0]
+    assert "(60 with a figure)" in said[0]
     # Said more than LEAD_DAYS before the records began, it is not checked.
-    late = tmp_path / "late"
-    _sleep_notes(late)
-    for dated in late.glob("2026-*.md"):
-        dated.unlink()
-    (late / "2025-11-01.md").write_text(
-        "---\ndate: 2025-11-01\n---\nI think I sleep about seven hours a night, most nights.\n"
-    )
-    other = tmp_path / "home2"
-    with Memory.open(other, embedder=embedder) as memory:
-        memory.ingest([late])
-    session = Session.open(other, Settings(reasoner="offline"))
-    try:
-        with pytest.raises(ModelUnreachable):
-            session.reflect()
-        assert session.call(ListBeliefs(status="contested")) == []
-    finally:
-        session.close()
+    assert _contested_when_said_on("2025-11-01", tmp_path / "home2", tmp_path, embedder) == []
 
 
 def test_the_figure_is_the_sql_the_readme_shows(tmp_home: Path, tmp_path: Path, embedder) -> None:

@@ -101,9 +101,16 @@ _PERIOD = re.compile(
     r"back then|at the time|used to)\b",
     re.IGNORECASE,
 )
+# Words for saying something: "what did Kofi tell me …" asks what he said (``Asked.quotes``),
+# not about telling; "call" only as "call me".
+_SAYING = (
+    "say said says tell told text texted write wrote ask asked reply replied think thought call "
+    "called suggest suggested promise promised mean meant"
+)
 _SAID = re.compile(
-    r"\b(?:say|said|says|tell|told|text|texted|write|wrote|ask|asked|reply|replied|think|"
-    r"thought|call(?:ed)? me|suggest|suggested|promise|promised|mean|meant)\b",
+    r"\b(?:"
+    + "|".join(w for w in _SAYING.split() if not w.startswith("call"))
+    + r"|call(?:ed)? me)\b",
     re.IGNORECASE,
 )
 # Below this share of the sentence's answer words found in the quote, it does not say it.
@@ -190,6 +197,11 @@ class Note:
     @property
     def header(self) -> str:
         return f"({self.date}) {self.title}"
+
+    @property
+    def with_title(self) -> str:
+        """Its title and the texts shown of it, as one text."""
+        return " ".join([self.title, *self.texts])
 
     def day(self) -> datetime | None:
         try:
@@ -291,7 +303,7 @@ def speaks_to(question: Asked, sentence: str, notes: Sequence[Note] = ()) -> boo
     topic = _asked_topic(question)
     if topic & _topic(sentence) or _answer_details(sentence, question):
         return True
-    return any(topic & _topic(" ".join([n.title, *n.texts])) for n in notes)
+    return any(topic & _topic(n.with_title) for n in notes)
 
 
 def answer_terms(sentence: str, question: Asked) -> set[str]:
@@ -434,11 +446,6 @@ def _other_side(question: str, note: Note) -> str:
     return ""
 
 
-# Words for saying something: "what did Kofi tell me …" asks what he said, not about telling.
-_SAYING = (
-    "say said says tell told text texted write wrote ask asked reply replied think thought call "
-    "called suggest suggested promise promised mean meant"
-)
 # A note about what was asked holds at least this share of the occasion's words, and one
 # holding under ``OCCASION_SHARE`` of the best one's is about something else.
 OCCASION_SHARE = 0.5
@@ -463,7 +470,7 @@ def _better_note(question: Asked, note: Note, notes: Sequence[Note]) -> Note | N
         return None
 
     def cover(n: Note) -> float:
-        return len(terms & _topic(" ".join([n.title, *n.texts]))) / len(terms)
+        return len(terms & _topic(n.with_title)) / len(terms)
 
     mine = cover(note)
     best, most = None, 0.0
@@ -479,7 +486,7 @@ def _better_note(question: Asked, note: Note, notes: Sequence[Note]) -> Note | N
 
 
 def _mentions(note: Note, name: str) -> bool:
-    return _names_all([name], " ".join([note.title, *note.texts]))
+    return _names_all([name], note.with_title)
 
 
 def _answer_details(sentence: str, question: Asked) -> list[Span]:
@@ -599,7 +606,7 @@ _WHEN = re.compile(
 # The words a sentence says when in, beside dates and times (``find_details``).
 _TIME_WORD = re.compile(
     r"\b(?:"
-    + "|".join(sorted((m for m in MONTHS if len(m) > 3 or m == "may"), key=len, reverse=True))
+    + _MONTH_WORDS
     + r"|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|spring|summer|autumn|"
     r"winter|morning|afternoon|evening|night|midnight|noon|day|week|month|year|yesterday|today|"
     r"tonight|tomorrow|before|after|ago|later|earlier|christmas|easter|birthday)s?\b",
@@ -621,7 +628,7 @@ def _when_unsaid(question: Asked, sentence: str, note: Note) -> str:
         return "this does not say when"
     day = note.day()
     month = f"{day:%B}".casefold() if day is not None else ""
-    held = normalise(" ".join([note.title, *note.texts]))
+    held = normalise(note.with_title)
     for word in said:
         if word != month and find_at_words(word, held) < 0:
             return f"this note does not say when: “{word}” is not in it"
@@ -720,6 +727,10 @@ def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
     come: …"; None when none shares a word."""
     best: tuple[float, int, Note, str] | None = None
     for note in notes:
+        day = note.day()
+        tie = day.toordinal() if day is not None and (question.now or question.order) else 0
+        if question.order == "oldest":
+            tie = -tie
         for text in note.texts:
             for sentence in _sentences(text):
                 if len(sentence) < 12:
@@ -727,10 +738,6 @@ def closest(question: Asked, notes: Sequence[Note]) -> tuple[Note, str] | None:
                 cover = _coverage(question, sentence)
                 if cover <= 0:
                     continue
-                day = note.day()
-                tie = day.toordinal() if day is not None and (question.now or question.order) else 0
-                if question.order == "oldest":
-                    tie = -tie
                 key = (cover, tie)
                 if best is None or key > (best[0], best[1]):
                     best = (cover, tie, note, sentence[:300])
