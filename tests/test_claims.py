@@ -573,6 +573,19 @@ def test_a_true_sentence_about_something_else_is_no_answer(copied):
     assert checked.doubt.startswith(DOUBT) and "(2026-02-28, The knee)" in checked.doubt
 
 
+def test_how_much_is_how_it_asks_not_what_about():
+    # "how much" is shared with the reply, the phone is not: the reply speaks to nothing asked.
+    run = _excerpt(3, "2026-11-20", "Saturday", "I have a long run at seven. Early night.")
+    phone = _excerpt(4, "2026-03-31", "Screen time", "Phone after 23:00: 58 min a night.")
+    checked = _settled(
+        "How much am I on my phone after 11pm these days?",
+        "I'm not sure how much I spend on it, but I have a long run at seven.",
+        [(run, "I have a long run at seven.")],
+        [run, phone],
+    )
+    assert checked.doubt.startswith(DOUBT) and "(2026-03-31, Screen time)" in checked.doubt
+
+
 def test_the_latest_session_is_found_by_its_notes_title():
     # "First monthly session." says little by itself; under its title "Therapy — Carla (first
     # monthly)" it is a newer session than the May note the answer quotes.

@@ -287,11 +287,21 @@ def _topic(text: str) -> set[str]:
     return {_PAST.get(w, w)[:5] for w in content_words(text) if len(w) >= 3 or w.isdigit()}
 
 
+# How a question asks, not what about: "how much am I on my phone these days" is about the
+# phone ("I'm not sure how much time I spend running" does not speak to it).
+_ASKING = re.compile(
+    r"\bhow (?:much|many|long|often|far|old|soon)\b|\b(?:these|those) days\b|\bnowadays\b|"
+    r"\bcompared (?:with|to)\b",
+    re.IGNORECASE,
+)
+
+
 def _asked_topic(question: Asked) -> set[str]:
-    """What the question is about: its content words less the time it names ("at the end of
-    February" says when, not what) and the framing words."""
+    """What the question is about: its content words less how it asks ("how much", "these
+    days"), the time it names ("at the end of February" says when, not what) and the framing
+    words."""
     when = _topic(question.window.phrase) if question.window is not None else set()
-    return _topic(question.text) - _FRAMING - when
+    return _topic(_ASKING.sub(" ", question.text)) - _FRAMING - when
 
 
 def speaks_to(question: Asked, sentence: str, notes: Sequence[Note] = ()) -> bool:
