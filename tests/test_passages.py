@@ -35,3 +35,28 @@ def test_a_last_time_question_is_shown_its_passages_newest_first() -> None:
 def test_without_a_time_order_the_passages_keep_retrievals_order() -> None:
     shown = choose(RETRIEVED[:3], "What did I take the iron tablets with?", Fit(4, 700))
     assert [e.episode_id for e in shown] == ["a1", "b2", "c3"]
+
+
+def test_asked_how_many_the_passage_giving_the_figure_is_shown() -> None:
+    # Two notes about the trip back name the emails; one says how many.
+    retrieved = [
+        Excerpt(
+            "j1", "2026-05-16", "Last day in Japan", "Emails can wait. Emails, emails, emails."
+        ),
+        Excerpt("j2", "2026-05-17", "Jet lag", "Back at my desk and the emails are waiting."),
+        Excerpt("j3", "2026-05-18", "Home", "Unpacked the boxes. 340 emails waiting for me."),
+    ]
+    shown = choose(retrieved, "How many emails were waiting for me after Japan?", Fit(2, 700))
+    assert "j3" in [e.episode_id for e in shown]
+
+
+def test_a_long_note_is_cut_around_the_figure_asked_for() -> None:
+    filler = " ".join(f"The exam room was cold, sentence {w}." for w in "abcdefghij")
+    note = Excerpt(
+        "c1",
+        "2026-06-12",
+        "CIPLE, then sardines",
+        f"I sat the CIPLE exam today. {filler} There were 140 people in the room with me.",
+    )
+    (shown,) = choose([note], "How many people sat the CIPLE exam with me?", Fit(1, 200))
+    assert "140 people" in shown.text

@@ -11,11 +11,13 @@ often as from the best four alone, at three times the tokens (issue 33), so the 
 * a chunk about them (a question word in its title, or mentioned again and again);
 * the people the question names, in the chunk or its title;
 * the asked time: a chunk outside it comes last;
-* retrieval's own rank, as a tie-breaker.
+* retrieval's own rank, as a tie-breaker;
+* asked for a figure ("how many", "how much", "what was my … split"), a sentence giving a
+  number or amount the question does not hold, beside a word of the question (``FIGURE``).
 
 A chunk longer than ``Fit.chars`` is cut around its answer-bearing sentence (the one that
-holds most of the question's weighted words), with its neighbours while they fit, and "…"
-where it was cut. The chosen passages keep retrieval's order (or date order, newest or oldest
+holds most of the question's weighted words, and the figure asked for), with its neighbours
+while they fit, and "…" where it was cut. The chosen passages keep retrieval's order (or date order, newest or oldest
 first, for "the last / first time", as the briefing's header says). Citation policing still
 grades a quote against the whole chunk.
 
@@ -70,6 +72,27 @@ def _terms(text: str) -> set[str]:
 
 
 _HOW = re.compile(r"\bhow\s+(?:long|much|many|often|far|well|old)\b", re.IGNORECASE)
+# A question asking for a figure ("how many emails", "how much did I spend", "what was my
+# halfway split"): a passage giving one answers it more than one that only names the topic.
+_FIGURE = re.compile(
+    r"\bhow\s+(?:long|much|many|often|far|old)\b|\bwhat (?:was|is|were) (?:my|the) "
+    r"\w*\s*(?:time|split|pace|score|price|cost|total|weight|distance|average|number)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"(?<![\w.,:])\d+(?:[.,:]\d+)*|[€$£]|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
+    r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|half)\b",
+    re.IGNORECASE,
+)
+FIGURE = 0.25  # a run of sentences giving a figure the question does not, asked for one
+
+
+def asks_figure(question: str) -> bool:
+    return bool(_FIGURE.search(question))
+
+
+def _figures(text: str) -> set[str]:
+    return {m.group(0).casefold() for m in _NUMBER.finditer(text)}
 
 
 def question_terms(question: str) -> set[str]:
@@ -99,14 +122,25 @@ def _mentions(text: str, name: str) -> bool:
 
 
 def _best_window(
-    parts: Sequence[str], title: str, wanted: set[str], weight: dict[str, float], chars: int
+    parts: Sequence[str],
+    title: str,
+    wanted: set[str],
+    weight: dict[str, float],
+    chars: int,
+    figure: set[str] | None = None,
 ) -> tuple[float, int, int]:
     """(coverage, first, last) of the run of sentences, at most ``chars`` long (one sentence
     at least), whose words together with the title's cover most of the question's weighted
-    words; the earliest run wins a tie."""
+    words; the earliest run wins a tie. ``figure``: the question asks for a figure and holds
+    these: a run with a sentence giving another beside a word of the question gains
+    ``FIGURE``."""
     titled = _terms(title)
     total = sum(weight.values()) or 1.0
     held = [_terms(p) for p in parts]
+    gives = [
+        figure is not None and bool(_figures(p) - figure) and bool(wanted & h)
+        for p, h in zip(parts, held, strict=True)
+    ]
     best = (-1.0, 0, 0)
     for lo in range(len(parts)):
         found = titled | held[lo]
@@ -117,6 +151,7 @@ def _best_window(
             size += 1 + len(parts[hi])
             found |= held[hi]
         cover = sum(weight[t] for t in wanted & found) / total
+        cover += FIGURE * any(gives[lo : hi + 1])
         if cover > best[0]:
             best = (cover, lo, hi)
     return best
@@ -129,10 +164,11 @@ def score(
     weight: dict[str, float],
     people: Sequence[str] = (),
     chars: int = 700,
+    figure: set[str] | None = None,
 ) -> float:
     """How much an excerpt answers the question (module docstring)."""
     parts = _sentences(excerpt.text) or [excerpt.text]
-    best = _best_window(parts, excerpt.title, wanted, weight, chars)[0]
+    best = _best_window(parts, excerpt.title, wanted, weight, chars, figure)[0]
     titled = bool(wanted & _terms(excerpt.title))
     mentions = sum(1 for t in tokenize(excerpt.text) if t in wanted)
     about = ABOUT_TITLE * titled + ABOUT_MENTION * min(max(mentions - 1, 0), 6)
@@ -141,7 +177,13 @@ def score(
     return best + about + named + prior - (OUTSIDE if excerpt.outside else 0.0)
 
 
-def cut(excerpt: Excerpt, wanted: set[str], weight: dict[str, float], chars: int) -> Excerpt:
+def cut(
+    excerpt: Excerpt,
+    wanted: set[str],
+    weight: dict[str, float],
+    chars: int,
+    figure: set[str] | None = None,
+) -> Excerpt:
     """``excerpt`` with its text cut to at most ``chars`` characters: the run of sentences
     that answers most (``_best_window``), "…" where it was cut (unchanged when it already
     fits); ``whole`` keeps the chunk."""
@@ -151,7 +193,7 @@ def cut(excerpt: Excerpt, wanted: set[str], weight: dict[str, float], chars: int
     parts = _sentences(text)
     if not parts:
         return excerpt
-    _, lo, hi = _best_window(parts, excerpt.title, wanted, weight, chars)
+    _, lo, hi = _best_window(parts, excerpt.title, wanted, weight, chars, figure)
     body = " ".join(parts[lo : hi + 1])
     if len(body) > chars:  # one sentence longer than the whole allowance
         body = body[:chars].rsplit(" ", 1)[0]
@@ -183,7 +225,10 @@ def choose(
         return list(excerpts)
     wanted = question_terms(question)
     weight = _weights(wanted, excerpts)
-    scores = [score(e, i, wanted, weight, people, fit.chars) for i, e in enumerate(excerpts)]
+    figure = _figures(question) if asks_figure(question) else None
+    scores = [
+        score(e, i, wanted, weight, people, fit.chars, figure) for i, e in enumerate(excerpts)
+    ]
     ranked = sorted(range(len(excerpts)), key=lambda i: -scores[i])
     if dated:
         top = max(scores)
@@ -208,7 +253,7 @@ def choose(
         picked.sort(key=lambda i: bool(excerpts[i].outside))
     else:
         picked.sort()
-    return [cut(excerpts[i], wanted, weight, fit.chars) for i in picked]
+    return [cut(excerpts[i], wanted, weight, fit.chars, figure) for i in picked]
 
 
 # -- side blocks and the soul summary ------------------------------------------------------
