@@ -11,8 +11,9 @@ reads that log to see each stage the way the server did). Never run in CI.
 Two question sets, reported separately: ``tests/data/demo_questions.jsonl`` (the bench's own
 40, which earlier rounds looked at while tuning) and ``bench/data/heldout_questions.jsonl``
 (40 written from the demo notes before issue 33's tuning and never tuned on); a third,
-``bench/data/dev_questions.jsonl`` (40 more, written for its fourth round to tune on), is
-given as a path (``--set bench/data/dev_questions.jsonl``). Each question is asked headless
+``bench/data/dev_questions.jsonl`` (40 more, written for its fourth round to tune on) and
+``bench/data/dev2_questions.jsonl`` (40 more again, for its fifth), are given as paths
+(``--set bench/data/dev_questions.jsonl``). Each question is asked headless
 (``sadie --ask``'s turn, or with ``--mode chat`` a new chat conversation) on a private copy of
 the demo memory. A reply is **right** when its own prose holds one of the
 question's ``key`` strings (case and accents folded); **partial** when only the doubt line
