@@ -181,6 +181,7 @@ async def ask_one(companion: Session, memory: Memory, row: dict, log: Path) -> d
         "pass_s": stages.get("citation_pass", 0.0),
         "revise_s": stages.get("revise", 0.0),
         "calls": len(calls),
+        "unrecorded": any(c.get("unrecorded") for c in calls),
         "pass_calls": len(passes),
         "pass_tokens": sum(int(c.get("eval_count") or 0) for c in passes),
         "draft_s": float(draft.get("total_s") or 0.0),
@@ -248,6 +249,7 @@ async def chat_one(companion: Session, memory: Memory, row: dict, log: Path) -> 
         "pass_s": 0.0,
         "revise_s": 0.0,
         "calls": len(calls),
+        "unrecorded": any(c.get("unrecorded") for c in calls),
         "pass_calls": len([c for c in calls if c.get("format")]),
         "pass_tokens": 0,
         "draft_s": float(draft.get("total_s") or 0.0),
@@ -285,6 +287,9 @@ def reclassify(path: Path, rows: list[dict]) -> int:
 
 
 def summarise(model: str, records: list[dict], label: str = "") -> dict:
+    # A replayed question some request of which had no recording (its briefing changed) is
+    # answered by no model: its figures are left out, and counted.
+    everything, records = records, [r for r in records if not r.get("unrecorded")]
     n = len(records)
     firsts = [r["first_token_s"] for r in records if r["first_token_s"]]
     words = [r["first_word_s"] for r in records if r.get("first_word_s")]
@@ -302,6 +307,7 @@ def summarise(model: str, records: list[dict], label: str = "") -> dict:
         "model": model,
         "set": label,
         "questions": n,
+        "unrecorded": len(everything) - n,
         "right": right,
         "partial": partial,
         "wrong": wrong,

@@ -11,7 +11,8 @@ a question whose briefing has not changed since the recording gets the real draf
 real citation pass, and everything after them (the citation checks, the doubt, the score, the
 label right / partial / wrong) is today's code: a change to the checks is measured on real
 drafts in a minute instead of a model run. A request with no recording (the briefing changed)
-is answered empty and counted as a miss on stderr; its question's figures are not the model's.
+is answered empty and counted as a miss on stderr; its question's figures are not the model's,
+so ``real_answers`` leaves it out of the summary (``unrecorded``: how many).
 Times printed are the recording's. Never run in CI.
 """
 
@@ -75,7 +76,11 @@ def main() -> int:
         record = recorded.get(key(body.get("messages") or [], structured))
         with lock:
             counts["hits" if record else "misses"] += 1
-            line = {k: record.get(k) for k in KEPT} if record else {"format": body.get("format")}
+            line = (
+                {k: record.get(k) for k in KEPT}
+                if record
+                else {"format": body.get("format"), "unrecorded": True}
+            )
             with log.open("a", encoding="utf-8") as out:
                 out.write(json.dumps(line) + "\n")
         if record is None:
