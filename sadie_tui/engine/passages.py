@@ -17,9 +17,9 @@ often as from the best four alone, at three times the tokens (issue 33), so the 
 
 A chunk longer than ``Fit.chars`` is cut around its answer-bearing sentence (the one that
 holds most of the question's weighted words, and the figure asked for), with its neighbours
-while they fit, and "…" where it was cut. The chosen passages keep retrieval's order (or date order, newest or oldest
-first, for "the last / first time", as the briefing's header says). Citation policing still
-grades a quote against the whole chunk.
+while they fit, and "…" where it was cut. The chosen passages keep retrieval's order (or date
+order, newest or oldest first, for "the last / first time", as the briefing's header says).
+Citation policing still grades a quote against the whole chunk.
 
 Side blocks are shown only when they bear on the question (``bears_on``); the soul summary is
 reduced to who the person is (its first sentence) unless the question is about the person
@@ -71,11 +71,13 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if t not in _FILLER}
 
 
-_HOW = re.compile(r"\bhow\s+(?:long|much|many|often|far|well|old)\b", re.IGNORECASE)
+# "how long", "how many"…: a question asking for a figure ("how well" asks for none).
+_HOW_FIGURE = r"\bhow\s+(?:long|much|many|often|far|old)\b"
+_HOW = re.compile(rf"{_HOW_FIGURE}|\bhow\s+well\b", re.IGNORECASE)
 # A question asking for a figure ("how many emails", "how much did I spend", "what was my
 # halfway split"): a passage giving one answers it more than one that only names the topic.
 _FIGURE = re.compile(
-    r"\bhow\s+(?:long|much|many|often|far|old)\b|\bwhat (?:was|is|were) (?:my|the) "
+    rf"{_HOW_FIGURE}|\bwhat (?:was|is|were) (?:my|the) "
     r"\w*\s*(?:time|split|pace|score|price|cost|total|weight|distance|average|number)\b",
     re.IGNORECASE,
 )
@@ -85,10 +87,6 @@ _NUMBER = re.compile(
     re.IGNORECASE,
 )
 FIGURE = 0.25  # a run of sentences giving a figure the question does not, asked for one
-
-
-def asks_figure(question: str) -> bool:
-    return bool(_FIGURE.search(question))
 
 
 def _figures(text: str) -> set[str]:
@@ -225,7 +223,7 @@ def choose(
         return list(excerpts)
     wanted = question_terms(question)
     weight = _weights(wanted, excerpts)
-    figure = _figures(question) if asks_figure(question) else None
+    figure = _figures(question) if _FIGURE.search(question) else None
     scores = [
         score(e, i, wanted, weight, people, fit.chars, figure) for i, e in enumerate(excerpts)
     ]
