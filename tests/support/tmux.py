@@ -86,6 +86,18 @@ class Tmux:
             time.sleep(every)
         raise AssertionError(f"{pattern!r} never appeared; the screen was:\n{text}")
 
+    def wait_for_words(self, *needles: str, timeout: float = 30.0, every: float = 0.05) -> str:
+        """Poll until every needle shows in the screen read as one line (runs of white space as
+        one space): for text that streams in and may wrap; returns that line."""
+        deadline = time.perf_counter() + timeout
+        text = ""
+        while time.perf_counter() < deadline:
+            text = " ".join(self.screen().split())
+            if all(needle in text for needle in needles):
+                return text
+            time.sleep(every)
+        raise AssertionError(f"{needles!r} never all appeared; the screen was:\n{text}")
+
     def kill(self) -> None:
         socket = self.run("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
         self.run("kill-server", check=False)
