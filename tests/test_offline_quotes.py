@@ -111,3 +111,54 @@ def test_ask_offline_quotes_the_wiki_entry_and_the_latest_run(memory) -> None:  
     last = asyncio.run(companion.ask("When did I last run with Ines?"))
     assert last.offline and last.citations
     assert last.citations[0].date == "2026-11-20"  # "Long run by the river", the newest run
+
+
+JAPAN = [
+    ex(1, "2026-04-10", "Going back on Monday", "Back at work on Monday. Japan in three weeks."),
+    ex(
+        2,
+        "2026-05-17",
+        "Home, jet-lagged",
+        "Home. Switched my phone back on and there were 340 emails and a message from Henrik.",
+    ),
+]
+
+
+def test_asked_how_many_the_sentence_giving_the_count_comes_first() -> None:
+    quotes = pick_quotes(JAPAN, "How many emails were waiting for me when I got back from Japan?")
+    assert "340 emails" in quotes[0][1]  # not "Japan in three weeks.": three counts weeks
+
+
+def test_asked_how_much_was_spent_the_amount_after_the_items_is_quoted_with_them() -> None:
+    receipt = ex(
+        1,
+        "2026-11-22",
+        "Dog supplies",
+        "Zu (pet shop), Alvalade: dog bed, 2 bowls, harness, kibble 7 kg. €148.70. Net €32.",
+    )
+    home = ex(2, "2026-11-28", "She's home", "Bolacha slept on the grey bed from the pet shop.")
+    quotes = pick_quotes([home, receipt], "How much did I spend at the pet shop for Bolacha?")
+    assert quotes[0][0].title == "Dog supplies"
+    assert (
+        quotes[0][1] == "Zu (pet shop), Alvalade: dog bed, 2 bowls, harness, kibble 7 kg. €148.70."
+    )
+    assert quotes[0][1] in receipt.text  # verbatim
+
+
+def test_a_short_sentence_giving_the_count_asked_for_is_quoted() -> None:
+    garden = ex(
+        1,
+        "2026-06-03",
+        "Balcony garden",
+        "Dad's rules:\n2. Tomatoes: cherry, not beefsteak.\nWhat's there:\n"
+        "- Lemon tree, three lemons.\n- Basil, three of five died.\n~200 cherries total.",
+    )
+    quotes = pick_quotes([garden], "How many cherry tomatoes did the balcony produce?")
+    assert quotes[0][1] == "~200 cherries total."
+
+
+def test_a_long_sentence_is_quoted_up_to_a_words_end() -> None:
+    long = "The knee " + " ".join(["ached on the stairs"] * 30) + "."
+    (quote,) = pick_quotes([ex(1, "2026-03-05", "Knee", long)], "how was my knee?")
+    assert long.startswith(quote[1]) and len(quote[1]) <= 280
+    assert long[len(quote[1])] == " "  # cut between words, not inside one

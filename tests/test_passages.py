@@ -60,3 +60,36 @@ def test_a_long_note_is_cut_around_the_figure_asked_for() -> None:
     )
     (shown,) = choose([note], "How many people sat the CIPLE exam with me?", Fit(1, 200))
     assert "140 people" in shown.text
+
+
+def test_asked_how_much_was_spent_the_record_giving_an_amount_is_shown() -> None:
+    # "How much did I spend": the receipt names no "spend", its amount answers it; the notes
+    # about the dog name her again and again but give no amount.
+    dog = [
+        Excerpt("d1", "2026-11-21", "Bolacha", "Bolacha leaned on me. Bolacha is calm."),
+        Excerpt("d2", "2026-11-28", "Bolacha home", "Bolacha ate. Bolacha snores, little snores."),
+        Excerpt("d3", "2026-11-29", "Walk", "First walk with Bolacha, to the garden."),
+        Excerpt(
+            "r1",
+            "2026-11-22",
+            "Dog supplies",
+            "Zu (pet shop), Alvalade: dog bed, 2 bowls, harness, lead. €148.70.",
+        ),
+    ]
+    question = "How much did I spend at the pet shop getting ready for Bolacha?"
+    shown = choose(dog, question, Fit(2, 700), people=["Bolacha"])
+    assert "r1" in [e.episode_id for e in shown]
+
+
+def test_a_lists_numbering_and_an_ordinal_give_no_figure() -> None:
+    # Rule "2." and the "3rd floor" are no answer to "how many": the count at the end is.
+    rules = "\n".join(f"{n}. Tomatoes: cherry, rule {w}." for n, w in enumerate("abcdefgh", 1))
+    note = Excerpt(
+        "b1",
+        "2026-06-03",
+        "Balcony garden",
+        f"Balcony, 3rd floor, faces south-east.\n{rules}\nWhat's there:\n"
+        "- Lemon tree, three green lemons.\n- Tomatoes, pulled 22 Oct. ~200 cherries total.",
+    )
+    (shown,) = choose([note], "How many cherry tomatoes did the balcony produce?", Fit(1, 300))
+    assert "~200 cherries total" in shown.text

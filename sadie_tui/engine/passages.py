@@ -37,6 +37,7 @@ from dataclasses import dataclass, replace
 
 from .prompt import Excerpt, strip_front_matter
 from .reply.backing import SENTENCE_BREAK
+from .retrieval.figures import HOW_FIGURE, asks_figure, figures, money_words
 from .retrieval.keyword.tokens import query_tokens, tokenize
 
 __all__ = ["Fit", "about_self", "bears_on", "choose", "cut", "who"]
@@ -71,26 +72,9 @@ def _terms(text: str) -> set[str]:
     return {t for t in tokenize(text) if t not in _FILLER}
 
 
-# "how long", "how many"…: a question asking for a figure ("how well" asks for none).
-_HOW_FIGURE = r"\bhow\s+(?:long|much|many|often|far|old)\b"
-_HOW = re.compile(rf"{_HOW_FIGURE}|\bhow\s+well\b", re.IGNORECASE)
-# A question asking for a figure ("how many emails", "how much did I spend", "what was my
-# halfway split"): a passage giving one answers it more than one that only names the topic.
-_FIGURE = re.compile(
-    rf"{_HOW_FIGURE}|\bwhat (?:was|is|were) (?:my|the) "
-    r"\w*\s*(?:time|split|pace|score|price|cost|total|weight|distance|average|number)\b",
-    re.IGNORECASE,
-)
-_NUMBER = re.compile(
-    r"(?<![\w.,:])\d+(?:[.,:]\d+)*|[€$£]|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
-    r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|half)\b",
-    re.IGNORECASE,
-)
+# "how long" asks for a length: not a word of the topic ("how well" asks for no figure).
+_HOW = re.compile(rf"{HOW_FIGURE}|\bhow\s+well\b", re.IGNORECASE)
 FIGURE = 0.25  # a run of sentences giving a figure the question does not, asked for one
-
-
-def _figures(text: str) -> set[str]:
-    return {m.group(0).casefold() for m in _NUMBER.finditer(text)}
 
 
 def question_terms(question: str) -> set[str]:
@@ -131,12 +115,13 @@ def _best_window(
     at least), whose words together with the title's cover most of the question's weighted
     words; the earliest run wins a tie. ``figure``: the question asks for a figure and holds
     these: a run with a sentence giving another beside a word of the question gains
-    ``FIGURE``."""
+    ``FIGURE``. A sentence giving an amount of money holds the money words it answers
+    ("spend", "cost", "paid": ``money_words``)."""
     titled = _terms(title)
     total = sum(weight.values()) or 1.0
-    held = [_terms(p) for p in parts]
+    held = [_terms(p) | money_words(p) for p in parts]
     gives = [
-        figure is not None and bool(_figures(p) - figure) and bool(wanted & h)
+        figure is not None and bool(figures(p) - figure) and bool(wanted & h)
         for p, h in zip(parts, held, strict=True)
     ]
     best = (-1.0, 0, 0)
@@ -223,7 +208,7 @@ def choose(
         return list(excerpts)
     wanted = question_terms(question)
     weight = _weights(wanted, excerpts)
-    figure = _figures(question) if _FIGURE.search(question) else None
+    figure = figures(question) if asks_figure(question) else None
     scores = [
         score(e, i, wanted, weight, people, fit.chars, figure) for i, e in enumerate(excerpts)
     ]
