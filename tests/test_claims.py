@@ -778,3 +778,34 @@ def test_a_who_is_answer_from_the_wiki_page_sadie_added_is_not_doubted(server, m
     assert result.answer == answer and not result.grounding["doubt"]
     briefing = server.requests[0]["messages"][0]["content"]
     assert "soul summary" not in briefing  # the person's own profile is no answer to it
+
+
+def test_a_plan_does_not_establish_that_it_happened():
+    # Asked when she actually came home, the model quoted the note that said she would.
+    approved = note(
+        "Patas do Tejo called: we're approved. She comes home on Saturday. I cried in the car.",
+        "2026-11-24",
+        "Approved",
+    )
+    quote = "She comes home on Saturday."
+    came = asked("When did Bolacha actually come home with us?", TODAY, ["Bolacha"])
+    verdict = judge(came, "Bolacha came home with us on Saturday.", quote, approved)
+    assert not verdict.ok and verdict.reason == "the note says it was to happen, not that it did"
+    # "She'll take us to …" is a plan too.
+    osaka = note(
+        "Hana is in Osaka next week. She says she'll take us to a place that makes okonomiyaki "
+        '"the correct way".',
+        "2026-05-09",
+    )
+    took = asked("Where did Hana take us for okonomiyaki in Osaka?", TODAY, ["Hana"])
+    plan = 'She says she\'ll take us to a place that makes okonomiyaki "the correct way".'
+    assert not judge(took, "Hana took us to a place that makes okonomiyaki.", plan, osaka).ok
+    # Asked about the plan, or answered as a plan, the plan establishes it.
+    when = asked("When was Bolacha going to come home?", TODAY, ["Bolacha"])
+    assert judge(when, "Bolacha was to come home on Saturday.", quote, approved).ok
+    assert judge(came, "The note says she comes home on Saturday.", quote, approved).ok
+    # What happened, said as done, is not a plan.
+    home = note("She's home. Bolacha came home at eleven on Saturday.", "2026-11-28", "Home")
+    assert judge(
+        came, "Bolacha came home on Saturday.", "Bolacha came home at eleven on Saturday.", home
+    ).ok

@@ -24,6 +24,11 @@ person asked (``Asked``):
   lunch in November, for what he said that day in March);
 * **polarity**: the quote was not cut out of a negated sentence ("like my manager" from
   "I don't like my manager") unless the reply keeps the negation;
+* **done, not planned**: asked what happened ("when did she actually come home", "where
+  did Hana take us"), the quote says it was to happen ("She comes home on Saturday.", "she'll
+  take us to …") while the sentence says it did; a question about plans, or about what
+  someone said, and a sentence that keeps the plan ("she was to come home …") are not held
+  to it;
 * **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
   total ("2× €1,350 caução + €1,350 first month = €4,050") and not the total, when the
   question names nothing that part is for ("up front" is not "first month");
@@ -573,6 +578,9 @@ def judge(
         if other is not None:
             which = "a newer" if later else "an older"
             return Verdict(False, f"{which} note ({other.date}, {other.title}) speaks to this")
+    planned = _only_planned(question, sentence, window_text)
+    if planned:
+        return Verdict(False, planned)
     part = _part_of_total(question, sentence, window_text)
     if part:
         return Verdict(False, part)
@@ -643,6 +651,38 @@ def _when_unsaid(question: Asked, sentence: str, note: Note) -> str:
         if word != month and find_at_words(word, held) < 0:
             return f"this note does not say when: “{word}” is not in it"
     return ""
+
+
+_WEEKDAY = r"(?:mon|tues|wednes|thurs|fri|satur|sun)day"
+# A sentence saying something is to happen: the future, a plan, or a present tense with a
+# day ahead ("She comes home on Saturday.").
+_PLANNED = re.compile(
+    r"\b(?:will|shall|going to|gonna|(?:plan|plans|planning|intend|intends|hope|hopes) to|"
+    r"tomorrow|next (?:week|weekend|month|year|time|" + _WEEKDAY + r"))\b|\w'll\b|"
+    r"\b(?:comes|arrives|leaves|starts|moves|flies|lands|begins|opens|goes)\b[^.!?]*?"
+    r"\b(?:on|this|next) " + _WEEKDAY + r"\b",
+    re.IGNORECASE,
+)
+# A question about what was to happen (or what someone said) is answered by a plan.
+_ASKS_PLAN = re.compile(
+    r"\b(?:will|would|going to|gonna|plan\w*|intend\w*|hope\w*|want\w*|meant to|"
+    r"supposed to|expect\w*|schedul\w*|promis\w*|\w+'ll|\w+'d)\b",
+    re.IGNORECASE,
+)
+_PAST_ASKED = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
+
+
+def _only_planned(question: Asked, sentence: str, window_text: str) -> str:
+    """Why the quote gives as a plan what the sentence gives as done, asked what happened
+    (module rules), or ""."""
+    if question.quotes or not _PAST_ASKED.search(question.text):
+        return ""
+    if _ASKS_PLAN.search(question.text) or _PLANNED.search(sentence):
+        return ""
+    plan = _PLANNED.search(window_text)
+    if plan is None:
+        return ""
+    return "the note says it was to happen, not that it did"
 
 
 def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
