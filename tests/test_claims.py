@@ -804,6 +804,13 @@ def test_a_plan_does_not_establish_that_it_happened():
     when = asked("When was Bolacha going to come home?", TODAY, ["Bolacha"])
     assert judge(when, "Bolacha was to come home on Saturday.", quote, approved).ok
     assert judge(came, "The note says she comes home on Saturday.", quote, approved).ok
+    # A plan of something else beside the answer is no plan of it.
+    one_to_one = note("Attendees: Maya, Henrik - Committee tomorrow.", "2026-11-17", "1:1")
+    latest = asked("When was my latest one-to-one with Henrik?", TODAY, ["Henrik"])
+    quoted = "Attendees: Maya, Henrik - Committee tomorrow."
+    assert judge(
+        latest, "I had my latest one-to-one with Henrik on 2026-11-17.", quoted, one_to_one
+    ).ok
     # What happened, said as done, is not a plan.
     home = note("She's home. Bolacha came home at eleven on Saturday.", "2026-11-28", "Home")
     assert judge(

@@ -674,15 +674,19 @@ _PAST_ASKED = re.compile(r"\b(?:did|was|were|had)\b", re.IGNORECASE)
 
 def _only_planned(question: Asked, sentence: str, window_text: str) -> str:
     """Why the quote gives as a plan what the sentence gives as done, asked what happened
-    (module rules), or ""."""
+    (module rules), or "". The planning sentence holds a word of what was asked beyond whom
+    it names."""
     if question.quotes or not _PAST_ASKED.search(question.text):
         return ""
     if _ASKS_PLAN.search(question.text) or _PLANNED.search(sentence):
         return ""
-    plan = _PLANNED.search(window_text)
-    if plan is None:
-        return ""
-    return "the note says it was to happen, not that it did"
+    # The plan must be of what was asked ("Committee tomorrow." in the notes of a one-to-one
+    # plans the committee, not the one-to-one the answer dates).
+    topic = question.terms - stems(" ".join(question.people))
+    for planned in _sentences(window_text):
+        if _PLANNED.search(planned) and stems(planned) & topic:
+            return "the note says it was to happen, not that it did"
+    return ""
 
 
 def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
