@@ -23,8 +23,9 @@ _ASKS = re.compile(
     re.IGNORECASE,
 )
 _NUMBER = re.compile(
-    r"(?<![\w.,:])\d+(?:[.,:]\d+)*(?!\d|st\b|nd\b|rd\b|th\b)|[€$£¥]|\b(?:two|three|four|five|six|seven|eight|nine|ten|"
-    r"eleven|twelve|fifteen|twenty|thirty|forty|fifty|sixty|hundred|thousand|half)\b",
+    r"(?<![\w.,:])\d+(?:[.,:]\d+)*(?!\d|st\b|nd\b|rd\b|th\b)|[€$£¥]|"
+    r"\b(?:two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|fifteen|twenty|thirty|"
+    r"forty|fifty|sixty|hundred|thousand|half)\b",
     re.IGNORECASE,
 )
 # A list's own numbering ("2. Tomatoes: cherry") gives no figure, nor does an ordinal ("3rd").
