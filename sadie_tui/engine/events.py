@@ -194,7 +194,8 @@ class CitationsEvent:
 
     ``tail``: what the model's own citations tail was — ``ok`` (it gave citations that
     survived), ``empty`` (it cited nothing), ``unusable`` (none survived: unknown ids,
-    placeholders, broken JSON) or ``missing`` (no tail: the model ignored the format).
+    placeholders, broken JSON), ``missing`` (no tail: the model ignored the format) or
+    ``unasked`` (no tail was asked for: the model never writes one, ``reasoners.rates``).
     ``repaired``: the citations came from the citation pass. ``found``: sentences sadie
     matched to excerpts itself when the model gave none (never the model's citations).
     ``unsupported``: details of the reply found in no source (``reply.unsupported.Span.as_json``).

@@ -71,10 +71,12 @@ TONE: dict[str, str] = {
 }
 
 
-OPINION_RULE = (
+_OPINION = (
     "If you want to add your own view beyond what the notes say, put it after a line reading "
-    "OPINION: (before the citations marker), so it stays separate from what the notes support."
+    "OPINION:{where}, so it stays separate from what the notes support."
 )
+OPINION_RULE = _OPINION.format(where=" (before the citations marker)")
+OPINION_ALONE = _OPINION.format(where="")  # when no citations tail is asked for
 
 
 # The briefing's block headings (the observations' ends with how to weigh them).
@@ -205,6 +207,9 @@ class Briefing:
     # (``ASK_TEMPERATURE``): the same question gets the same answer, and on the 40 demo
     # questions the 1.5B model's greedy drafts were as often right (30) as sampled ones.
     temperature: float = CHAT_TEMPERATURE
+    # Whether the model was asked for the citations tail (``CITATION_RULES``): not when it
+    # never writes one (``reasoners.rates``, the ``tail`` habit); the citation pass points.
+    tail: bool = True
 
     @property
     def message(self) -> str:
@@ -236,6 +241,7 @@ class Briefing:
             STANDING,
             CITATION_RULES,
             OPINION_RULE,
+            OPINION_ALONE,
             EMPTY_MEMORY_NOTE,
             # the briefing's own headings (an echoed heading is as foreign to a reply)
             SOUL_HEADING,
@@ -352,17 +358,19 @@ def build_briefing(
     person: str = "",
     wholes: Mapping[str, str] | None = None,
     unshown: Sequence[Excerpt] = (),
+    tail: bool = True,
 ) -> Briefing:
     """Assemble the messages for the reasoner; ``history`` is (role, content), oldest first.
 
     ``excerpt_order``: "newest" / "oldest" when the question asks for the last / first time
-    and the excerpts come in date order (said at the top of the block)."""
+    and the excerpts come in date order (said at the top of the block). ``tail``: ask for the
+    citations tail (``CITATION_RULES``); False for a model that never writes it."""
     # What does not change from turn to turn comes first, byte for byte, so the model
     # server's prompt cache reads it once: the standing texts, the voice, the soul summary and
     # the guardrails; then the tone of this message's register; then this turn's memory.
-    system: list[str] = [STANDING, CITATION_RULES]
+    system: list[str] = [STANDING, CITATION_RULES] if tail else [STANDING]
     if mode == "ask":
-        system.append(OPINION_RULE)
+        system.append(OPINION_RULE if tail else OPINION_ALONE)
     if voice:
         system.append(voice.strip())
     soul = strip_front_matter(soul)
@@ -435,4 +443,5 @@ def build_briefing(
         },
         attached=list(attached),
         unshown=list(unshown),
+        tail=tail,
     )

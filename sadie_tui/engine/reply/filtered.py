@@ -97,7 +97,7 @@ class Filtered:
         seen), or a JSON list the reply ended with and no marker."""
         if tail is None:
             tail, diverted = self.filter.tail, self.filter.diverted
-        return own_citations(text, tail, diverted, briefing.shown)
+        return own_citations(text, tail, diverted, briefing.shown, briefing.tail)
 
     def no_answer(self, reasoner: Reasoner, thought: bool = False) -> ModelNoAnswer:
         """The error for a reply that shows nothing once filtered (``thought``: reasoning

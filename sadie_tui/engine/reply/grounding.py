@@ -315,7 +315,7 @@ class Grounded:
 
     text: str  # the reply, less a citation list it wrote without a marker
     policed: PolicedCitations
-    tail: str  # ok | empty | unusable | missing (see events.CitationsEvent)
+    tail: str  # ok | empty | unusable | missing | unasked (see events.CitationsEvent)
     repaired: bool = False
     pass_reason: str = ""  # why the citation pass gave nothing ("" when it did or did not run)
     pass_ms: float = 0.0
@@ -335,10 +335,11 @@ class Grounded:
         return self.pass_reason or ("ok" if self.repaired else None)
 
 
-def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
-    """What the model's own tail amounted to (see ``events.CitationsEvent``)."""
+def tail_state(tail: str, diverted: bool, policed: PolicedCitations, asked: bool = True) -> str:
+    """What the model's own tail amounted to (see ``events.CitationsEvent``); ``asked``:
+    whether the briefing asked for one."""
     if not diverted and not tail.strip():
-        return "missing"
+        return "missing" if asked else "unasked"
     if policed.citations:
         return "ok"
     items, error = parse_tail(tail)
@@ -347,15 +348,19 @@ def tail_state(tail: str, diverted: bool, policed: PolicedCitations) -> str:
     return "unusable"
 
 
-def own_citations(text: str, tail: str, diverted: bool, shown: dict[str, list[str]]) -> Grounded:
-    """The reply's own citations: its tail, or a JSON list it ended with and no marker."""
+def own_citations(
+    text: str, tail: str, diverted: bool, shown: dict[str, list[str]], asked: bool = True
+) -> Grounded:
+    """The reply's own citations: its tail, or a JSON list it ended with and no marker
+    (``asked``: whether the briefing asked for a tail)."""
     list_removed = False
     if not diverted:
         split = split_trailing_list(text)
         if split is not None:
             text, tail, diverted, list_removed = split[0], split[1], True, True
     policed = police(tail, shown)
-    return Grounded(text, policed, tail_state(tail, diverted, policed), list_removed=list_removed)
+    state = tail_state(tail, diverted, policed, asked)
+    return Grounded(text, policed, state, list_removed=list_removed)
 
 
 def needs_pass(reasoner: Reasoner, grounded: Grounded) -> bool:

@@ -3,8 +3,9 @@
 Stages (a persona runs a subset, in order): ``reframe`` (time words resolved into an
 explicit window, filler dropped), ``retrieve``, ``counter`` (seek counter-evidence:
 observations and contested beliefs that bear on the question), ``draft`` (the reasoner),
-``ground_check`` (citation policing), ``revise`` (one more draft when citations failed the
-check). Ask writes only telemetry — never a conversation, never memory.
+``ground_check`` (citation policing), ``revise`` (one more draft when the draft has details
+no source holds; skipped for a model whose revisions are seldom kept, the ``revise`` habit of
+``reasoners.rates``). Ask writes only telemetry — never a conversation, never memory.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..events import CitationView
 from ..jsonvalue import JSONObject
 from ..prompt import EMPTY_ASK, Briefing, render_beliefs, render_observations
 from ..reasoners.offline import OfflineReasoner
+from ..reasoners.rates import REVISE
 from ..reply.check import (
     NO_CITATIONS,
     Checked,
@@ -42,8 +44,10 @@ from ..wire import dump
 from .steps import (
     Telemetry,
     Unfinished,
+    asks_tail,
     briefing_for,
     fit_for,
+    habits,
     persona_for,
     record,
     record_unfinished,
@@ -172,9 +176,10 @@ async def ask_turn(ctx: TurnContext, question: str, persona_name: str | None = N
         await asyncio.to_thread(record_unfinished, ctx, unfinished)
         return empty
     stages = Stages()
-    plan = await asyncio.to_thread(_plan, ctx, question, persona, emotion, stages)
-    notices.extend(plan.result.notices)
     reasoner = choice.reasoner
+    tail = asks_tail(ctx, reasoner)
+    plan = await asyncio.to_thread(_plan, ctx, question, persona, emotion, stages, tail)
+    notices.extend(plan.result.notices)
     try:
         answer = await _draft_and_revise(ctx, reasoner, question, persona, plan, stages)
     except ModelError as exc:
@@ -218,9 +223,16 @@ def _empty_memory(
     )
 
 
-def _plan(ctx: TurnContext, question: str, persona: Persona, emotion: str, stages: Stages) -> Plan:
+def _plan(
+    ctx: TurnContext,
+    question: str,
+    persona: Persona,
+    emotion: str,
+    stages: Stages,
+    tail: bool = True,
+) -> Plan:
     """Reframe, retrieve, seek counter-evidence (as the persona's stages say), and brief
-    (blocking)."""
+    (blocking; ``tail``: ask the model for the citations tail)."""
     now = datetime.now()
     query, reframed = question, None
     if "reframe" in persona.stages:
@@ -239,7 +251,9 @@ def _plan(ctx: TurnContext, question: str, persona: Persona, emotion: str, stage
             extra.append(counter)
         stages.add("counter", t0, "found" if counter else "none")
     fit = fit_for(ctx.settings, "ask")
-    briefing = ask_briefing(ctx.memory, question, query, persona, result, emotion, extra, fit)
+    briefing = ask_briefing(
+        ctx.memory, question, query, persona, result, emotion, extra, fit, tail=tail
+    )
     return Plan(query, reframed, result, briefing)
 
 
@@ -308,6 +322,14 @@ async def _draft_and_revise(
     if "revise" not in persona.stages or reasoner.offline or not answer.weighed.spans:
         return answer
     t0 = time.perf_counter()
+    rates = habits(ctx, reasoner)
+    if not rates.pays(reasoner.model, REVISE):
+        # The revision costs as long as a draft and this model's are rarely better supported
+        # (the ``revise`` habit, ``reasoners.rates``): the draft stands.
+        kept_so_far = rates.habit(reasoner.model, REVISE)
+        rates.skipped(reasoner.model, REVISE)
+        stages.add("revise", t0, f"skipped: this model's revisions were kept {kept_so_far} times")
+        return answer
     # The same briefing, byte for byte, then the draft and the feedback: the model's prompt
     # cache reuses the whole prefix.
     messages = [
@@ -326,6 +348,7 @@ async def _draft_and_revise(
         revised = await _checked(ctx, reasoner, question, briefing, second, cut2, stages, titles)
         if revised.weighed.better_than(answer.weighed):
             answer, kept = revised, "revision kept"
+    rates.tried(reasoner.model, REVISE, paid=kept == "revision kept")
     stages.add("revise", t0, f"{kept}; {len(answer.weighed.spans)} unsupported")
     return answer
 
@@ -421,10 +444,13 @@ def ask_briefing(
     emotion: str,
     extra: Sequence[str] = (),
     fit: Fit | None = None,
+    *,
+    tail: bool = True,
 ) -> Briefing:
     """The briefing of an ask turn (blocking: the soul summary and wiki pages are read); the
     wiki pages are those the query (the question less its filler) names; ``fit``: how much
-    of what was retrieved the model reads (``passages``)."""
+    of what was retrieved the model reads (``passages``); ``tail``: whether it asks for the
+    citations tail."""
     return briefing_for(
         memory,
         question,
@@ -435,6 +461,7 @@ def ask_briefing(
         wiki_query=query,
         extra=extra,
         fit=fit,
+        tail=tail,
     )
 
 

@@ -64,6 +64,7 @@ from .steps import (
     Telemetry,
     Unfinished,
     add_wiki_chips,
+    asks_tail,
     attached_for,
     briefing_for,
     fit_for,
@@ -427,6 +428,7 @@ def brief(ctx: TurnContext, opened: Opened, steps: Steps) -> Briefed:
             history=opened.history,
             guardrails=guardrail_block(rules.policies),
             fit=fit_for(ctx.settings, "chat"),
+            tail=asks_tail(ctx, opened.reasoner),
         )
     return Briefed(result, briefing, attached, rules, added, offered)
 

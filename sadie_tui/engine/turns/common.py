@@ -72,10 +72,3 @@ def tokens_per_second(reasoner: Reasoner, tokens: int, seconds: float) -> float:
     if count and eval_seconds > 0:
         return round(count / eval_seconds, 1)
     return round(tokens / max(seconds, 1e-6), 1)
-
-
-def keep_rates(reasoner: Reasoner) -> None:
-    """Write the model's measured rates beside the memory (blocking: call it in a thread)."""
-    rates = getattr(reasoner, "rates", None)
-    if rates is not None:
-        rates.save()

@@ -23,10 +23,11 @@ from ..passages import Fit, about_self, bears_on, choose, who
 from ..personas import Persona, get_persona
 from ..policies import Policy, load_policies
 from ..prompt import TONE, Attached, Briefing, Excerpt, build_briefing, person_name
+from ..reasoners.rates import TAIL, Rates
 from ..store.episodes import episode_texts, people_named
 from ..telemetry import record_turn
 from ..wiki_pages import who_is, wiki_for
-from .common import cited_chunk_ids, excerpt_order, excerpts_of, keep_rates
+from .common import cited_chunk_ids, excerpt_order, excerpts_of
 
 if TYPE_CHECKING:
     from ...config import Settings
@@ -112,10 +113,12 @@ def briefing_for(
     guardrails: str = "",
     extra: Sequence[str] = (),
     fit: Fit | None = None,
+    tail: bool = True,
 ) -> Briefing:
     """What the model is told (blocking: the soul summary, the people the message names and
     the wiki pages are read). ``fit``: how many of the retrieved chunks it reads, and how long
-    each (``passages``; None: every chunk, whole). The beliefs and observations it sees are
+    each (``passages``; None: every chunk, whole); ``tail``: whether it is asked for the
+    citations tail (``asks_tail``). The beliefs and observations it sees are
     those that bear on the message (all of them for a persona that weighs records above
     self-report, the skeptic's lens); the soul summary is who the person is, whole only when
     the message is about them. The wiki pages the question names come after the chips, less
@@ -162,7 +165,20 @@ def briefing_for(
         person=person_name(whole_soul),
         wholes=episode_texts(memory.db, [e.episode_id for e in excerpts]),
         unshown=_unread(retrieved, excerpts),
+        tail=tail,
     )
+
+
+def asks_tail(ctx: TurnContext, reasoner: Reasoner) -> bool:
+    """Whether the briefing asks ``reasoner`` for the citations tail: unless its model has
+    not been writing one (the ``tail`` habit, ``reasoners.rates``; ``record`` keeps count)."""
+    return reasoner.offline or habits(ctx, reasoner).pays(reasoner.model, TAIL)
+
+
+def habits(ctx: TurnContext, reasoner: Reasoner) -> Rates:
+    """Where ``reasoner``'s measured rates and habits are kept: its own, else the memory's."""
+    own = getattr(reasoner, "rates", None)
+    return own if isinstance(own, Rates) else ctx.rates
 
 
 def _unread(retrieved: Sequence[Excerpt], read: Sequence[Excerpt]) -> list[Excerpt]:
@@ -223,7 +239,13 @@ def record(ctx: TurnContext, reasoner: Reasoner, t: Telemetry) -> None:
         unsupported=t.unsupported,
         cut=t.cut,
     )
-    keep_rates(reasoner)
+    rates = habits(ctx, reasoner)
+    if not reasoner.offline:
+        if t.briefing.tail:
+            rates.tried(reasoner.model, TAIL, paid=t.grounded.tail != "missing")
+        else:
+            rates.skipped(reasoner.model, TAIL)
+    rates.save()  # the model's measured rates and habits, beside the memory
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,8 @@ LABEL_HELP = {
 EMPTY_NOTES = {
     "empty": "This reply cites no notes: the model said none of them supports it.",
     "missing": "The model ignored the citation format, and no note could be matched to this reply.",
+    "unasked": "This model does not write citations itself (sadie stopped asking), and no note"
+    " could be matched to this reply.",
     "unusable": "The model's citations did not check out (notes it was not shown, or copied"
     " placeholders), and none could be recovered.",
     "ok": "This reply cites no notes.",
