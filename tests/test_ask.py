@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -209,3 +210,23 @@ def test_cli_usage_errors(memory_home):
     assert proc.returncode == 2
     proc = _cli(memory_home, "chat", "hi", "--conversation", "ffffffff")
     assert proc.returncode == 5 and "Traceback" not in proc.stderr
+
+
+def test_a_looping_draft_is_stopped_not_waited_out(server, memory):
+    # The model repeats itself and would go on until its token cap (the 1.5B model once took
+    # 126 s so): the third time the sentence comes, the ask closes the model's stream, as
+    # chat does. The rest of the reply is held back until a gate nobody opens: a draft read
+    # to its end would never finish.
+    sentence = "You finished the Lisbon marathon in 3:58. "
+    server.queue(
+        Reply(
+            [sentence, sentence, sentence, "And again", " and again"],
+            gate_after=4,
+            gate=threading.Event(),
+        ),
+        Reply('{"s": ["S1"]}', stream=False),
+    )
+    session = Session(memory, load_settings())
+    result = asyncio.run(asyncio.wait_for(session.ask("How fast was my marathon?"), 300))
+    assert result.answer.count("3:58") == 2 and "again" not in result.answer
+    assert result.grounding["cut"] == "repetition"

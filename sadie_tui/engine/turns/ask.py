@@ -268,12 +268,10 @@ async def _draft(
 ) -> tuple[Grounded, str | None]:
     """One draft, through the stream filter and the guard, with its own citations; how it
     was cut short, if it was. ``required``: a draft that shows nothing is a model error."""
-    text, thought = await _complete(reasoner, briefing, question, messages)
     filtered = Filtered(briefing, ctx.settings.reply_max_chars)
+    shown, thought = await _complete(reasoner, briefing, question, messages, filtered)
     # Only reasoning (an unclosed <think>) when ``required``: a model error, answered offline.
-    grounded = filtered.read(
-        filtered.whole(text), briefing, reasoner, thought=thought, required=required
-    )
+    grounded = filtered.read(shown, briefing, reasoner, thought=thought, required=required)
     return grounded, filtered.cut(reasoner)
 
 
@@ -469,16 +467,29 @@ async def _complete(
     reasoner: Reasoner,
     briefing: Briefing,
     question: str,
-    messages: list[dict[str, str]] | None = None,
+    messages: list[dict[str, str]] | None,
+    filtered: Filtered,
 ) -> tuple[str, bool]:
-    """The reply's content, and whether reasoning came in the separate thinking field."""
+    """What the reply shows once ``filtered``, and whether reasoning came in the separate
+    thinking field. The model's stream is closed as soon as the reply guard stops it (a loop,
+    a runaway length), as chat does: a small model repeating a paragraph until its token cap
+    cost a question 126 s."""
     parts: list[str] = []
     thought = False
-    async for piece in reasoner.stream(briefing, question, messages=messages):
-        if piece.kind == "content":
-            parts.append(piece.text)
-        elif piece.kind == "thinking":
-            thought = True
+    pieces = reasoner.stream(briefing, question, messages=messages)
+    try:
+        async for piece in pieces:
+            if piece.kind == "content":
+                parts.append(filtered.feed(piece.text))
+                if filtered.guard.stopped:
+                    break
+            elif piece.kind == "thinking":
+                thought = True
+    finally:
+        close = getattr(pieces, "aclose", None)  # a generator: its request ends with it
+        if close is not None:
+            await close()
+    parts.append(filtered.finish())
     return "".join(parts), thought
 
 
