@@ -816,3 +816,43 @@ def test_a_plan_does_not_establish_that_it_happened():
     assert judge(
         came, "Bolacha came home on Saturday.", "Bolacha came home at eleven on Saturday.", home
     ).ok
+
+
+def test_another_of_the_same_kind_does_not_establish_the_one_asked():
+    # Asked for the halfway split, the model gave the 30k split from the race record.
+    record = note(
+        "Lisbon Marathon 2026, bib 3417. Chip time 4:07:33 (avg 5:52/km). Half split 1:59:40. "
+        "30k split 2:51:05. Wall at ~35 km.",
+        "2026-10-11",
+        "Lisbon Marathon — official result",
+    )
+    halfway = asked("What was my halfway split in the marathon?", TODAY)
+    verdict = judge(halfway, "My halfway split was 2:51:05.", "30k split 2:51:05.", record)
+    assert not verdict.ok
+    assert verdict.reason == (
+        "the note speaks of “30k split”, not “halfway split”: another of the same kind"
+    )
+    # The half split is the halfway one ("half" and "halfway" say the same).
+    assert judge(halfway, "My halfway split was 1:59:40.", "Half split 1:59:40.", record).ok
+    # The first of two cutovers, for the second: the kind is a word or two after "second".
+    cutover = note(
+        "The first cutover was a mess: we rolled back at 3am. Everyone got logged out.",
+        "2026-04-14",
+        "Cutover, take one",
+    )
+    second = asked("When was the second Warden cutover, the one that worked?", TODAY)
+    verdict = judge(
+        second,
+        "The second Warden cutover was on 14 April.",
+        "The first cutover was a mess: we rolled back at 3am.",
+        cutover,
+    )
+    assert verdict.reason == (
+        "the note speaks of “first cutover”, not “second Warden cutover”: another of the same kind"
+    )
+    # A question that names no which-one, or a quote that names none, is not held to it.
+    split = asked("What was my 30k split?", TODAY)
+    assert judge(split, "Your 30k split was 2:51:05.", "30k split 2:51:05.", record).ok
+    chip = asked("What was my chip time in the marathon?", TODAY)
+    quote = "Chip time 4:07:33 (avg 5:52/km)."
+    assert judge(chip, "My chip time was 4:07:33.", quote, record).ok

@@ -29,6 +29,10 @@ person asked (``Asked``):
   take us to …") while the sentence says it did; a question about plans, or about what
   someone said, and a sentence that keeps the plan ("she was to come home …") are not held
   to it;
+* **another of its kind**: the question names which one ("my halfway split", "the second
+  cutover") and the quote speaks of another of the same kind ("30k split 2:51:05.", "the
+  first cutover") and not of the one asked (ordinals, halves, last and final, distances
+  such as "30k");
 * **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
   total ("2× €1,350 caução + €1,350 first month = €4,050") and not the total, when the
   question names nothing that part is for ("up front" is not "first month");
@@ -584,6 +588,9 @@ def judge(
     part = _part_of_total(question, sentence, window_text)
     if part:
         return Verdict(False, part)
+    another = _another_of_kind(question.text, window_text)
+    if another:
+        return Verdict(False, another)
     # content: the details the sentence adds are in the note (its title and date too); its
     # words, in the quoted sentence
     source = stems(window_text) | stems(note.header)
@@ -687,6 +694,64 @@ def _only_planned(question: Asked, sentence: str, window_text: str) -> str:
         if _PLANNED.search(planned) and stems(planned) & topic:
             return "the note says it was to happen, not that it did"
     return ""
+
+
+# Words that say which one of a kind ("the halfway split", "the second cutover", "my 30k
+# split"); those in one group say the same.
+_WHICH_GROUPS = (
+    ("first", "1st"),
+    ("second", "2nd"),
+    ("third", "3rd"),
+    ("fourth", "4th"),
+    ("fifth", "5th"),
+    ("last", "final"),
+    ("half", "halfway"),
+    ("next",),
+    ("previous",),
+)
+_WHICH_GROUP = {word: group[0] for group in _WHICH_GROUPS for word in group}
+_DISTANCE = r"\d+(?:[.,]\d+)?\s?(?:k|km)"
+_WHICH_ONE = re.compile(
+    r"\b(" + "|".join(_WHICH_GROUP) + "|" + _DISTANCE + r")\s+([^\W\d_]{3,}(?:\s+[^\W\d_]{3,})?)\b",
+    re.IGNORECASE,
+)
+
+
+def _which(word: str) -> str:
+    """The group of a which-one word ("halfway" is "half", "30 km" is "30k")."""
+    folded = word.casefold()
+    if folded in _WHICH_GROUP:
+        return _WHICH_GROUP[folded]
+    return re.sub(r"\s|m$", "", folded.replace(",", "."))
+
+
+def _another_of_kind(question: str, window_text: str) -> str:
+    """Why the quote speaks of another one of the kind the question names (module rules),
+    or "". The kind is the one or two words after the which-one word ("second Warden
+    cutover" is of the kind of "first cutover"), compared by stem."""
+    for asked in _WHICH_ONE.finditer(question):
+        kind = stems(asked.group(2))
+        if not kind:
+            continue
+        one = _which(asked.group(1))
+        said = [m for m in _WHICH_ONE.finditer(window_text) if stems(m.group(2)) & kind]
+        if said and all(_which(m.group(1)) != one for m in said):
+            other = said[0]
+            return (
+                f"the note speaks of “{_named(other, kind)}”, not "
+                f"“{_named(asked, stems(other.group(2)))}”: another of the same kind"
+            )
+    return ""
+
+
+def _named(which: re.Match[str], kind: set[str]) -> str:
+    """The which-one word and its words up to the first of ``kind`` ("first cutover" of
+    "first cutover was")."""
+    words = which.group(2).split()
+    for at, word in enumerate(words):
+        if stems(word) & kind:
+            return " ".join([which.group(1), *words[: at + 1]])
+    return which.group(0)
 
 
 def _part_of_total(question: Asked, sentence: str, window_text: str) -> str:
