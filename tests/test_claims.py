@@ -856,3 +856,17 @@ def test_another_of_the_same_kind_does_not_establish_the_one_asked():
     chip = asked("What was my chip time in the marathon?", TODAY)
     quote = "Chip time 4:07:33 (avg 5:52/km)."
     assert judge(chip, "My chip time was 4:07:33.", quote, record).ok
+    # A question naming two of the kind compares them: a quote about either may answer it.
+    both = asked("Why was the second cutover at ten, instead of at 6am like the first?", TODAY)
+    quote = "The first cutover was a mess: we rolled back at 3am."
+    assert judge(both, "The first cutover was a mess, so the second was at ten.", quote, cutover).ok
+    # "Next" is relative: the next cutover, after the first, may be the second.
+    postmortem = note(
+        "Cutover scheduled at Cascais shift change = worst possible traffic shape. "
+        "Next cutover NOT at shift change: Tuesday 28 April, 10:30.",
+        "2026-04-16",
+        "Postmortem — Warden cutover 14 April",
+    )
+    when = asked("When was the second Warden cutover?", TODAY)
+    quote = "Next cutover NOT at shift change: Tuesday 28 April, 10:30."
+    assert judge(when, "The second cutover was on Tuesday 28 April.", quote, postmortem).ok

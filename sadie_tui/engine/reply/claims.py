@@ -31,8 +31,10 @@ person asked (``Asked``):
   to it;
 * **another of its kind**: the question names which one ("my halfway split", "the second
   cutover") and the quote speaks of another of the same kind ("30k split 2:51:05.", "the
-  first cutover") and not of the one asked (ordinals, halves, last and final, distances
-  such as "30k");
+  first cutover") in the quoted sentence and not of the one asked, nor of another the
+  question names ("… like the first"): ordinals, halves, last and final, distances such as
+  "30k"; "next" and "previous" are relative (the next cutover may be the second) and name
+  none;
 * **a part for the whole**: asked how much, the sentence gives an amount the quote adds into a
   total ("2× €1,350 caução + €1,350 first month = €4,050") and not the total, when the
   question names nothing that part is for ("up front" is not "first month");
@@ -588,7 +590,7 @@ def judge(
     part = _part_of_total(question, sentence, window_text)
     if part:
         return Verdict(False, part)
-    another = _another_of_kind(question.text, window_text)
+    another = _another_of_kind(question.text, _window(quote, note, False)[0])
     if another:
         return Verdict(False, another)
     # content: the details the sentence adds are in the note (its title and date too); its
@@ -706,11 +708,12 @@ _WHICH_GROUPS = (
     ("fifth", "5th"),
     ("last", "final"),
     ("half", "halfway"),
-    ("next",),
-    ("previous",),
 )
 _WHICH_GROUP = {word: group[0] for group in _WHICH_GROUPS for word in group}
 _DISTANCE = r"\d+(?:[.,]\d+)?\s?(?:k|km)"
+_WHICH_WORD = re.compile(
+    r"\b(?:" + "|".join(_WHICH_GROUP) + "|" + _DISTANCE + r")\b", re.IGNORECASE
+)
 _WHICH_ONE = re.compile(
     r"\b(" + "|".join(_WHICH_GROUP) + "|" + _DISTANCE + r")\s+([^\W\d_]{3,}(?:\s+[^\W\d_]{3,})?)\b",
     re.IGNORECASE,
@@ -729,13 +732,15 @@ def _another_of_kind(question: str, window_text: str) -> str:
     """Why the quote speaks of another one of the kind the question names (module rules),
     or "". The kind is the one or two words after the which-one word ("second Warden
     cutover" is of the kind of "first cutover"), compared by stem."""
+    # Every which-one the question names: one that compares two ("the second cutover …
+    # instead of at 6am like the first") is answered by a quote about either.
+    named = {_which(m.group(0)) for m in _WHICH_WORD.finditer(question)}
     for asked in _WHICH_ONE.finditer(question):
         kind = stems(asked.group(2))
         if not kind:
             continue
-        one = _which(asked.group(1))
         said = [m for m in _WHICH_ONE.finditer(window_text) if stems(m.group(2)) & kind]
-        if said and all(_which(m.group(1)) != one for m in said):
+        if said and all(_which(m.group(1)) not in named for m in said):
             other = said[0]
             return (
                 f"the note speaks of “{_named(other, kind)}”, not "
