@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 
@@ -75,28 +76,41 @@ class Tmux:
         self, pattern: str | re.Pattern[str], timeout: float = 30.0, every: float = 0.05
     ) -> str:
         """Poll the screen every ``every`` seconds until ``pattern`` shows; returns that frame."""
-        deadline = time.perf_counter() + timeout
-        text = ""
-        while time.perf_counter() < deadline:
-            text = self.screen()
-            if self.record:
-                self.history.append(text)
-            if re.search(pattern, text):
-                return text
-            time.sleep(every)
-        raise AssertionError(f"{pattern!r} never appeared; the screen was:\n{text}")
+        return self._poll(
+            lambda text: re.search(pattern, text) is not None, repr(pattern), timeout, every
+        )
 
     def wait_for_words(self, *needles: str, timeout: float = 30.0, every: float = 0.05) -> str:
         """Poll until every needle shows in the screen read as one line (runs of white space as
         one space): for text that streams in and may wrap; returns that line."""
+        return self._poll(
+            lambda text: all(needle in text for needle in needles),
+            f"all of {needles!r}",
+            timeout,
+            every,
+            read=lambda: " ".join(self.screen().split()),
+        )
+
+    def _poll(
+        self,
+        shows: Callable[[str], bool],
+        what: str,
+        timeout: float,
+        every: float,
+        read: Callable[[], str] | None = None,
+    ) -> str:
+        """Read the screen (``read``: as it wants it) every ``every`` seconds until ``shows``
+        says yes; the last screen read is in the error when it never does."""
         deadline = time.perf_counter() + timeout
         text = ""
         while time.perf_counter() < deadline:
-            text = " ".join(self.screen().split())
-            if all(needle in text for needle in needles):
+            text = (read or self.screen)()
+            if self.record and read is None:  # frames as shown, not a line made of one
+                self.history.append(text)
+            if shows(text):
                 return text
             time.sleep(every)
-        raise AssertionError(f"{needles!r} never all appeared; the screen was:\n{text}")
+        raise AssertionError(f"{what} never appeared; the screen was:\n{text}")
 
     def kill(self) -> None:
         socket = self.run("display-message", "-p", "#{socket_path}", check=False).stdout.strip()
