@@ -5,6 +5,7 @@ engine stored, for every key of the chat screen."""
 from __future__ import annotations
 
 import asyncio
+import json
 import subprocess
 import sys
 import textwrap
@@ -13,9 +14,10 @@ from datetime import datetime
 import pytest
 from textual import events
 from textual.app import App
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
 from sadie_tui.engine import conversations as conv
+from sadie_tui.engine.reasoners.rates import RATES_FILE, TAIL
 from sadie_tui.tui.screens.chat import ChatScreen
 from sadie_tui.tui.screens.episode import EpisodeScreen
 from sadie_tui.tui.widgets.chip_bar import ChipBar
@@ -32,6 +34,7 @@ from sadie_tui.tui.widgets.transcript import (
 )
 from tests.support.ollama_server import CITATIONS_MARKER, FakeOllama, Reply, tokens_responder
 from tests.support.tui import (
+    MODEL,
     finished,
     make_app,
     make_context,
@@ -590,3 +593,32 @@ async def test_a_new_message_leaves_the_older_ones_styles_alone(ctx, monkeypatch
         await pilot.pause()
         assert styled, "the new messages were styled"
         assert not [node for node in styled if node in old]
+
+
+async def test_a_model_that_never_writes_citations_is_not_asked_and_the_pass_points(
+    ctx, ollama
+) -> None:
+    # This model wrote no citations tail in its last six replies (kept beside the memory):
+    # the briefing leaves the instructions out, and the checked pass finds the sources.
+    (ctx.home / RATES_FILE).write_text(
+        json.dumps({"@features": {f"{TAIL} {MODEL}": {"tried": 6, "paid": 0, "skipped": 0}}}),
+        encoding="utf-8",
+    )
+    ollama.queue(
+        Reply("You wrote that Maya is moving to Leeds in May."),
+        Reply('{"s": ["S1"]}', stream=False),
+    )
+    app = make_app(ctx)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(pilot)
+        reply = await finished(pilot, await send(pilot, QUESTION))
+        assert reply.status == "complete"
+        system = ollama.requests[0]["messages"][0]["content"]
+        assert CITATIONS_MARKER not in system
+        chat = screen(app)
+        sidebar = chat.query_one(CitationSidebar)
+        assert len(sidebar.citations) == 1
+        state = sidebar.query_one("#sources-state", Static)
+        assert str(state.render()) == (
+            "This model does not write citations itself; these came from a checked pass."
+        )

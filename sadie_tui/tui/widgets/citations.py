@@ -306,6 +306,8 @@ class CitationSidebar(VerticalScroll, can_focus=False):
             )
             if sources.found and not sources.citations:
                 note += " sadie matched these notes to the reply itself:"
+        elif sources.repaired and sources.tail == "unasked":
+            note = "This model does not write citations itself; these came from a checked pass."
         elif sources.repaired:
             note = "The model skipped the citation format; these came from a second, checked pass."
         elif sources.found and not sources.citations:
