@@ -109,8 +109,12 @@ def test_prose_that_ends_in_brackets_is_never_hidden():
 
 def test_match_sentences_quotes_the_excerpt_and_grades_honestly():
     excerpts = [
-        Excerpt(UUID_A, "2026-03-14", "Warden retro", "Shipped the auth refactor this week. "
-                "Felt slower than it should have been.")
+        Excerpt(
+            UUID_A,
+            "2026-03-14",
+            "Warden retro",
+            "Shipped the auth refactor this week. Felt slower than it should have been.",
+        )
     ]
     exact = match_sentences("You wrote: Shipped the auth refactor this week.", excerpts)
     assert exact and exact[0].quote == "Shipped the auth refactor this week."
@@ -139,10 +143,18 @@ def test_soul_front_matter_is_not_briefed():
 def test_the_pass_offers_handles_of_the_shown_sentences_closest_to_the_reply():
     other = "b" * 8 + "-0000-0000-0000-" + "0" * 12
     excerpts = [
-        Excerpt(UUID_A, "2026-03-14", "Warden retro",
-                "Shipped the auth refactor this week. Felt slower than it should have been."),
-        Excerpt(other, "2026-03-15", "Long run",
-                "Bought bread on the way home. Ran 18 km along the Tagus with Ines."),
+        Excerpt(
+            UUID_A,
+            "2026-03-14",
+            "Warden retro",
+            "Shipped the auth refactor this week. Felt slower than it should have been.",
+        ),
+        Excerpt(
+            other,
+            "2026-03-15",
+            "Long run",
+            "Bought bread on the way home. Ran 18 km along the Tagus with Ines.",
+        ),
     ]
     offered = candidates("You ran 18 km by the Tagus with Ines.", excerpts)
     # Only sentences sharing something with the reply; the closest first, a number counting.
@@ -158,8 +170,11 @@ def test_the_pass_offers_handles_of_the_shown_sentences_closest_to_the_reply():
     assert len(json.dumps(schema)) < 200
     # The answer is a list of handles; the quote is the offered sentence, cited verbatim.
     (entry,) = resolve({"s": ["S1"]}, offered)
-    assert entry == {"episode": other, "quote": "Ran 18 km along the Tagus with Ines.",
-                     "support": "verbatim"}
+    assert entry == {
+        "episode": other,
+        "quote": "Ran 18 km along the Tagus with Ines.",
+        "support": "verbatim",
+    }
     # The earlier shape is still read; what is neither is not.
     (old,) = resolve({"citations": [{"s": "S1", "support": "paraphrase"}]}, offered)
     assert old["quote"] == entry["quote"] and old["support"] == "paraphrase"
@@ -171,6 +186,26 @@ def test_sentences_of_cuts_long_sentences_at_a_word():
     (only,) = sentences_of(long)
     assert len(only) <= 300 and long.startswith(only) and not only.endswith(" ")
     assert sentences_of("Hi.") == ["Hi."]
+
+
+def test_a_short_sentence_is_offered_with_the_one_before_it():
+    # A receipt's amount is a sentence of its own: too short to quote alone, it was never
+    # offered, so the right answer "You spent €148.70" could only cite the items before it.
+    receipt = "Zu (pet shop), Alvalade: dog bed, 2 bowls, harness, sensitive-stomach kibble 7 kg. €148.70."
+    excerpts = [Excerpt(UUID_A, "2026-11-22", "Dog supplies", receipt)]
+    (offered,) = candidates("You spent €148.70 at the pet shop.", excerpts)
+    assert offered.sentence == receipt
+    # Only to the whole sentence right before it: not to a cut one, not across a heading,
+    # and a heading ("Went well") is never joined.
+    assert sentences_of("A sentence here. Heading\nShort.", join_short=True) == ["A sentence here."]
+    assert sentences_of("Attendees: Maya, Kofi\n\nWent well\nAll good here.", join_short=True) == [
+        "Attendees: Maya, Kofi",
+        "All good here.",
+    ]
+    long = "word " * 100 + "end. Short."
+    assert not any(s.endswith("Short.") for s in sentences_of(long, join_short=True))
+    # What reflection quotes is as it was.
+    assert sentences_of(receipt) == [receipt.removesuffix(" €148.70.")]
 
 
 # -- chat: the citation pass ----------------------------------------------------------------
@@ -218,8 +253,12 @@ def test_chat_without_tail_gets_citations_from_the_pass(server, memory):
     # Persisted on the message, and in the NDJSON shape.
     row = memory.db.fetchone("SELECT id::VARCHAR FROM messages WHERE role='assistant'")
     stored = conv.get_message(memory.db, row[0]) if hasattr(conv, "get_message") else None
-    meta = stored.metadata if stored else json.loads(
-        memory.db.fetchone("SELECT metadata FROM messages WHERE role='assistant'")[0]
+    meta = (
+        stored.metadata
+        if stored
+        else json.loads(
+            memory.db.fetchone("SELECT metadata FROM messages WHERE role='assistant'")[0]
+        )
     )
     assert meta["repaired"] is True and meta["tail"] == "missing"
     assert {s["text"] for s in meta["unsupported"]} >= {"3:15", "Beatriz"}
@@ -288,7 +327,9 @@ def test_a_usable_tail_needs_no_pass(server, memory):
 
 def test_marker_less_list_is_hidden_and_policed(server, memory):
     ep, _ = episode_of(memory, "Race day")
-    listed = json.dumps([{"episode": ep, "quote": "Cried at the finish line", "support": "verbatim"}])
+    listed = json.dumps(
+        [{"episode": ep, "quote": "Cried at the finish line", "support": "verbatim"}]
+    )
     server.queue(Reply(f"You cried at the finish.\nCitations:\n{listed}"))
     events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))
@@ -302,8 +343,13 @@ def test_marker_less_list_is_hidden_and_policed(server, memory):
 
 def test_copied_placeholder_triggers_the_pass(server, memory):
     placeholder = json.dumps(
-        [{"episode": "<episode uuid>", "quote": "<words copied exactly from that excerpt>",
-          "support": "verbatim"}]
+        [
+            {
+                "episode": "<episode uuid>",
+                "quote": "<words copied exactly from that excerpt>",
+                "support": "verbatim",
+            }
+        ]
     )
     server.queue(Reply(f"You ran.\n@@CITATIONS@@\n{placeholder}"))
     events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
@@ -459,8 +505,9 @@ def test_the_persons_own_name_in_a_backed_sentence_is_not_flagged(server, memory
     # beside it still is flagged.
     ep, _ = episode_of(memory, "Race day")
     reply = "Maya finished the Lisbon marathon in 3:58 with Beatriz."
-    cite = json.dumps([{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58.",
-                        "support": "verbatim"}])
+    cite = json.dumps(
+        [{"episode": ep, "quote": "Finished the Lisbon marathon in 3:58.", "support": "verbatim"}]
+    )
     server.queue(Reply(f"{reply}\n@@CITATIONS@@\n{cite}"))
     events = run_chat(Session(memory, load_settings()), "How did my marathon go?")
     cites = next(e for e in events if isinstance(e, CitationsEvent))

@@ -69,18 +69,34 @@ PASS_REQUEST = (
 MAX_QUOTE = 300
 
 
-def sentences_of(text: str) -> list[str]:
+MIN_QUOTE = 12
+
+
+def sentences_of(text: str, *, join_short: bool = False) -> list[str]:
     """The sentences of an excerpt that can be quoted (at least 12 characters, at most 300:
-    a longer one is cut at a word)."""
+    a longer one is cut at a word). ``join_short``: a shorter sentence is quoted with the one
+    before it ("… kibble 7 kg. €148.70.": a receipt's amount is often a sentence of its own)
+    when that one was not cut, instead of being left out; a short heading never is."""
     found: list[str] = []
+    whole = False  # the last sentence found is whole (not cut), so one may follow it
     for sentence in SENTENCE_BREAK.split(text):
         sentence = sentence.strip()
-        if len(sentence) < 12:
+        if len(sentence) < MIN_QUOTE:
+            # A sentence ("She's home.", "€148.70."), not a heading ("Went well").
+            ends = sentence.endswith((".", "!", "?", "…"))
+            joined = f"{found[-1]} {sentence}" if found and ends else ""
+            if join_short and whole and joined and len(joined) <= MAX_QUOTE:
+                found[-1] = joined
+            elif sentence:
+                whole = False  # left out: what follows is no longer next to the last found
             continue
-        if len(sentence) > MAX_QUOTE:
+        whole = len(sentence) <= MAX_QUOTE
+        if not whole:
             sentence = sentence[:MAX_QUOTE].rsplit(" ", 1)[0]
         if sentence not in found:
             found.append(sentence)
+        else:
+            whole = False  # a repeated sentence: what follows is not after the one kept
     if not found and text.strip():
         found.append(text.strip()[:MAX_QUOTE])
     return found
@@ -107,7 +123,7 @@ def candidates(
     scored: list[tuple[int, int, str, str]] = []
     seen: set[str] = set()
     for e in excerpts:
-        for sentence in sentences_of(e.text):
+        for sentence in sentences_of(e.text, join_short=True):
             key = normalise(sentence)
             if key in seen:
                 continue
@@ -276,7 +292,7 @@ def match_sentences(reply: str, excerpts: Sequence[Excerpt], limit: int = 4) -> 
     candidates: list[tuple[str, str, set[str], str]] = []
     for e in excerpts:
         whole = normalise(e.text)
-        for sentence in sentences_of(e.text):
+        for sentence in sentences_of(e.text, join_short=True):
             candidates.append((e.episode_id, sentence, content_words(sentence), whole))
     found: list[Match] = []
     seen: set[tuple[str, str]] = set()
