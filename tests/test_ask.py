@@ -14,6 +14,7 @@ import pytest
 from sadie_tui.config import load_settings
 from sadie_tui.engine.memory import Memory
 from sadie_tui.engine.prompt import TONE
+from sadie_tui.engine.reasoners.rates import RATES_FILE, TAIL, Rates
 from sadie_tui.engine.session import Session
 from sadie_tui.engine.turns.ask import reframe, split_opinion
 from tests.support.ollama_server import Reply, split_pieces
@@ -230,3 +231,5 @@ def test_a_looping_draft_is_stopped_not_waited_out(server, memory):
     result = asyncio.run(asyncio.wait_for(session.ask("How fast was my marathon?"), 300))
     assert result.answer.count("3:58") == 2 and "again" not in result.answer
     assert result.grounding["cut"] == "repetition"
+    # A reply cut short never reached its citations tail: it is not counted against the model.
+    assert Rates(memory.home / RATES_FILE).habit(result.model, TAIL) == "0 of 0"

@@ -240,7 +240,9 @@ def record(ctx: TurnContext, reasoner: Reasoner, t: Telemetry) -> None:
         cut=t.cut,
     )
     rates = habits(ctx, reasoner)
-    if not reasoner.offline:
+    # A reply cut short (a loop, its length, the token cap) never reached its tail: it says
+    # nothing of the habit.
+    if not reasoner.offline and t.cut is None:
         if t.briefing.tail:
             rates.tried(reasoner.model, TAIL, paid=t.grounded.tail != "missing")
         else:
