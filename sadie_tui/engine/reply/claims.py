@@ -590,7 +590,9 @@ def judge(
     part = _part_of_total(question, sentence, window_text)
     if part:
         return Verdict(False, part)
-    another = _another_of_kind(question.text, _window(quote, note, False)[0])
+    # The quoted sentence alone (a reason's window holds the sentence after it too).
+    quoted = _window(quote, note, False)[0] if reason else window_text
+    another = _another_of_kind(question.text, quoted)
     if another:
         return Verdict(False, another)
     # content: the details the sentence adds are in the note (its title and date too); its
@@ -711,13 +713,10 @@ _WHICH_GROUPS = (
 )
 _WHICH_GROUP = {word: group[0] for group in _WHICH_GROUPS for word in group}
 _DISTANCE = r"\d+(?:[.,]\d+)?\s?(?:k|km)"
-_WHICH_WORD = re.compile(
-    r"\b(?:" + "|".join(_WHICH_GROUP) + "|" + _DISTANCE + r")\b", re.IGNORECASE
-)
-_WHICH_ONE = re.compile(
-    r"\b(" + "|".join(_WHICH_GROUP) + "|" + _DISTANCE + r")\s+([^\W\d_]{3,}(?:\s+[^\W\d_]{3,})?)\b",
-    re.IGNORECASE,
-)
+_WHICH = "|".join(_WHICH_GROUP) + "|" + _DISTANCE
+_WHICH_WORD = re.compile(rf"\b(?:{_WHICH})\b", re.IGNORECASE)
+# A which-one word and the one or two words of its kind after it.
+_WHICH_ONE = re.compile(rf"\b({_WHICH})\s+([^\W\d_]{{3,}}(?:\s+[^\W\d_]{{3,}})?)\b", re.IGNORECASE)
 
 
 def _which(word: str) -> str:

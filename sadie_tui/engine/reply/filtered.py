@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 
 class Filtered:
-    """The stream filter then the reply guard, fed piece by piece (chat) or all at once (ask)."""
+    """The stream filter then the reply guard, fed piece by piece as the reply streams."""
 
     def __init__(self, briefing: Briefing, max_chars: int) -> None:
         self.filter = StreamFilter()
@@ -60,10 +60,6 @@ class Filtered:
             return ""
         self._prose_done = True
         return self.guard.feed(rest) + self.guard.finish()
-
-    def whole(self, text: str) -> str:
-        visible = self.feed(text)
-        return visible + self.finish()
 
     def cut(self, reasoner: Reasoner) -> str | None:
         """Why the reply was cut short: the guard's reason, or the model's token cap."""
